@@ -1,0 +1,37 @@
+"""The ``pikit`` command line.
+
+Every command reads session files without modifying them. ``--json`` output is a
+contract (see the README); the plain output is for people. A user mistake ends with one
+line on stderr and a non-zero exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ..errors import PikitError
+from .app import build_parser
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except PikitError as exc:
+        print(f"pikit: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("pikit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,84 @@
+"""Shared pieces of the commands: loading with progress, output, formatting."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from typing import Any
+
+from .. import jsjson
+from ..loading import load
+from ..session import Session
+
+_PROGRESS_MIN_BYTES = 32 * 1024 * 1024
+
+
+class _StderrProgress:
+    """A one-line progress indicator on an interactive stderr."""
+
+    def __init__(self, path: str) -> None:
+        self.name = os.path.basename(path)
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.monotonic() - self.start < 0.5 or not total:
+            return
+        self.shown = True
+        pct = 100 * done / total
+        sys.stderr.write(f"\rloading {self.name}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def open_session(args: Any) -> Session:
+    """Load the command's FILE, with progress on an interactive terminal and a damage warning."""
+    path = args.file
+    progress = None
+    try:
+        big = os.path.getsize(path) >= _PROGRESS_MIN_BYTES
+    except OSError:
+        big = False
+    if big and sys.stderr.isatty():
+        progress = _StderrProgress(path)
+    try:
+        session = load(path, strict=getattr(args, "strict", False), progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    damaged = session.report.damaged_lines
+    if damaged:
+        lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
+        print(f"pikit: warning: {path}: skipped {len(damaged)} damaged line(s): {lines} "
+              f"(see `pikit info {path}`)", file=sys.stderr)
+    return session
+
+
+def resolve_leaf(session: Session, text: str) -> Any:
+    """An entry id from the command line (exact, or a unique prefix)."""
+    return session.resolve(text).id
+
+
+def print_json(value: Any) -> None:
+    """Print JSON exactly as JavaScript's ``JSON.stringify`` would."""
+    out = sys.stdout.buffer
+    out.write(jsjson.stringify_bytes(value))
+    out.write(b"\n")
+    out.flush()
+
+
+def width() -> int:
+    """The terminal width (80 when not a terminal)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def one_line(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"

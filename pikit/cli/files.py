@@ -1,0 +1,74 @@
+"""``pikit fork``, ``pikit migrate`` and ``pikit info``: new files from a session, and its health."""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from typing import Any
+
+from .. import write
+from .common import open_session, print_json, resolve_leaf
+
+
+def run_fork(args: Namespace) -> int:
+    session = open_session(args)
+    leaf = resolve_leaf(session, args.leaf)
+    out = write.fork(session, leaf, args.output, overwrite=args.force)
+    print(f"wrote {out}: the branch at {leaf} ({len(session.branch(leaf))} entries)", file=sys.stderr)
+    return 0
+
+
+def run_migrate(args: Namespace) -> int:
+    session = open_session(args)
+    out = write.write_new(args.output, write.migrated_lines(session), source=session.path, overwrite=args.force)
+    was = session.report.migrated_from
+    what = f"migrated from version {was}" if was is not None else "already current; copied"
+    print(f"wrote {out}: {len(session)} entries, {what}", file=sys.stderr)
+    return 0
+
+
+def run_info(args: Namespace) -> int:
+    session = open_session(args)
+    report = session.report
+    kinds: dict[str, int] = {}
+    for entry in session.entries:
+        key = f"message/{entry.role}" if entry.type == "message" else str(entry.type)
+        kinds[key] = kinds.get(key, 0) + 1
+    info: dict[str, Any] = {
+        "file": session.path,
+        "bytes": report.bytes,
+        "lines": report.lines,
+        "sessionId": session.id,
+        "name": session.name,
+        "cwd": session.header.get("cwd"),
+        "migratedFrom": report.migrated_from,
+        "entries": len(session),
+        "roots": len(session.roots),
+        "leaf": session.leaf_id,
+        "labels": len(session.labels),
+        "types": kinds,
+        "problems": [{"kind": p.kind, "line": p.line, "entryId": p.entry_id, "message": p.message}
+                     for p in report.problems],
+    }
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"{session.path}  ({report.bytes:,} bytes, {report.lines:,} lines)")
+    print(f"session {session.id}" + (f" “{session.name}”" if session.name else "") + f", cwd {info['cwd']}")
+    if report.migrated_from is not None:
+        print(f"format version {report.migrated_from}, migrated to 3 in memory (the file is unchanged)")
+    print(f"{len(session):,} entries, {info['roots']} root(s), {info['labels']} label(s), leaf {session.leaf_id}")
+    for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:>7,}  {key}")
+    if report.problems:
+        print(f"{len(report.problems)} problem(s): {report.summary()}")
+        for p in report.problems[:50]:
+            print(f"  {p}")
+        if len(report.problems) > 50:
+            print(f"  … {len(report.problems) - 50} more (use --json for all)")
+    else:
+        print("no problems found")
+    if os.path.getsize(args.file) != report.bytes:
+        print("note: the file changed while it was being read", file=sys.stderr)
+    return 0

@@ -1,0 +1,276 @@
+"""JSON exactly as JavaScript reads and writes it.
+
+Pi is written in JavaScript, so the numbers it derives from JSON (token estimates of
+tool-call arguments, string lengths) and the JSON it prints follow JavaScript's rules:
+
+* string length counts UTF-16 code units (an emoji is 2);
+* ``JSON.stringify`` is compact, leaves non-ASCII text as is, escapes lone surrogates,
+  prints numbers the JavaScript way (``1.0`` → ``1``, ``1e21`` → ``1e+21``, integers past
+  2**53 rounded to a double) and orders an object's integer-like keys first, ascending;
+* ``JSON.parse`` rejects ``NaN``/``Infinity`` and accepts lone surrogate escapes and
+  integers of any size.
+
+Parsing uses orjson for speed and falls back to the standard library for the few inputs
+orjson refuses (lone surrogates, huge integers, very deep nesting). Serializing uses orjson
+when its output is provably identical to JavaScript's and an exact iterative encoder
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "JSONParseError",
+    "is_array_index",
+    "js_items",
+    "js_number",
+    "loads",
+    "stringify",
+    "stringify_bytes",
+    "stringify_len",
+    "utf16_len",
+]
+
+_MAX_ARRAY_INDEX = 2**32 - 2
+_SAFE_INT = 2**53
+
+
+class JSONParseError(ValueError):
+    """A line that JavaScript's ``JSON.parse`` would reject."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JSONParseError(f"{name} is not valid JSON")
+
+
+_std_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON text the way ``JSON.parse`` does.
+
+    Raises :class:`JSONParseError` on anything ``JSON.parse`` would reject.
+    Invalid UTF-8 in ``bytes`` input is decoded with U+FFFD replacement characters,
+    as Node's UTF-8 decoder does before parsing.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    if isinstance(data, bytes | bytearray | memoryview):
+        text = bytes(data).decode("utf-8", errors="replace")
+    else:
+        text = data
+    try:
+        return _std_decoder.decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise JSONParseError(str(exc).split("\n", 1)[0]) from None
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (JavaScript's ``String.prototype.length``)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
+def is_array_index(key: str) -> bool:
+    """Whether JavaScript treats ``key`` as an integer index (listed first, ascending)."""
+    if not key or not key.isdigit() or not key.isascii():
+        return False
+    if key[0] == "0" and len(key) > 1:
+        return False
+    return int(key) <= _MAX_ARRAY_INDEX
+
+
+def js_items(obj: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+    """An object's entries in JavaScript's property order."""
+    keys = list(obj)
+    index_keys = [k for k in keys if is_array_index(k)]
+    if not index_keys:
+        return obj.items()
+    index_keys.sort(key=int)
+    rest = [k for k in keys if not is_array_index(k)]
+    return [(k, obj[k]) for k in index_keys + rest]
+
+
+def js_number(value: int | float) -> str:
+    """Format a number as JavaScript's ``Number.prototype.toString`` does."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return str(value)
+        value = float(value)
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits, exponent = _shortest_digits(abs(value))
+    k = len(digits)
+    n = exponent  # value = 0.digits × 10**n
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+        body = f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + body
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip decimal digits of a positive float and its exponent n
+    such that value = 0.DIGITS × 10**n (Python's repr and JavaScript agree on the digits)."""
+    text = repr(value)
+    mantissa, _, exp_part = text.partition("e")
+    exp = int(exp_part) if exp_part else 0
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    lead_zeros = len(whole + frac) - len((whole + frac).lstrip("0"))
+    n = len(whole) + exp - lead_zeros
+    digits = digits.rstrip("0") or "0"
+    return digits, n
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+_NEEDS_ESCAPE = re.compile("[\x00-\x1f\"\\\\\ud800-\udfff]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group()
+    esc = _ESCAPES.get(ch)
+    if esc is not None:
+        return esc
+    return f"\\u{ord(ch):04x}"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _join_pair(match: re.Match[str]) -> str:
+    return match.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+
+def _quote(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return '"' + text + '"'
+    if _SURROGATE.search(text) is not None:
+        # Two halves of a pair stored as separate code points are one character to JavaScript.
+        text = _SURROGATE_PAIR.sub(_join_pair, text)
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def _encode_slow(value: Any) -> str:
+    """Exact ``JSON.stringify(value)`` without recursion (deep values are fine)."""
+    out: list[str] = []
+    # Stack of pending work: either a value to encode or a literal string to emit.
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        is_literal, item = stack.pop()
+        if is_literal:
+            out.append(item)
+            continue
+        if item is None:
+            out.append("null")
+        elif item is True:
+            out.append("true")
+        elif item is False:
+            out.append("false")
+        elif isinstance(item, str):
+            out.append(_quote(item))
+        elif isinstance(item, int | float):
+            out.append(js_number(item))
+        elif isinstance(item, Mapping):
+            out.append("{")
+            pending: list[tuple[bool, Any]] = []
+            first = True
+            for key, val in js_items(item):
+                pending.append((True, ("" if first else ",") + _quote(str(key)) + ":"))
+                pending.append((False, val))
+                first = False
+            pending.append((True, "}"))
+            stack.extend(reversed(pending))
+        elif isinstance(item, list | tuple):
+            out.append("[")
+            pending = []
+            for i, val in enumerate(item):
+                if i:
+                    pending.append((True, ","))
+                pending.append((False, val))
+            pending.append((True, "]"))
+            stack.extend(reversed(pending))
+        else:
+            raise TypeError(f"cannot serialize {type(item).__name__} as JSON")
+    return "".join(out)
+
+
+# orjson output differs from JavaScript's only around these tokens: integral floats
+# ("1.0"), exponents ("1e16", "1e-7"), long integers (past 2**53) and integer-like keys.
+# A match may be a false alarm inside a string; then the exact encoder decides.
+_SUSPECT = re.compile(rb'\d\.0(?![0-9])|\de|\d{16}|[{,]"(?:0|[1-9][0-9]*)":')
+
+
+def stringify_bytes(value: Any) -> bytes:
+    """``JSON.stringify(value)`` as UTF-8 bytes (lone surrogates are escaped, so it is valid UTF-8)."""
+    try:
+        data = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return _encode_slow(value).encode("utf-8")
+    if _SUSPECT.search(data) is None:
+        return data
+    return _encode_slow(value).encode("utf-8")
+
+
+def stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` as a string."""
+    try:
+        data = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return _encode_slow(value)
+    if _SUSPECT.search(data) is None:
+        return data.decode("utf-8")
+    return _encode_slow(value)
+
+
+def stringify_len(value: Any) -> int:
+    """``JSON.stringify(value).length`` in UTF-16 code units."""
+    return utf16_len(stringify(value))
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Split on ``\\n`` only, yielding (1-based line number, line bytes)."""
+    start = 0
+    number = 0
+    find = data.find
+    while True:
+        number += 1
+        end = find(b"\n", start)
+        if end < 0:
+            if start < len(data):
+                yield number, data[start:]
+            return
+        yield number, data[start:end]
+        start = end + 1

@@ -1,0 +1,367 @@
+"""What the model sees: the projection of one branch, with provenance.
+
+1. The *context entries*: the branch, or — when it holds a compaction — the latest
+   compaction, the branch entries from its ``firstKeptEntryId`` up to it (system messages
+   left out), then everything after it.
+2. Each context entry projects to zero or more model messages; the latest
+   ``context_edit`` per target (among the context entries) omits or replaces them.
+3. Model and thinking level come from the whole branch; the current system prompt is
+   the replay of every system message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from .content import content_text
+from .entry import Entry
+from .timestamps import parse_ms
+from .tokens import ContextSize, context_size, estimate_tokens, js_truthy
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "ProjectedEntry",
+    "Projection",
+    "context_entries",
+    "entry_messages",
+    "project",
+    "project_path",
+    "replay_system",
+]
+
+_MISSING: Any = object()
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+
+
+def _copy_present(out: dict[str, Any], data: Mapping[str, Any], keys: Iterable[str]) -> None:
+    for key in keys:
+        if key in data:
+            out[key] = data[key]
+
+
+def entry_messages(entry: Entry) -> list[dict[str, Any]]:
+    """The model messages one entry contributes, before edits (Pi's per-entry projection)."""
+    kind = entry.type
+    if kind == "message":
+        message = entry.message
+        if message is None:
+            return []
+        role = message.get("role")
+        if message.get("content") is None:
+            if role == "system":
+                return [{**message, "content": ""}]
+            if role in ("user", "assistant", "toolResult"):
+                return [{**message, "content": []}]
+        return [message]
+    data = entry.data
+    if kind == "custom_message":
+        out: dict[str, Any] = {"role": "custom"}
+        _copy_present(out, data, ("customType",))
+        content = data.get("content")
+        out["content"] = [] if content is None else content
+        _copy_present(out, data, ("display", "details"))
+        out["timestamp"] = parse_ms(data.get("timestamp"))
+        return [out]
+    if kind == "branch_summary" and js_truthy(data.get("summary")):
+        out = {"role": "branchSummary", "summary": data["summary"]}
+        _copy_present(out, data, ("fromId",))
+        out["timestamp"] = parse_ms(data.get("timestamp"))
+        return [out]
+    if kind == "compaction":
+        summary = _compaction_summary(data)
+        system = data.get("systemMessage")
+        return [system, summary] if js_truthy(system) else [summary]
+    return []
+
+
+def _compaction_summary(data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "compactionSummary"}
+    _copy_present(out, data, ("summary", "tokensBefore"))
+    out["timestamp"] = parse_ms(data.get("timestamp"))
+    return out
+
+
+def apply_edit(messages: list[dict[str, Any]], edit: Entry | None) -> list[dict[str, Any]]:
+    """Apply a ``context_edit`` to an entry's messages: omit them or replace their content."""
+    if edit is None:
+        return messages
+    data = edit.data
+    if "replacement" not in data:
+        return messages  # not a valid edit: Pi could not apply it either
+    replacement = data["replacement"]
+    if replacement is None:
+        return []
+    if not isinstance(replacement, Mapping):
+        return messages
+    out = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _EDITABLE_ROLES:
+            out.append(message)
+            continue
+        new = dict(message)
+        if "content" in replacement:
+            content = replacement["content"]
+            if role in ("assistant", "toolResult") and isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            new["content"] = content
+        else:
+            new.pop("content", None)  # JavaScript's undefined: the key is not printed
+        out.append(new)
+    return out
+
+
+def context_entries(path: Sequence[Entry]) -> tuple[list[Entry], Entry | None]:
+    """The compaction-aware entry list of a branch, and its head compaction (if any)."""
+    compaction_index = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].type == "compaction":
+            compaction_index = i
+            break
+    if compaction_index < 0:
+        return list(path), None
+    compaction = path[compaction_index]
+    first_kept = compaction.data.get("firstKeptEntryId")
+    out = [compaction]
+    found = False
+    for entry in path[:compaction_index]:
+        if not found and entry.id == first_kept:
+            found = True
+        if found and not (entry.type == "message" and entry.role == "system"):
+            out.append(entry)
+    out.extend(path[compaction_index + 1:])
+    return out, compaction
+
+
+@dataclass
+class ProjectedEntry:
+    """One context entry and the messages it contributes to the model."""
+
+    entry: Entry
+    messages: list[dict[str, Any]]
+    edit: Entry | None = None
+
+    @property
+    def id(self) -> Any:
+        """The source entry id."""
+        return self.entry.id
+
+    @property
+    def status(self) -> str:
+        """``kept``, ``omitted`` or ``replaced`` (by an edit), ``summary`` (the head
+        compaction) or ``silent`` (an entry that never reaches the model)."""
+        if self.edit is not None:
+            return "omitted" if not self.messages else "replaced"
+        if self.entry.type == "compaction" and self.messages:
+            return "summary"
+        return "kept" if self.messages else "silent"
+
+
+def replay_system(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The current system message: every system message replayed in order.
+
+    Non-empty texts are joined by a blank line, ``sections`` are patched by name (null
+    deletes), tools are resolved by name (removals, then additions, per message).
+    ``None`` when there is no system message and no tool.
+    """
+    from .jsjson import js_items
+
+    texts: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp: Any = _MISSING
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if timestamp is _MISSING or timestamp is None:
+            timestamp = message.get("timestamp", _MISSING)
+        text = content_text(message.get("content"))
+        if text:
+            texts.append(text)
+        raw_sections = message.get("sections")
+        if isinstance(raw_sections, Mapping):
+            for name, value in js_items(raw_sections):
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+        for tool in _list(message.get("toolsRemoved")):
+            if isinstance(tool, Mapping):
+                tools.pop(_key(tool.get("name")), None)
+        for tool in _list(message.get("toolsAdded")):
+            if isinstance(tool, Mapping):
+                tools[_key(tool.get("name"))] = tool
+    if timestamp is _MISSING and not tools:
+        return None
+    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(texts)}
+    if sections:
+        out["sections"] = sections
+    if tools:
+        out["toolsAdded"] = list(tools.values())
+    out["timestamp"] = 0 if timestamp is _MISSING or timestamp is None else timestamp
+    return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _key(name: Any) -> Any:
+    return name if isinstance(name, str | int | float | bool) or name is None else id(name)
+
+
+@dataclass
+class Projection:
+    """The projected context at one leaf.
+
+    ``messages`` is exactly what Pi would send (before provider formatting);
+    ``sources[i]`` is the id of the entry that produced ``messages[i]``.
+    """
+
+    leaf_id: Any
+    path: list[Entry]
+    entries: list[ProjectedEntry]
+    compaction: Entry | None
+    model: dict[str, Any] | None
+    thinking_level: Any
+    messages: list[dict[str, Any]] = field(init=False)
+    sources: list[Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.messages = [m for pe in self.entries for m in pe.messages]
+        self.sources = [pe.entry.id for pe in self.entries for _ in pe.messages]
+
+    @cached_property
+    def estimates(self) -> list[int]:
+        """Pi's token estimate of each message."""
+        return [estimate_tokens(m) for m in self.messages]
+
+    @cached_property
+    def system_message(self) -> dict[str, Any] | None:
+        """The replayed current system message (prompt, sections, tools)."""
+        return replay_system(self.messages)
+
+    @cached_property
+    def size(self) -> ContextSize:
+        """The context size by Pi's rule (last usable usage + trailing estimates, or estimates)."""
+        index = None
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i].get("role") == "assistant":
+                from .tokens import message_usage
+
+                if message_usage(self.messages[i]) is not None:
+                    index = i
+                    break
+        usage_position = -1
+        if index is not None:
+            source = self.sources[index]
+            usage_position = next((i for i, e in enumerate(self.path) if e.id == source), -1)
+        invalidation = -1
+        for i in range(len(self.path) - 1, -1, -1):
+            if self.path[i].type in ("context_edit", "compaction"):
+                invalidation = i
+                break
+        system = self.system_message
+        return context_size(self.messages, self.estimates, usage_position, invalidation,
+                            estimate_tokens(system) if system is not None else 0)
+
+    @property
+    def tokens(self) -> int:
+        """The context size in tokens (``tokens`` in ``pikit context --json``)."""
+        return self.size.tokens
+
+    @property
+    def context_ids(self) -> list[Any]:
+        """Ids of the context entries (the head compaction first, when there is one)."""
+        return [pe.entry.id for pe in self.entries]
+
+    @property
+    def summarized_ids(self) -> list[Any]:
+        """Branch entries the head compaction replaced with its summary."""
+        if self.compaction is None:
+            return []
+        kept = {pe.entry.id for pe in self.entries}
+        out = []
+        for entry in self.path:
+            if entry is self.compaction:
+                break
+            if entry.id not in kept:
+                out.append(entry.id)
+        return out
+
+    @property
+    def omitted_ids(self) -> list[Any]:
+        """Entries whose messages a context edit removed."""
+        return [pe.entry.id for pe in self.entries if pe.status == "omitted"]
+
+    @property
+    def replaced_ids(self) -> list[Any]:
+        """Entries whose content a context edit replaced."""
+        return [pe.entry.id for pe in self.entries if pe.status == "replaced"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-leaf object of ``pikit context --json``."""
+        return {
+            "path": [e.id for e in self.path],
+            "model": self.model,
+            "thinkingLevel": self.thinking_level,
+            "messages": self.messages,
+            "sources": self.sources,
+            "estimates": self.estimates,
+            "tokens": self.tokens,
+        }
+
+
+def _settings(path: Sequence[Entry]) -> tuple[dict[str, Any] | None, Any]:
+    thinking: Any = "off"
+    model: dict[str, Any] | None = None
+    for entry in path:
+        kind = entry.type
+        if kind == "thinking_level_change":
+            thinking = entry.data.get("thinkingLevel")
+        elif kind == "model_change":
+            model = _model(entry.data, "provider", "modelId")
+        elif entry.model is not None:
+            model = dict(entry.model)
+    return model, thinking
+
+
+def _model(data: Mapping[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if provider_key in data:
+        out["provider"] = data[provider_key]
+    if model_key in data:
+        out["modelId"] = data[model_key]
+    return out
+
+
+def project_path(path: list[Entry], leaf_id: Any = None) -> Projection:
+    """Project a branch (root first) into the model's context."""
+    entries, compaction = context_entries(path)
+    edits: dict[Any, Entry] = {}
+    for entry in entries:
+        if entry.type == "context_edit":
+            target = entry.data.get("targetId")
+            if isinstance(target, str | int | float | bool) or target is None:
+                edits[target] = entry
+    projected = []
+    for index, entry in enumerate(entries):
+        if entry.type == "compaction" and index > 0:
+            projected.append(ProjectedEntry(entry, []))
+            continue
+        edit = edits.get(entry.id)
+        projected.append(ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit))
+    model, thinking = _settings(path)
+    return Projection(leaf_id if leaf_id is not None else (path[-1].id if path else None),
+                      path, projected, compaction, model, thinking)
+
+
+def project(session: Session, leaf_id: Any) -> Projection:
+    """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context)."""
+    path = session.branch(leaf_id) if leaf_id is not None else []
+    return project_path(path, leaf_id)

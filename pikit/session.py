@@ -1,0 +1,259 @@
+"""A loaded session: header, entries in file order, and the indexes over them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import tree as _tree
+from .entry import Entry
+from .errors import PikitError, UnknownEntryError
+from .loading import LoadReport, Problem
+from .migration import CURRENT_VERSION, migrate, new_id
+from .timestamps import iso_now
+
+if TYPE_CHECKING:
+    from .projection import Projection
+
+__all__ = ["Session"]
+
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+# The leaf argument's default: "the session's current leaf" (None means the empty reset leaf).
+CURRENT: Any = object()
+
+
+class Session:
+    """A Pi session held in memory, read-only.
+
+    ``entries`` is the file order (the header excluded). ``by_id`` maps each id to its
+    entry (a later duplicate id wins, as in Pi). ``leaf_id`` starts at the last entry and
+    can be moved (:meth:`navigate`, or plain assignment); it never changes the file.
+    """
+
+    def __init__(self, header: Mapping[str, Any], entries: list[Entry], *, path: str | None = None,
+                 report: LoadReport | None = None) -> None:
+        self.header: dict[str, Any] = dict(header)
+        self.entries = entries
+        self.path = path
+        self.report = report if report is not None else LoadReport(path or "<memory>")
+        self.by_id: dict[Any, Entry] = {}
+        self.labels: dict[Any, str] = {}
+        self.label_times: dict[Any, Any] = {}
+        self._children: dict[Any, list[str]] | None = None
+        self._roots: list[Any] | None = None
+        self._build_index()
+        self.leaf_id: Any = entries[-1].id if entries else None
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_entries(cls, entries: Iterable[Mapping[str, Any] | Entry],
+                     header: Mapping[str, Any] | None = None) -> Session:
+        """A session from entries kept elsewhere (dicts or :class:`Entry`), migrated if old.
+
+        Without a header, a version-3 header is made up (fresh id, current time).
+        """
+        hdr: dict[str, Any] = dict(header) if header is not None else {
+            "type": "session", "version": CURRENT_VERSION, "id": new_id(()), "timestamp": iso_now(), "cwd": "",
+        }
+        items = [e if isinstance(e, Entry) else Entry(dict(e)) for e in entries]
+        objects = [hdr] + [e.data for e in items]
+        version = migrate(objects)
+        if version is not None:
+            for e in items:
+                e.replace_data(e.data)
+        report = LoadReport("<memory>", migrated_from=version)
+        return cls(hdr, items, path=None, report=report)
+
+    def _build_index(self) -> None:
+        by_id = self.by_id
+        problems = self.report.problems
+        for entry in self.entries:
+            entry_id = entry.id
+            if entry_id is None or not _hashable(entry_id):
+                what = "has no id" if entry_id is None else f"has an id that is not a string ({entry_id!r})"
+                problems.append(Problem("bad-id", f"entry {what}; it cannot be reached", line=entry.line))
+                continue
+            if entry_id in by_id:
+                problems.append(Problem("duplicate-id", f"duplicate id {entry_id!r} (the later entry wins)",
+                                        line=entry.line, entry_id=str(entry_id)))
+            by_id[entry_id] = entry
+            if entry.type == "label":
+                data = entry.data
+                target = data.get("targetId")
+                if not _hashable(target):
+                    continue
+                if data.get("label"):
+                    self.labels[target] = data.get("label")
+                    self.label_times[target] = entry.timestamp
+                else:
+                    self.labels.pop(target, None)
+                    self.label_times.pop(target, None)
+        self._check_links()
+
+    def _check_links(self) -> None:
+        by_id = self.by_id
+        problems = self.report.problems
+        state: dict[Any, int] = {}  # 1 = on the current walk, 2 = known to reach a root
+        for start in by_id:
+            if start in state:
+                continue
+            walk = []
+            current = start
+            while True:
+                if state.get(current) == 2:
+                    break
+                if state.get(current) == 1:
+                    problems.append(Problem("cycle", f"entries {walk[walk.index(current):]!r} form a parent cycle",
+                                            entry_id=str(current)))
+                    break
+                state[current] = 1
+                walk.append(current)
+                parent = by_id[current].parent_id
+                if parent is None or parent == current:
+                    break
+                if not _hashable(parent) or parent not in by_id:
+                    entry = by_id[current]
+                    problems.append(Problem("orphan", f"entry {current!r} names a missing parent {parent!r}",
+                                            line=entry.line, entry_id=str(current)))
+                    break
+                current = parent
+            for node in walk:
+                state[node] = 2
+
+    # ------------------------------------------------------------------ look-ups
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return _hashable(entry_id) and entry_id in self.by_id
+
+    def __getitem__(self, entry_id: str) -> Entry:
+        return self.entry(entry_id)
+
+    def entry(self, entry_id: Any) -> Entry:
+        """The entry with this id; :class:`UnknownEntryError` if there is none."""
+        if _hashable(entry_id):
+            found = self.by_id.get(entry_id)
+            if found is not None:
+                return found
+        raise UnknownEntryError(str(entry_id), self.path or "the session")
+
+    def resolve(self, prefix: str) -> Entry:
+        """The entry whose id is ``prefix`` or uniquely starts with it."""
+        if prefix in self.by_id:
+            return self.by_id[prefix]
+        matches = [k for k in self.by_id if isinstance(k, str) and k.startswith(prefix)]
+        if len(matches) == 1:
+            return self.by_id[matches[0]]
+        if matches:
+            raise PikitError(f"entry id prefix {prefix!r} is ambiguous ({len(matches)} entries); give more characters")
+        raise UnknownEntryError(prefix, self.path or "the session")
+
+    @property
+    def id(self) -> str:
+        """The session id from the header."""
+        return str(self.header.get("id"))
+
+    @property
+    def version(self) -> int:
+        """The format version after in-memory migration (always 3)."""
+        return CURRENT_VERSION
+
+    @property
+    def name(self) -> str | None:
+        """The display name from the latest ``session_info`` entry (a blank name clears it)."""
+        for entry in reversed(self.entries):
+            if entry.type == "session_info":
+                name = entry.data.get("name")
+                if isinstance(name, str):
+                    return name.strip(_JS_SPACE) or None
+                return None
+        return None
+
+    @property
+    def leaf(self) -> Entry | None:
+        """The current leaf entry (``None`` for the reset leaf or an empty session)."""
+        return self.by_id.get(self.leaf_id) if _hashable(self.leaf_id) else None
+
+    # ------------------------------------------------------------------ tree
+    def branch(self, leaf: Any = CURRENT) -> list[Entry]:
+        """The entries from the root down to ``leaf`` (default: the current leaf)."""
+        leaf_id = self.leaf_id if leaf is CURRENT else leaf
+        if leaf_id is None:
+            return []
+        return _tree.path_to(self.by_id, self.entry(leaf_id))
+
+    def branch_ids(self, leaf: Any = CURRENT) -> list[Any]:
+        """Ids of :meth:`branch`."""
+        return [e.id for e in self.branch(leaf)]
+
+    def children(self, entry_id: Any) -> list[Any]:
+        """Child ids of an entry in Pi's display order (oldest first)."""
+        self.entry(entry_id)
+        return list(self._child_map().get(entry_id, ()))
+
+    @property
+    def roots(self) -> list[Any]:
+        """Root ids: entries with no parent, their own parent, or a missing parent (orphans)."""
+        self._child_map()
+        assert self._roots is not None
+        return list(self._roots)
+
+    def _child_map(self) -> dict[Any, list[str]]:
+        if self._children is None:
+            self._roots, self._children = _tree.build_children(self.entries, self.by_id)
+        return self._children
+
+    def tree(self) -> dict[str, Any]:
+        """``{"roots", "children", "labels"}``: the flat tree of ``pikit tree --json``."""
+        children = self._child_map()
+        assert self._roots is not None
+        return _tree.tree_json(self._roots, children, self.labels)
+
+    def common_ancestor(self, a: Any, b: Any) -> Any:
+        """The deepest entry id on both paths (``None`` when they share nothing)."""
+        on_a = {e.id for e in self.branch(a)} if a is not None else set()
+        for entry in reversed(self.branch(b)):
+            if entry.id in on_a:
+                return entry.id
+        return None
+
+    def navigate(self, target_id: Any) -> str | None:
+        """Move the leaf as Pi's ``/tree`` does when an entry is selected.
+
+        Selecting a user message or a custom message moves the leaf to its parent (the
+        reset leaf for a root) and returns its text, to edit and send again; selecting
+        anything else makes it the leaf and returns ``None``.
+        """
+        new_leaf, text = _tree.selection(self.entry(target_id))
+        self.leaf_id = new_leaf
+        return text
+
+    def flatten(self, leaf: Any = CURRENT, mode: str = "default", search: str = "") -> list[_tree.TreeRow]:
+        """The rows of a ``/tree``-like view: active branch first, chains kept flat, filtered."""
+        children = self._child_map()
+        assert self._roots is not None
+        leaf_id = self.leaf_id if leaf is CURRENT else leaf
+        return _tree.flatten(self, self._roots, children, leaf_id, mode, search)
+
+    # ------------------------------------------------------------------ projection
+    def context(self, leaf: Any = CURRENT) -> Projection:
+        """What the model sees at ``leaf``: messages with their sources and token figures."""
+        from .projection import project
+
+        leaf_id = self.leaf_id if leaf is CURRENT else leaf
+        if leaf_id is not None:
+            self.entry(leaf_id)
+        return project(self, leaf_id)
+
+    def __repr__(self) -> str:
+        where = self.path or "<memory>"
+        return f"<Session {self.id} {len(self.entries)} entries from {where}>"
+
+
+def _hashable(value: object) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
