@@ -95,4 +95,43 @@ def build_parser() -> argparse.ArgumentParser:
     _json_arg(p)
     p.set_defaults(run=_lazy("files:run_info"))
 
+    _add_compaction_commands(sub)
     return parser
+
+
+def _summarizer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--summarizer", choices=["offline", "openai", "anthropic"], default=None,
+                   help="who writes the summary (default: offline, embedded, no network)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="model for the settings overrides and the HTTP summarizers")
+    p.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible or Anthropic)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_non_negative, default=3, metavar="N",
+                   help="extra attempts on 429/5xx/connection errors (default 3)")
+    p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json to use instead of Pi's global+project files")
+    p.add_argument("--dry-run", action="store_true", help="prepare only: no summary, nothing written")
+    p.add_argument("-o", "--output", metavar="OUT", help="write a copy of FILE plus the new entry to OUT")
+    p.add_argument("--in-place", action="store_true", help="append the new entry to FILE itself (fsync)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
+
+
+def _add_compaction_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction")
+    _session_arg(p)
+    p.add_argument("--leaf", action="append", metavar="ID", help="leaf to compact at (repeatable with --dry-run)")
+    p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]",
+                   help="tokens of recent context to keep; a comma-separated list sweeps (dry run)")
+    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N", help="tokens reserved for the answer")
+    _summarizer_args(p)
+    _json_arg(p)
+    p.set_defaults(run=_lazy("compact:run"))
+
+    p = sub.add_parser("branch-summary", help="prepare (--dry-run) or write a summary of an abandoned branch")
+    _session_arg(p)
+    p.add_argument("--pair", action="append", required=True, metavar="FROM:TO",
+                   help="leave leaf FROM for entry TO (repeatable with --dry-run)")
+    p.add_argument("--budget", type=_int_list, metavar="N[,N...]",
+                   help="token budget for the gathered messages (0 = no limit); a list sweeps (dry run)")
+    _summarizer_args(p)
+    _json_arg(p)
+    p.set_defaults(run=_lazy("branch:run"))

@@ -1,0 +1,65 @@
+"""``pikit compact``: prepare a compaction (``--dry-run``, a sweep) or run one."""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from typing import Any
+
+from ..errors import PikitError
+from ..preparation import Preparation, prepare_compaction
+from ..session import Session
+from .common import one_line, open_session, print_json, resolve_leaf
+
+
+def run(args: Namespace) -> int:
+    session = open_session(args)
+    leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
+    if args.dry_run:
+        return _dry_run(session, leaves, args)
+    from .compact_run import run_compaction
+
+    if len(leaves) != 1 or (args.keep_recent_tokens and len(args.keep_recent_tokens) != 1):
+        raise PikitError("a real compaction takes one --leaf and one --keep-recent-tokens value; "
+                         "use --dry-run to compare several")
+    return run_compaction(session, leaves[0], args)
+
+
+def keep_values(args: Namespace, session: Session) -> list[int]:
+    """The keepRecentTokens values to try: the option, or the effective setting."""
+    if args.keep_recent_tokens:
+        return list(args.keep_recent_tokens)
+    from ..settings import load_settings
+
+    return [load_settings(args.settings, cwd=session.header.get("cwd")).for_model(args.model).keep_recent_tokens]
+
+
+def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
+    keeps = keep_values(args, session)
+    results: dict[Any, dict[str, Preparation | None]] = {}
+    for leaf in leaves:
+        branch = session.branch(leaf)
+        projection = session.context(leaf) if branch else None
+        results[leaf] = {str(k): prepare_compaction(branch, k, projection) for k in keeps}
+    if args.json:
+        print_json({"leaves": {leaf: {k: (p.to_json() if p is not None else None) for k, p in per.items()}
+                               for leaf, per in results.items()}})
+        return 0
+    for leaf, per in results.items():
+        ctx = session.context(leaf)
+        print(f"compaction preparation at {leaf}: {len(ctx.messages)} messages, {ctx.tokens:,} tokens in context")
+        print(f"{'keepRecent':>10}  {'firstKept':<9} {'split':<5} {'summarize':>9} {'prefix':>6} "
+              f"{'kept≈':>8}  files (read/modified)")
+        for keep, prep in per.items():
+            if prep is None:
+                print(f"{int(keep):>10,}  nothing to compact")
+                continue
+            print(f"{int(keep):>10,}  {str(prep.first_kept_entry_id)[:9]:<9} {'yes' if prep.is_split_turn else 'no':<5} "
+                  f"{len(prep.messages_to_summarize):>9} {len(prep.turn_prefix_messages):>6} "
+                  f"{prep.kept_tokens:>8,}  {len(prep.read_files)}/{len(prep.modified_files)}")
+        last = next((p for p in reversed(list(per.values())) if p is not None), None)
+        if last is not None and last.previous_summary:
+            print(f"updates the previous summary: {one_line(last.previous_summary, 90)}")
+        print()
+    print("(dry run: nothing written; drop --dry-run and add -o OUT to compact)", file=sys.stderr)
+    return 0

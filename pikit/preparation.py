@@ -1,0 +1,223 @@
+"""Compaction preparation: where to cut, what to summarize, what to keep (no model call).
+
+Everything here works on the *projected* entry list of a branch (see
+:mod:`pikit.projection`), so earlier compactions and context edits are honoured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .entry import Entry
+from .fileops import FileOps, format_file_lists
+from .projection import ProjectedEntry, Projection, entry_messages, project_path
+from .serialize import serialize_conversation, to_model_messages
+from .tokens import estimate_tokens
+
+__all__ = ["CutPoint", "Preparation", "find_cut_point", "prepare_compaction"]
+
+_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+_TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    """Where the kept part begins, as indices into the projected entry list."""
+
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def _is_cut_point(pe: ProjectedEntry) -> bool:
+    return pe.entry.type != "compaction" and any(m.get("role") in _CUT_ROLES for m in pe.messages)
+
+
+def _starts_turn(pe: ProjectedEntry) -> bool:
+    return pe.entry.type != "compaction" and any(m.get("role") in _TURN_START_ROLES for m in pe.messages)
+
+
+def _entry_tokens(pe: ProjectedEntry) -> int:
+    return sum(estimate_tokens(m) for m in pe.messages)
+
+
+def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+    """Find the first kept entry so that about ``keep_recent_tokens`` of recent context stays.
+
+    Walks back from the newest entry summing estimates; at the entry where the sum reaches
+    the budget, cuts at the first valid cut point at or after it (never at a tool result).
+    Then applies the recovery rule (skip an omitted failed attempt at the very end), pulls
+    the cut back over silent metadata entries, and detects a split turn.
+    """
+    cut_points = [i for i in range(start, end) if _is_cut_point(entries[i])]
+    if not cut_points:
+        return CutPoint(start, -1, False)
+    total = 0
+    exceeded = False
+    cut = cut_points[0]
+    for i in range(end - 1, start - 1, -1):
+        tokens = _entry_tokens(entries[i])
+        if tokens == 0:
+            continue
+        total += tokens
+        if total >= keep_recent_tokens:
+            exceeded = True
+            cut = next((c for c in cut_points if c >= i), cut_points[-1])
+            break
+    if exceeded and _recovery_suffix(entries[cut + 1:end]):
+        cut += 1
+    while cut > start:
+        previous = entries[cut - 1]
+        if previous.entry.type == "compaction" or previous.messages:
+            break
+        cut -= 1
+    if _starts_turn(entries[cut]):
+        return CutPoint(cut, -1, False)
+    turn_start = next((i for i in range(cut, start - 1, -1) if _starts_turn(entries[i])), -1)
+    return CutPoint(cut, turn_start, turn_start != -1)
+
+
+def _recovery_suffix(suffix: Sequence[ProjectedEntry]) -> bool:
+    """Whether everything after the cut is an omitted failed attempt and its edits."""
+
+    def visible_by_nature(pe: ProjectedEntry) -> bool:
+        return pe.entry.type != "context_edit" and bool(entry_messages(pe.entry))
+
+    def omitted(pe: ProjectedEntry) -> bool:
+        return visible_by_nature(pe) and not pe.messages
+
+    omitted_ids = {pe.entry.id for pe in suffix if omitted(pe)}
+    external_replacement = any(
+        pe.entry.type == "context_edit" and pe.entry.data.get("replacement") is not None
+        and pe.entry.data.get("targetId") not in omitted_ids
+        for pe in suffix
+    )
+    if external_replacement:
+        return False
+    if not any(pe.entry.type == "message" and pe.entry.role == "assistant" and omitted(pe) for pe in suffix):
+        return False
+    return all(pe.entry.type != "compaction" and (not visible_by_nature(pe) or omitted(pe)) for pe in suffix)
+
+
+def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, Any]]:
+    """Messages of a span for summarizing: compactions contribute nothing, system messages are dropped."""
+    return [m for pe in entries if pe.entry.type != "compaction" for m in pe.messages if m.get("role") != "system"]
+
+
+@dataclass
+class Preparation:
+    """What a compaction at one leaf would summarize and keep."""
+
+    projection: Projection
+    keep_recent_tokens: int
+    first_kept_entry_id: Any
+    first_kept_index: int
+    is_split_turn: bool
+    turn_start_index: int
+    tokens_before: int
+    previous_summary: str | None
+    previous_compaction: Entry | None
+    messages_to_summarize: list[dict[str, Any]]
+    turn_prefix_messages: list[dict[str, Any]]
+    file_ops: FileOps = field(repr=False)
+
+    @property
+    def read_files(self) -> list[str]:
+        """Files only read in the summarized span (and earlier summaries)."""
+        return self.file_ops.lists()[0]
+
+    @property
+    def modified_files(self) -> list[str]:
+        """Files written or edited in the summarized span (and earlier summaries)."""
+        return self.file_ops.lists()[1]
+
+    @property
+    def file_lists_text(self) -> str:
+        """The suffix appended to the summary."""
+        return format_file_lists(*self.file_ops.lists())
+
+    @property
+    def conversation_text(self) -> str:
+        """The summarized messages serialized for the summarizer."""
+        return serialize_conversation(to_model_messages(self.messages_to_summarize))
+
+    @property
+    def turn_prefix_text(self) -> str:
+        """The split turn's beginning serialized for the summarizer."""
+        return serialize_conversation(to_model_messages(self.turn_prefix_messages))
+
+    @property
+    def kept_entry_ids(self) -> list[Any]:
+        """Context entries kept verbatim after the compaction."""
+        return [pe.entry.id for pe in self.projection.entries[self.first_kept_index:]]
+
+    @property
+    def summarized_entry_ids(self) -> list[Any]:
+        """Context entries folded into the summary (including a split turn's beginning)."""
+        start = 1 if self.previous_compaction is not None else 0
+        return [pe.entry.id for pe in self.projection.entries[start:self.first_kept_index]]
+
+    @property
+    def kept_tokens(self) -> int:
+        """Estimated tokens of the kept entries."""
+        return sum(_entry_tokens(pe) for pe in self.projection.entries[self.first_kept_index:])
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-setting object of ``pikit compact --dry-run --json``."""
+        read, modified = self.file_ops.lists()
+        return {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "previousSummary": self.previous_summary,
+            "messagesToSummarize": self.messages_to_summarize,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "readFiles": read,
+            "modifiedFiles": modified,
+            "fileListsText": format_file_lists(read, modified),
+            "conversationText": self.conversation_text,
+        }
+
+
+def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
+                       projection: Projection | None = None) -> Preparation | None:
+    """Prepare a compaction of ``branch`` (root first, ending at the leaf).
+
+    Returns ``None`` when there is nothing to compact (the leaf is a compaction, or
+    nothing would be summarized).
+    """
+    if branch and branch[-1].type == "compaction":
+        return None
+    proj = projection if projection is not None else project_path(branch)
+    entries = proj.entries
+    previous_index = next((i for i, pe in enumerate(entries) if pe.entry.type == "compaction" and pe.messages), -1)
+    previous: Entry | None = entries[previous_index].entry if previous_index >= 0 else None
+    start = previous_index + 1 if previous is not None else 0
+    previous_summary = _summary_of(previous.data) if previous is not None else None
+    tokens_before = proj.tokens
+    cut = find_cut_point(entries, start, len(entries), keep_recent_tokens)
+    if cut.first_kept_index >= len(entries):
+        return None
+    first_kept = entries[cut.first_kept_index].entry
+    if first_kept.id is None:
+        return None
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = _conversation_messages(entries[start:history_end])
+    prefix = _conversation_messages(entries[cut.turn_start_index:cut.first_kept_index]) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        return None
+    ops = FileOps()
+    if previous is not None and not previous.data.get("fromHook"):
+        ops.add_details(previous.data.get("details"))
+    ops.add_messages(to_summarize)
+    if cut.is_split_turn:
+        ops.add_messages(prefix)
+    return Preparation(proj, keep_recent_tokens, first_kept.id, cut.first_kept_index, cut.is_split_turn,
+                       cut.turn_start_index, tokens_before, previous_summary, previous, to_summarize, prefix, ops)
+
+
+def _summary_of(data: Mapping[str, Any]) -> str | None:
+    summary = data.get("summary")
+    return summary if summary is not None else None
