@@ -135,3 +135,28 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     _summarizer_args(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("branch:run"))
+
+    p = sub.add_parser("simulate", help="replay a branch under other settings: where would Pi compact?")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the branch to replay (default: the last entry)")
+    p.add_argument("--context-window", type=_int_list, required=True, metavar="N[,N...]",
+                   help="context window(s) in tokens; a list sweeps")
+    p.add_argument("--reserve-tokens", type=_int_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="resolve settings overrides for this model")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--keep-existing", action="store_true", help="keep the compactions already in the file")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("simulate:run"))
+
+    p = sub.add_parser("settings", help="the effective compaction settings (and model overrides)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="resolve compaction.modelOverrides for this exact model")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("settings:run"))
+
+    p = sub.add_parser("demo", help="the bundled sample session: tree and context, then the explorer notebook")
+    p.add_argument("--headless", action="store_true",
+                   help="no JupyterLab: run the notebooks top to bottom and report (for machines without a browser)")
+    p.add_argument("--port", type=int, default=8888, help="JupyterLab port (default 8888)")
+    p.set_defaults(run=_lazy("demo:run"))

@@ -23,13 +23,13 @@ def parse_pair(session: Session, text: str) -> tuple[Any, Any]:
 def run(args: Namespace) -> int:
     session = open_session(args)
     pairs = [parse_pair(session, p) for p in args.pair]
-    budgets = list(args.budget) if args.budget else [0]
     if not args.dry_run:
         from .compact_run import run_branch_summary
 
-        if len(pairs) != 1 or len(budgets) != 1:
+        if len(pairs) != 1 or (args.budget and len(args.budget) != 1):
             raise PikitError("writing a branch summary takes one --pair and one --budget; use --dry-run to compare")
-        return run_branch_summary(session, pairs[0], budgets[0], args)
+        return run_branch_summary(session, pairs[0], args.budget[0] if args.budget else None, args)
+    budgets = list(args.budget) if args.budget else [0]
     items: list[tuple[Any, Any, BranchPreparation]] = []
     for old, target in pairs:
         entries, ancestor = collect_branch(session, old, target)

@@ -1,0 +1,86 @@
+"""Real compactions and branch summaries from the command line (they write)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from typing import Any
+
+from ..compaction import build_branch_summary, build_compaction, write_entry
+from ..errors import WriteError
+from ..session import Session
+from ..settings import Settings, load_settings
+from .common import print_json
+
+
+def _settings(args: Namespace, session: Session) -> Settings:
+    cwd = session.header.get("cwd")
+    return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+
+
+def _check_target(args: Namespace) -> None:
+    # Decide where to write before spending a model call.
+    if bool(args.output) == bool(args.in_place):
+        raise WriteError("choose where to write: -o OUT (a new copy) or --in-place (append to FILE)")
+
+
+def _summarizer(args: Namespace) -> Any:
+    from ..llm.select import get_summarizer
+
+    return get_summarizer(args.summarizer or "offline", model=args.model, base_url=args.base_url,
+                          timeout=args.timeout, retries=args.retries)
+
+
+def _model_spec(args: Namespace, session: Session, leaf: Any) -> str | None:
+    if args.model:
+        return str(args.model)
+    model = session.context(leaf).model if leaf is not None else None
+    if model and model.get("provider") and model.get("modelId"):
+        return f"{model['provider']}/{model['modelId']}"
+    return None
+
+
+def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
+    _check_target(args)
+    settings = _settings(args, session).for_model(_model_spec(args, session, leaf))
+    keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
+    summarizer = _summarizer(args)
+    if not args.json:
+        print(f"compacting at {leaf} (keepRecentTokens={keep:,}) with the {summarizer.name} summarizer…",
+              file=sys.stderr)
+    result = build_compaction(session, leaf, keep_recent_tokens=keep, summarizer=summarizer,
+                              instructions=args.instructions)
+    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force)
+    if args.json:
+        print_json(result.to_json(path))
+        return 0
+    prep = result.preparation
+    print(f"appended compaction {result.entry['id']} to {path}")
+    print(f"  summarized {len(prep.messages_to_summarize)} messages"
+          + (f" + a split turn's first {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
+          + f"; kept from {prep.first_kept_entry_id}")
+    print(f"  tokens {result.tokens_before:,} → {result.tokens_after:,}; "
+          f"files read {len(prep.read_files)}, modified {len(prep.modified_files)}")
+    return 0
+
+
+def run_branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None, args: Namespace) -> int:
+    _check_target(args)
+    old, target = pair
+    if budget is None:
+        from ..llm.models import lookup_model
+
+        spec = _model_spec(args, session, old)
+        window = lookup_model(spec).context_window if spec else 128000
+        budget = max(0, window - _settings(args, session).branch_summary_reserve_tokens)
+    summarizer = _summarizer(args)
+    result = build_branch_summary(session, old, target, summarizer=summarizer, budget=budget,
+                                  instructions=args.instructions)
+    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force)
+    if args.json:
+        print_json({"entry": result.entry, "output": path, "newLeaf": result.new_leaf})
+        return 0
+    print(f"appended branch summary {result.entry['id']} to {path} (leaf now {result.new_leaf}; "
+          f"{len(result.preparation.messages)} messages of the abandoned branch summarized)")
+    return 0

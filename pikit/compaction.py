@@ -1,0 +1,224 @@
+"""Running compactions and branch summaries: summarize, build the entry, write it.
+
+Nothing here talks to the network itself: a :class:`~pikit.summarizer.Summarizer` writes
+the summary text (the embedded offline one, or an HTTP client from :mod:`pikit.llm`).
+Building an entry never writes; :func:`write_entry` writes it to a new file (a copy of
+the source plus one line) or, only when asked, appends one line to the source with fsync.
+A summarizer failure raises before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import jsjson
+from .branch_summary import BranchPreparation, collect_branch, prepare_branch
+from .entry import Entry
+from .errors import EntryError, PikitError, WriteError
+from .migration import new_id
+from .preparation import Preparation, prepare_compaction
+from .projection import project_path
+from .session import CURRENT, Session
+from .summarizer import Summarizer, SummaryRequest, combine_usage
+from .timestamps import iso_now, parse_ms
+from .tree import selection
+from .write import append_lines, copy_with_lines
+
+__all__ = [
+    "BRANCH_SUMMARY_PREAMBLE",
+    "NO_PRIOR_HISTORY",
+    "BranchSummaryResult",
+    "CompactionResult",
+    "build_compaction",
+    "build_branch_summary",
+    "context_edit_entry",
+    "label_entry",
+    "write_entry",
+]
+
+NO_PRIOR_HISTORY = "No prior history."
+SPLIT_TURN_HEADING = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+BRANCH_SUMMARY_PREAMBLE = "This conversation returned from another branch it had explored. What happened there:\n\n"
+
+
+@dataclass
+class CompactionResult:
+    """A compaction entry ready to append, with the figures around it."""
+
+    entry: dict[str, Any]
+    preparation: Preparation
+    tokens_before: int
+    tokens_after: int
+
+    @property
+    def line(self) -> bytes:
+        """The JSON line to append."""
+        return jsjson.stringify_bytes(self.entry)
+
+    def to_json(self, output: str | None) -> dict[str, Any]:
+        """``pikit compact --json`` output."""
+        return {"entry": self.entry, "tokensBefore": self.tokens_before, "tokensAfter": self.tokens_after,
+                "output": output}
+
+
+@dataclass
+class BranchSummaryResult:
+    """A branch summary entry ready to append."""
+
+    entry: dict[str, Any]
+    preparation: BranchPreparation
+    new_leaf: Any
+
+    @property
+    def line(self) -> bytes:
+        """The JSON line to append."""
+        return jsjson.stringify_bytes(self.entry)
+
+
+def _summarize(summarizer: Summarizer, request: SummaryRequest) -> tuple[str, dict[str, Any] | None]:
+    result = summarizer.summarize(request)
+    return result.text, result.usage
+
+
+def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_tokens: int,
+                     summarizer: Summarizer, instructions: str | None = None) -> CompactionResult:
+    """Prepare, summarize and build the compaction entry for the branch at ``leaf``.
+
+    Raises :class:`PikitError` when there is nothing to compact, and whatever the
+    summarizer raises (:class:`~pikit.errors.SummarizerError`) when it fails.
+    """
+    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    if leaf_id is None:
+        raise EntryError(None, "the leaf is reset (empty branch): nothing to compact")
+    branch = session.branch(leaf_id)
+    prep = prepare_compaction(branch, keep_recent_tokens, session.context(leaf_id))
+    if prep is None:
+        raise PikitError(f"nothing to compact at {leaf_id} with keepRecentTokens={keep_recent_tokens} "
+                         "(the leaf is a compaction, or everything fits in the kept part)")
+    history_request = SummaryRequest("history", prep.conversation_text, prep.messages_to_summarize,
+                                     prep.previous_summary, instructions)
+    usage: dict[str, Any] | None = None
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        history = prep.previous_summary if prep.previous_summary is not None else NO_PRIOR_HISTORY
+        if prep.messages_to_summarize:
+            history, usage = _summarize(summarizer, history_request)
+        prefix, prefix_usage = _summarize(summarizer, SummaryRequest(
+            "turn_prefix", prep.turn_prefix_text, prep.turn_prefix_messages, None, instructions))
+        summary = f"{history}{SPLIT_TURN_HEADING}{prefix}"
+        usage = combine_usage(usage, prefix_usage)
+    else:
+        summary, usage = _summarize(summarizer, history_request)
+    read_files, modified_files = prep.file_ops.lists()
+    summary += prep.file_lists_text
+    entry_id = new_id(session.by_id)
+    timestamp = iso_now()
+    entry: dict[str, Any] = {
+        "type": "compaction",
+        "id": entry_id,
+        "parentId": leaf_id,
+        "timestamp": timestamp,
+        "summary": summary,
+        "firstKeptEntryId": prep.first_kept_entry_id,
+        "tokensBefore": prep.tokens_before,
+        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+    }
+    if usage is not None:
+        entry["usage"] = usage
+    system = prep.projection.system_message
+    if system is not None:
+        entry["systemMessage"] = {**system, "timestamp": parse_ms(timestamp)}
+    after = project_path([*branch, Entry(entry)])
+    return CompactionResult(entry, prep, prep.tokens_before, after.tokens)
+
+
+def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summarizer: Summarizer,
+                         budget: int = 0, instructions: str | None = None) -> BranchSummaryResult:
+    """Summarize the branch left when moving from ``old_leaf`` to ``target``.
+
+    The entry goes where the leaf lands (Pi's ``/tree`` selection of ``target``);
+    ``fromId`` is ``old_leaf`` (or ``"root"`` when there was none).
+    """
+    entries, ancestor = collect_branch(session, old_leaf, target)
+    prep = prepare_branch(entries, budget, ancestor)
+    new_leaf, _ = selection(session.entry(target))
+    usage: dict[str, Any] | None = None
+    if prep.messages:
+        text, usage = _summarize(summarizer, SummaryRequest("branch", prep.conversation_text, prep.messages,
+                                                            None, instructions))
+        summary = BRANCH_SUMMARY_PREAMBLE + text + prep.file_lists_text
+    else:
+        summary = "No content to summarize"
+    read_files, modified_files = prep.file_ops.lists()
+    entry: dict[str, Any] = {
+        "type": "branch_summary",
+        "id": new_id(session.by_id),
+        "parentId": new_leaf,
+        "timestamp": iso_now(),
+        "fromId": old_leaf if old_leaf else "root",
+        "summary": summary,
+        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+    }
+    if usage is not None:
+        entry["usage"] = usage
+    return BranchSummaryResult(entry, prep, new_leaf)
+
+
+def label_entry(session: Session, target: Any, label: str | None, leaf: Any = CURRENT) -> dict[str, Any]:
+    """A ``label`` entry setting (or, with an empty label, clearing) the label of ``target``."""
+    session.entry(target)
+    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    entry: dict[str, Any] = {"type": "label", "id": new_id(session.by_id), "parentId": leaf_id,
+                             "timestamp": iso_now(), "targetId": target}
+    if label:
+        entry["label"] = label
+    return entry
+
+
+def context_edit_entry(session: Session, target: Any, replacement: Mapping[str, Any] | None,
+                       leaf: Any = CURRENT) -> dict[str, Any]:
+    """A ``context_edit`` entry omitting (``None``) or replacing the content of ``target``.
+
+    The target must be on the branch at ``leaf`` and contribute editable model content
+    (a user, assistant or tool result message, or a custom message).
+    """
+    if replacement is not None and (not isinstance(replacement, Mapping) or "content" not in replacement
+                                    or not isinstance(replacement["content"], str | list)):
+        raise EntryError(target, "a context edit replacement must be None or {'content': str | list}")
+    entry = session.entry(target)
+    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    if leaf_id is None or target not in {e.id for e in session.branch(leaf_id)}:
+        raise EntryError(target, f"entry {target!r} is not on the branch at {leaf_id!r}")
+    editable = entry.type == "custom_message" or (
+        entry.type == "message" and entry.role in ("user", "assistant", "toolResult"))
+    if not editable:
+        raise EntryError(target, f"entry {target!r} ({entry.type}) has no editable model content")
+    role = entry.role if entry.type == "message" else "custom"
+    normalized: Any = replacement
+    if replacement is not None and role in ("assistant", "toolResult") and isinstance(replacement["content"], str):
+        normalized = {"content": [{"type": "text", "text": replacement["content"]}]}
+    elif replacement is not None:
+        normalized = {"content": replacement["content"]}
+    return {"type": "context_edit", "id": new_id(session.by_id), "parentId": leaf_id, "timestamp": iso_now(),
+            "targetId": target, "replacement": normalized}
+
+
+def write_entry(session: Session, entry: Mapping[str, Any], *, output: str | os.PathLike[str] | None = None,
+                in_place: bool = False, overwrite: bool = False) -> str:
+    """Write one new entry: to ``output`` (a copy of the source plus the line) or, with
+    ``in_place``, appended to the source itself (one line, fsync). Returns the path written."""
+    if session.path is None:
+        raise WriteError("the session was not loaded from a file; pass it to write.write_new instead")
+    if (output is None) == (not in_place):
+        raise WriteError("choose where to write: an output file (-o OUT) or --in-place (appends to FILE)")
+    line = jsjson.stringify_bytes(entry)
+    if in_place:
+        size = os.path.getsize(session.path)
+        if size != session.report.bytes:
+            raise WriteError(f"{session.path}: the file changed since it was loaded; load it again and retry")
+        append_lines(session.path, [line])
+        return session.path
+    assert output is not None
+    return copy_with_lines(session.path, output, [line], overwrite=overwrite)

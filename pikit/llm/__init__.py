@@ -1,0 +1,58 @@
+"""Summarizers backed by language models: a small layered HTTP client.
+
+- :mod:`pikit.llm.base`: the :class:`Summarizer` protocol, :class:`SummaryRequest`,
+  :class:`SummaryResult` and Pi's usage shape;
+- :mod:`pikit.llm.prompts`: pikit's instruction texts and :func:`build_prompt`;
+- :mod:`pikit.llm.models`: context windows and output budgets of well-known models;
+- :mod:`pikit.llm.transport`: retries, backoff, timeouts and secret-free errors;
+- :mod:`pikit.llm.openai` / :mod:`pikit.llm.anthropic`: the two wire protocols.
+
+Importing this package does not import httpx; the clients import it when they first send a
+request (install it with ``pip install 'pikit[llm]'``). Every failure raises
+:class:`pikit.errors.SummarizerError` with a one-line message that never contains the API key.
+"""
+
+from __future__ import annotations
+
+from pikit.llm.anthropic import AnthropicSummarizer
+from pikit.llm.base import (
+    SUMMARY_KINDS,
+    Summarizer,
+    SummaryKind,
+    SummaryRequest,
+    SummaryResult,
+    combine_usage,
+    empty_usage,
+)
+from pikit.llm.models import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    MODELS,
+    ModelInfo,
+    Pricing,
+    lookup_model,
+)
+from pikit.llm.openai import OpenAISummarizer
+from pikit.llm.prompts import SYSTEM_PROMPT, build_prompt
+from pikit.llm.transport import RetryPolicy
+
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "MODELS",
+    "SUMMARY_KINDS",
+    "SYSTEM_PROMPT",
+    "AnthropicSummarizer",
+    "ModelInfo",
+    "OpenAISummarizer",
+    "Pricing",
+    "RetryPolicy",
+    "Summarizer",
+    "SummaryKind",
+    "SummaryRequest",
+    "SummaryResult",
+    "build_prompt",
+    "combine_usage",
+    "empty_usage",
+    "lookup_model",
+]

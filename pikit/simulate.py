@@ -1,0 +1,231 @@
+"""What-if replay: where would Pi have compacted under other settings?
+
+The branch is replayed entry by entry. After every assistant message (the point where Pi
+checks, before the next model call or the next prompt) the context size of the *simulated*
+projection is compared with ``context_window - reserve_tokens``; when it is larger, a
+compaction is prepared exactly as Pi would (``keep_recent_tokens``), summarized (by default
+with the offline summarizer) and inserted into the simulated branch, and the replay goes on.
+
+The simulated context size uses Pi's estimate (replayed system prompt + every other
+message): the provider-reported usage recorded in the file belongs to the history that
+really happened, not to the simulated one. The compactions already in the file are left
+out by default (they were taken under the real settings); ``keep_existing=True`` keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .entry import Entry
+from .migration import new_id
+from .preparation import prepare_compaction
+from .projection import project_path
+from .session import CURRENT
+from .settings import CompactionSettings
+from .summarizer import Summarizer, SummaryRequest
+from .timestamps import iso_now
+from .tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+
+
+@dataclass(frozen=True)
+class SimulationEvent:
+    """One simulated compaction."""
+
+    after_entry_id: Any
+    branch_index: int
+    tokens_before: int
+    tokens_after: int
+    first_kept_entry_id: Any
+    is_split_turn: bool
+    summarized_messages: int
+    summary_tokens: int
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat dict for a DataFrame row."""
+        return {
+            "after_entry_id": self.after_entry_id, "branch_index": self.branch_index,
+            "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+            "first_kept_entry_id": self.first_kept_entry_id, "is_split_turn": self.is_split_turn,
+            "summarized_messages": self.summarized_messages, "summary_tokens": self.summary_tokens,
+        }
+
+
+@dataclass
+class SimulationResult:
+    """The replay's events and the context size at every check point."""
+
+    leaf_id: Any
+    context_window: int
+    settings: CompactionSettings
+    events: list[SimulationEvent] = field(default_factory=list)
+    trace: list[tuple[int, Any, int, int]] = field(default_factory=list)  # (index, entry id, before, after)
+    skipped: list[tuple[int, Any, int]] = field(default_factory=list)  # fired, but nothing to compact
+
+    @property
+    def threshold(self) -> int:
+        """``context_window - reserve_tokens``."""
+        return self.settings.threshold(self.context_window)
+
+    @property
+    def peak_tokens(self) -> int:
+        """The largest simulated context size seen at a check point."""
+        return max((t[2] for t in self.trace), default=0)
+
+    @property
+    def final_tokens(self) -> int:
+        """The simulated context size at the end of the branch."""
+        return self.trace[-1][3] if self.trace else 0
+
+    def totals(self) -> dict[str, Any]:
+        """Summary figures of the replay."""
+        return {
+            "contextWindow": self.context_window, "reserveTokens": self.settings.reserve_tokens,
+            "keepRecentTokens": self.settings.keep_recent_tokens, "threshold": self.threshold,
+            "compactions": len(self.events), "skipped": len(self.skipped), "checks": len(self.trace),
+            "peakTokens": self.peak_tokens, "finalTokens": self.final_tokens,
+            "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in self.events),
+        }
+
+    def event_records(self) -> list[dict[str, Any]]:
+        """Events as DataFrame-ready rows."""
+        return [e.to_record() for e in self.events]
+
+    def trace_records(self) -> list[dict[str, Any]]:
+        """Check points as DataFrame-ready rows (``tokens`` is the size after any compaction there)."""
+        return [{"branch_index": i, "entry_id": eid, "tokens_before_check": before, "tokens": after,
+                 "compacted": before != after} for i, eid, before, after in self.trace]
+
+    def to_json(self) -> dict[str, Any]:
+        """``pikit simulate --json`` output for one setting."""
+        return {"leaf": self.leaf_id, "totals": self.totals(),
+                "events": [{"afterEntryId": e.after_entry_id, "branchIndex": e.branch_index,
+                            "tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after,
+                            "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
+                            "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
+                           for e in self.events],
+                "trace": [{"branchIndex": i, "entryId": eid, "tokens": after, "compacted": before != after}
+                          for i, eid, before, after in self.trace]}
+
+
+class _Context:
+    """The simulated context size, kept up to date incrementally."""
+
+    def __init__(self) -> None:
+        self.path: list[Entry] = []
+        self.system_messages: list[dict[str, Any]] = []
+        self.other_tokens = 0
+        self.system_tokens = 0
+
+    def rebuild(self) -> None:
+        projection = project_path(self.path)
+        self.system_messages = [m for m in projection.messages if m.get("role") == "system"]
+        self.other_tokens = sum(e for m, e in zip(projection.messages, projection.estimates, strict=True)
+                                if m.get("role") != "system")
+        system = projection.system_message
+        self.system_tokens = estimate_tokens(system) if system is not None else 0
+
+    def add(self, entry: Entry) -> None:
+        self.path.append(entry)
+        if entry.type in ("context_edit", "compaction"):
+            self.rebuild()
+            return
+        from .projection import entry_messages, replay_system
+
+        for message in entry_messages(entry):
+            if message.get("role") == "system":
+                self.system_messages.append(message)
+                system = replay_system(self.system_messages)
+                self.system_tokens = estimate_tokens(system) if system is not None else 0
+            else:
+                self.other_tokens += estimate_tokens(message)
+
+    @property
+    def tokens(self) -> int:
+        return self.system_tokens + self.other_tokens
+
+
+def simulate(session: Session, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
+             leaf: Any = CURRENT, keep_existing: bool = False) -> SimulationResult:
+    """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``."""
+    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    branch = session.branch(leaf_id) if leaf_id is not None else []
+    result = SimulationResult(leaf_id, context_window, settings)
+    ctx = _Context()
+    taken = set(session.by_id)
+    for index, entry in enumerate(branch):
+        if entry.type == "compaction" and not keep_existing:
+            continue
+        ctx.add(entry)
+        if not (entry.type == "message" and entry.role == "assistant"):
+            continue
+        before = ctx.tokens
+        if settings.should_compact(before, context_window):
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, taken)
+            if event is None:
+                result.skipped.append((index, entry.id, before))
+            else:
+                result.events.append(event)
+        result.trace.append((index, entry.id, before, ctx.tokens))
+    return result
+
+
+def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
+             before: int, taken: set[Any]) -> SimulationEvent | None:
+    prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
+    if prep is None:
+        return None
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        parts = []
+        if prep.messages_to_summarize:
+            parts.append(summarizer.summarize(SummaryRequest(
+                "history", prep.conversation_text, prep.messages_to_summarize, prep.previous_summary)).text)
+        else:
+            parts.append(prep.previous_summary or "No prior history.")
+        parts.append(summarizer.summarize(SummaryRequest(
+            "turn_prefix", prep.turn_prefix_text, prep.turn_prefix_messages)).text)
+        summary = "\n\n---\n\n**Turn Context (split turn):**\n\n".join(parts)
+    else:
+        summary = summarizer.summarize(SummaryRequest(
+            "history", prep.conversation_text, prep.messages_to_summarize, prep.previous_summary)).text
+    summary += prep.file_lists_text
+    entry_id = new_id(taken)
+    taken.add(entry_id)
+    read, modified = prep.file_ops.lists()
+    data: dict[str, Any] = {
+        "type": "compaction", "id": entry_id, "parentId": ctx.path[-1].id, "timestamp": iso_now(),
+        "summary": summary, "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
+        "details": {"readFiles": read, "modifiedFiles": modified},
+    }
+    system = prep.projection.system_message
+    if system is not None:
+        data["systemMessage"] = system
+    ctx.add(Entry(data))
+    summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
+    return SimulationEvent(after_id, index, before, ctx.tokens, prep.first_kept_entry_id, prep.is_split_turn,
+                           summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}))
+
+
+def sweep(session: Session, summarizer: Summarizer, *, context_windows: Sequence[int],
+          settings: Iterable[CompactionSettings], leaf: Any = CURRENT,
+          keep_existing: bool = False) -> list[SimulationResult]:
+    """:func:`simulate` for every combination of context window and settings."""
+    combos = list(settings)
+    return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing)
+            for w in context_windows for s in combos]
+
+
+def threshold_table(results: Iterable[SimulationResult]) -> list[dict[str, Any]]:
+    """One row per replay: window, reserve, keep, threshold, compactions, first trigger, peak."""
+    rows = []
+    for r in results:
+        first = r.events[0] if r.events else None
+        rows.append({**r.totals(), "firstTriggerEntryId": first.after_entry_id if first else None,
+                     "firstTriggerIndex": first.branch_index if first else None})
+    return rows

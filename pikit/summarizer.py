@@ -1,0 +1,146 @@
+"""The summarizer protocol and the values that cross it.
+
+A *summarizer* turns a piece of a Pi session (already serialized as plain text) into a
+structured Markdown summary. pikit ships an embedded offline one and HTTP clients
+(:mod:`pikit.llm`); the compaction code in the core only depends on the protocol defined
+here, so any object with a ``name`` and a ``summarize`` method will do.
+
+Usage follows Pi's shape exactly (keys in this order)::
+
+    {"input": int, "output": int, "cacheRead": int, "cacheWrite": int, "totalTokens": int,
+     "cost": {"input": float, "output": float, "cacheRead": float, "cacheWrite": float,
+              "total": float}}
+
+``input`` counts the prompt tokens that were *not* read from a cache, so
+``totalTokens = input + output + cacheRead + cacheWrite``. Costs are in US dollars and are 0
+when unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
+
+__all__ = [
+    "SUMMARY_KINDS",
+    "Summarizer",
+    "SummaryKind",
+    "SummaryRequest",
+    "SummaryResult",
+    "combine_usage",
+    "empty_usage",
+]
+
+SummaryKind = Literal["history", "turn_prefix", "branch"]
+"""What is being summarized.
+
+- ``"history"``: the messages a compaction replaces (updating ``previous_summary`` if given);
+- ``"turn_prefix"``: the beginning of a turn that was split by the cut point (its end is kept);
+- ``"branch"``: a branch the user is leaving.
+"""
+
+SUMMARY_KINDS: tuple[str, ...] = get_args(SummaryKind)
+"""The valid values of :data:`SummaryKind`, in declaration order."""
+
+_TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+_COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One summarization job.
+
+    Attributes:
+        kind: what is summarized (see :data:`SummaryKind`).
+        conversation_text: the conversation, already serialized as plain text.
+        messages: the raw Pi AgentMessages behind ``conversation_text``; offline summarizers
+            use them, HTTP summarizers ignore them.
+        previous_summary: for ``kind="history"``, the summary of an earlier compaction that
+            the model must update rather than start over.
+        instructions: optional extra focus text supplied by the user.
+
+    Raises:
+        ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS` (a programming error).
+    """
+
+    kind: SummaryKind
+    conversation_text: str
+    messages: Sequence[Mapping[str, Any]] = ()
+    previous_summary: str | None = None
+    instructions: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in SUMMARY_KINDS:
+            raise ValueError(
+                f"unknown summary kind {self.kind!r}; expected one of {', '.join(SUMMARY_KINDS)}"
+            )
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    """What a summarizer produced.
+
+    Attributes:
+        text: the summary (Markdown), never empty.
+        usage: the tokens and cost of the call(s) in Pi's usage shape, or ``None`` if unknown.
+        model: ``"provider/modelId"`` of the model that answered, when known.
+    """
+
+    text: str
+    usage: dict[str, Any] | None
+    model: str | None = None
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Anything that can write a summary: a ``name`` and a ``summarize`` method.
+
+    Implementations raise :class:`pikit.errors.SummarizerError` (one line, no secrets) for
+    every failure; they never return an empty or truncated summary.
+    """
+
+    name: str
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        """Summarize ``request`` and return the summary with its usage."""
+        ...
+
+
+def empty_usage() -> dict[str, Any]:
+    """A usage record with every count and cost at zero, in Pi's key order."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
+    }
+
+
+def _number(value: Any, kind: type) -> Any:
+    """``value`` as ``kind`` (int or float) when it is a real number, else 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return kind(0)
+    return kind(value)
+
+
+def combine_usage(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Add two usage records field by field (``None`` + x = x; ``None`` + ``None`` = ``None``).
+
+    The result is a new dict in Pi's key order; missing or non-numeric fields count as 0.
+    """
+    if a is None and b is None:
+        return None
+    out = empty_usage()
+    for usage in (a, b):
+        if usage is None:
+            continue
+        for key in _TOKEN_KEYS:
+            out[key] += _number(usage.get(key), int)
+        cost = usage.get("cost")
+        if isinstance(cost, Mapping):
+            for key in _COST_KEYS:
+                out["cost"][key] += _number(cost.get(key), float)
+    return out
