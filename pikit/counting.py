@@ -112,14 +112,14 @@ def get_counter(encoding: str = "cl100k_base") -> Counter:
     for name in _FALLBACKS.get(encoding, (encoding,)):
         try:
             enc = tiktoken.get_encoding(name)
-        except Exception as exc:  # noqa: BLE001 - a download failure surfaces as various errors
+        except Exception as exc:
             tried.append(f"{name} ({type(exc).__name__})")
             continue
         same = name.removesuffix("_offline") == encoding
         notice = None if same else f"encoding {encoding} is unavailable offline; counting with {name}"
 
         def encode(text: str, _enc: Any = enc) -> Sequence[int]:
-            return _enc.encode(text, disallowed_special=())  # type: ignore[no-any-return]
+            return _enc.encode(text, disallowed_special=())
 
         return Counter(name, encode, notice)
     return Counter("estimate", None, f"no tiktoken encoding could be loaded ({', '.join(tried)}); "

@@ -26,8 +26,9 @@ def message_preview(message: Mapping[str, Any]) -> str:
     role = message.get("role")
     if role in ("user", "custom", "toolResult"):
         text = content_text(message.get("content"), " ")
-        images = sum(1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "image") \
-            if isinstance(message.get("content"), list) else 0
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
         if images:
             text = f"{text} [{images} image{'s' if images > 1 else ''}]".strip()
         if role == "toolResult":
@@ -52,10 +53,10 @@ def message_preview(message: Mapping[str, Any]) -> str:
         extras = []
         if message.get("sections"):
             extras.append(f"sections: {', '.join(map(str, message['sections']))}")
-        if message.get("toolsAdded"):
-            extras.append("tools +" + ",".join(str(t.get("name")) for t in message["toolsAdded"] if isinstance(t, dict)))
-        if message.get("toolsRemoved"):
-            extras.append("tools -" + ",".join(str(t.get("name")) for t in message["toolsRemoved"] if isinstance(t, dict)))
+        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+            tools = message.get(key)
+            if isinstance(tools, list) and tools:
+                extras.append(f"tools {sign}" + ",".join(str(t.get("name")) for t in tools if isinstance(t, dict)))
         return " ".join([text, *(f"[{e}]" for e in extras)]).strip()
     if role == "bashExecution":
         return f"$ {message.get('command')} (exit {message.get('exitCode')})"

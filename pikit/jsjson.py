@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "JS_WHITESPACE",
     "JSONParseError",
     "is_array_index",
     "js_items",
@@ -39,6 +40,11 @@ __all__ = [
 ]
 
 _MAX_ARRAY_INDEX = 2**32 - 2
+# What JavaScript's String.prototype.trim() removes.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _SAFE_INT = 2**53
 
 
@@ -64,10 +70,7 @@ def loads(data: bytes | str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
-    if isinstance(data, bytes | bytearray | memoryview):
-        text = bytes(data).decode("utf-8", errors="replace")
-    else:
-        text = data
+    text = bytes(data).decode("utf-8", errors="replace") if isinstance(data, bytes | bytearray | memoryview) else data
     try:
         return _std_decoder.decode(text)
     except (ValueError, RecursionError) as exc:

@@ -28,8 +28,6 @@ CHUNK_SIZE = 8 * 1024 * 1024
 # Lines longer than this keep only their index after loading a large file (parsed again on demand).
 _KEEP_LINE_BYTES = 2048
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
-# JavaScript's String.prototype.trim() whitespace, beyond ASCII.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -86,7 +84,7 @@ def _is_blank(line: bytes) -> bool:
         return True
     if stripped.isascii():
         return False
-    return not stripped.decode("utf-8", errors="replace").strip(_JS_SPACE)
+    return not stripped.decode("utf-8", errors="replace").strip(jsjson.JS_WHITESPACE)
 
 
 class _Builder:

@@ -75,7 +75,7 @@ def entry_messages(entry: Entry) -> list[dict[str, Any]]:
     if kind == "compaction":
         summary = _compaction_summary(data)
         system = data.get("systemMessage")
-        return [system, summary] if js_truthy(system) else [summary]
+        return [system, summary] if isinstance(system, dict) and js_truthy(system) else [summary]
     return []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from . import jsjson
 from . import tree as _tree
 from .entry import Entry
 from .errors import PikitError, UnknownEntryError
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
     from .projection import Projection
 
 __all__ = ["Session"]
-
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 # The leaf argument's default: "the session's current leaf" (None means the empty reset leaf).
 CURRENT: Any = object()
@@ -83,8 +82,9 @@ class Session:
                 target = data.get("targetId")
                 if not _hashable(target):
                     continue
-                if data.get("label"):
-                    self.labels[target] = data.get("label")
+                label = data.get("label")
+                if label:
+                    self.labels[target] = label
                     self.label_times[target] = entry.timestamp
                 else:
                     self.labels.pop(target, None)
@@ -98,7 +98,7 @@ class Session:
         for start in by_id:
             if start in state:
                 continue
-            walk = []
+            walk: list[Any] = []
             current = start
             while True:
                 if state.get(current) == 2:
@@ -170,7 +170,7 @@ class Session:
             if entry.type == "session_info":
                 name = entry.data.get("name")
                 if isinstance(name, str):
-                    return name.strip(_JS_SPACE) or None
+                    return name.strip(jsjson.JS_WHITESPACE) or None
                 return None
         return None
 

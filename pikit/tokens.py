@@ -119,7 +119,7 @@ def usage_total(usage: Any) -> int:
     parts = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
     if not all(_is_number(p) for p in parts):
         return 0  # JavaScript would get NaN: not a usable size
-    return _num(sum(parts))  # type: ignore[arg-type]
+    return _num(sum(parts))
 
 
 def _is_number(value: Any) -> bool:
@@ -129,7 +129,7 @@ def _is_number(value: Any) -> bool:
 def _num(value: Any) -> int:
     if not _is_number(value):
         return 0
-    return int(value) if float(value).is_integer() else value  # type: ignore[no-any-return]
+    return int(value) if float(value).is_integer() else value
 
 
 def message_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:

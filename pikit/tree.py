@@ -16,10 +16,15 @@ from .entry import Entry
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["FILTER_MODES", "TreeRow", "build_children", "flatten", "js_sort", "path_to", "selection", "tree_json"]
+__all__ = [
+    "FILTER_MODES", "TreeRow", "build_children", "flatten", "js_sort", "path_to", "searchable_text", "selection",
+    "tree_json",
+]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
-_SETTINGS_TYPES = frozenset({"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"})
+_SETTINGS_TYPES = frozenset(
+    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
+)
 
 
 def path_to(by_id: Mapping[Any, Entry], leaf: Entry) -> list[Entry]:
@@ -112,8 +117,8 @@ def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tupl
             if None in times or len(kids) < 64:
                 children[parent] = js_sort(kids, compare)
             else:
-                order = sorted(range(len(kids)), key=times.__getitem__)
-                children[parent] = [kids[i] for i in order]
+                timed = sorted(zip(times, range(len(kids)), kids, strict=True))  # stable: ties keep file order
+                children[parent] = [kid for _, _, kid in timed]
     return roots, children
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import tempfile
@@ -33,7 +34,8 @@ def uuid7() -> str:
     """A time-ordered UUID (version 7), as Pi uses for session ids."""
     millis = time.time_ns() // 1_000_000
     rand = int.from_bytes(secrets.token_bytes(10), "big")
-    value = (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62 | (rand & ((1 << 62) - 1))
+    value = (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64
+    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
     text = f"{value:032x}"
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
@@ -66,10 +68,8 @@ def write_new(target: str | os.PathLike[str], lines: Iterable[bytes], *, source:
             os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return path
 
@@ -161,9 +161,9 @@ def fork_lines(session: Session, leaf_id: Any, parent_session: str | None = None
             continue
         label_id = new_id(taken)
         taken.add(label_id)
-        entry = {"type": "label", "id": label_id, "parentId": parent,
-                 "timestamp": session.label_times.get(target), "targetId": target, "label": label}
-        lines.append(jsjson.stringify_bytes(entry))
+        label_entry = {"type": "label", "id": label_id, "parentId": parent,
+                       "timestamp": session.label_times.get(target), "targetId": target, "label": label}
+        lines.append(jsjson.stringify_bytes(label_entry))
         parent = label_id
     header = _header(session, parent_session)
     return [jsjson.stringify_bytes(header), *lines]

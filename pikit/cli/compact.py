@@ -54,7 +54,8 @@ def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
             if prep is None:
                 print(f"{int(keep):>10,}  nothing to compact")
                 continue
-            print(f"{int(keep):>10,}  {str(prep.first_kept_entry_id)[:9]:<9} {'yes' if prep.is_split_turn else 'no':<5} "
+            split = "yes" if prep.is_split_turn else "no"
+            print(f"{int(keep):>10,}  {str(prep.first_kept_entry_id)[:9]:<9} {split:<5} "
                   f"{len(prep.messages_to_summarize):>9} {len(prep.turn_prefix_messages):>6} "
                   f"{prep.kept_tokens:>8,}  {len(prep.read_files)}/{len(prep.modified_files)}")
         last = next((p for p in reversed(list(per.values())) if p is not None), None)

@@ -8,7 +8,6 @@ from typing import Any
 
 from ..describe import message_preview
 from ..projection import Projection
-from ..session import Session
 from .common import one_line, open_session, print_json, resolve_leaf, width
 
 
@@ -31,11 +30,12 @@ def run(args: Namespace) -> int:
     for i, leaf in enumerate(leaves):
         if i:
             print()
-        _print_context(session, session.context(leaf), counter)
+        print_context(session.context(leaf), counter)
     return 0
 
 
-def _print_context(session: Session, ctx: Projection, counter: Any) -> None:
+def print_context(ctx: Projection, counter: Any) -> None:
+    """The readable context listing: header figures, then one row per message."""
     size = ctx.size
     model = ctx.model or {}
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown model"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from argparse import Namespace
+from typing import Any
 
 from ..describe import entry_preview
+from ..session import Session
 from .common import one_line, open_session, print_json, resolve_leaf, width
 
 
@@ -14,11 +16,17 @@ def run(args: Namespace) -> int:
         print_json(session.tree())
         return 0
     leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
-    rows = session.flatten(leaf, mode=args.filter, search=args.search)
+    print_tree(session, leaf, args.filter, args.search)
+    return 0
+
+
+def print_tree(session: Session, leaf: Any, mode: str, search: str) -> None:
+    """The indented tree view (``▶`` leaf, ``•`` active branch, ``⑂n`` a fork into n branches)."""
+    rows = session.flatten(leaf, mode=mode, search=search)
     name = session.name
     title = f"{name} — " if name else ""
     print(f"{title}{session.path}: {len(session)} entries, {len(session.roots)} root(s), "
-          f"{len(session.labels)} label(s); showing {len(rows)} ({args.filter})")
+          f"{len(session.labels)} label(s); showing {len(rows)} ({mode})")
     cols = width()
     for row in rows:
         marker = "▶" if row.is_leaf else ("•" if row.on_active_path else " ")
@@ -30,4 +38,3 @@ def run(args: Namespace) -> int:
         print(prefix + one_line(text, max(20, cols - len(prefix))))
     if leaf is None:
         print("(leaf reset: the next message starts a new root)")
-    return 0

@@ -143,7 +143,7 @@ class OpenAISummarizer(HTTPSummarizer):
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
-                {"role": "user", "content": system_prompt},
+                {"role": "system", "content": system_prompt},
                 {"role": "user", "content": user_prompt},
             ],
             self.max_tokens_field: self.max_tokens,

@@ -1,0 +1,23 @@
+"""The code stays clean: ruff and mypy pass on the package and the tests."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None and not (REPO / ".venv").exists(), reason="ruff not installed")
+def test_ruff_clean() -> None:
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "pikit", "tests", "benchmarks", "data"],
+                            cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_clean() -> None:
+    result = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
