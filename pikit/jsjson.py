@@ -57,6 +57,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _std_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_c_quote: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def loads(data: bytes | str) -> Any:
@@ -178,11 +179,11 @@ def _join_pair(match: re.Match[str]) -> str:
 
 
 def _quote(text: str) -> str:
-    if _NEEDS_ESCAPE.search(text) is None:
-        return '"' + text + '"'
-    if _SURROGATE.search(text) is not None:
-        # Two halves of a pair stored as separate code points are one character to JavaScript.
-        text = _SURROGATE_PAIR.sub(_join_pair, text)
+    if text.isascii() or _SURROGATE.search(text) is None:
+        # The standard library's C escaper escapes exactly what JavaScript does here.
+        return _c_quote(text)
+    # Two halves of a pair stored as separate code points are one character to JavaScript.
+    text = _SURROGATE_PAIR.sub(_join_pair, text)
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
 
 
@@ -230,10 +231,25 @@ def _encode_slow(value: Any) -> str:
     return "".join(out)
 
 
-# orjson output differs from JavaScript's only around these tokens: integral floats
-# ("1.0"), exponents ("1e16", "1e-7"), long integers (past 2**53) and integer-like keys.
-# A match may be a false alarm inside a string; then the exact encoder decides.
-_SUSPECT = re.compile(rb'\d\.0(?![0-9])|\de|\d{16}|[{,]"(?:0|[1-9][0-9]*)":')
+# orjson's output equals JavaScript's except for integer-like keys (JavaScript lists them
+# first) and some numbers: integral floats ("1.0"), exponents ("5e-6", "1e16") and integers
+# past 2**53. Outside strings a number follows ":", "[" or "," and is followed by ",", "]"
+# or "}"; the same text inside a string is a false alarm that only costs a closer look.
+_INDEX_KEY = re.compile(rb'[{,]"(?:0|[1-9][0-9]*)":')
+_ODD_NUMBER = re.compile(rb"[:\[,]-?\d+(?:\.0|(?:\.\d+)?e[-+]?\d+)(?=[,\]}])|[:\[,]-?\d{16,}(?=[,\]}])")
+# Every token this matches is a whole string or a whole number (scanning never starts inside a string).
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+
+
+def _fix_number(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    if token[0] == 0x22:  # a string: unchanged
+        return token
+    if b"." in token or b"e" in token or b"E" in token:
+        return js_number(float(token)).encode()
+    if len(token) > 15:
+        return js_number(int(token)).encode()
+    return token
 
 
 def stringify_bytes(value: Any) -> bytes:
@@ -242,20 +258,16 @@ def stringify_bytes(value: Any) -> bytes:
         data = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return _encode_slow(value).encode("utf-8")
-    if _SUSPECT.search(data) is None:
+    if _INDEX_KEY.search(data) is not None:
+        return _encode_slow(value).encode("utf-8")
+    if _ODD_NUMBER.search(data) is None:
         return data
-    return _encode_slow(value).encode("utf-8")
+    return _TOKEN.sub(_fix_number, data)
 
 
 def stringify(value: Any) -> str:
     """``JSON.stringify(value)`` as a string."""
-    try:
-        data = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        return _encode_slow(value)
-    if _SUSPECT.search(data) is None:
-        return data.decode("utf-8")
-    return _encode_slow(value)
+    return stringify_bytes(value).decode("utf-8")
 
 
 def stringify_len(value: Any) -> int:

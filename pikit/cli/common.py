@@ -66,10 +66,15 @@ def resolve_leaf(session: Session, text: str) -> Any:
 
 
 def print_json(value: Any) -> None:
-    """Print JSON exactly as JavaScript's ``JSON.stringify`` would."""
+    """Print JSON exactly as JavaScript's ``JSON.stringify`` would.
+
+    Redirected output is byte for byte what Pi prints (no trailing newline); a terminal
+    gets a newline so the prompt starts on its own line.
+    """
     out = sys.stdout.buffer
     out.write(jsjson.stringify_bytes(value))
-    out.write(b"\n")
+    if sys.stdout.isatty():
+        out.write(b"\n")
     out.flush()
 
 

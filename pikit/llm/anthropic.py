@@ -130,22 +130,14 @@ class AnthropicSummarizer(HTTPSummarizer):
         if data.get("type") == "error":
             error = data.get("error")
             message = error.get("message") if isinstance(error, Mapping) else None
-            raise self._fail(
-                f"the server reported an error: {message or error}; check the model and try again"
-            )
+            raise self._fail(f"the server reported an error: {message or error}; check the model and try again")
         content = data.get("content")
         if not isinstance(content, list):
-            raise self._fail(
-                "the answer has no content list; check that the base URL points at a Messages API"
-            )
+            raise self._fail("the answer has no content list; check that the base URL points at a Messages API")
         stop = data.get("stop_reason")
         blocks = [block for block in content if isinstance(block, Mapping)]
-        if stop == "tool_use" or any(
-            block.get("type") in ("tool_use", "server_tool_use") for block in blocks
-        ):
-            raise self._fail(
-                "the model answered with a tool call instead of a summary; retry, or use another model"
-            )
+        if stop == "tool_use" or any(block.get("type") in ("tool_use", "server_tool_use") for block in blocks):
+            raise self._fail("the model answered with a tool call instead of a summary; retry, or use another model")
         if stop in _LENGTH_STOPS:
             raise self._fail(
                 f"the summary was cut off by the output limit (max_tokens={self.max_tokens}); "
@@ -154,13 +146,9 @@ class AnthropicSummarizer(HTTPSummarizer):
         if stop == "refusal":
             raise self._fail("the model refused to summarize; try another model")
         if stop not in _OK_STOPS:
-            raise self._fail(
-                f"the model stopped for an unexpected reason ({stop!r}); retry, or use another model"
-            )
+            raise self._fail(f"the model stopped for an unexpected reason ({stop!r}); retry, or use another model")
         texts = [
-            block["text"]
-            for block in blocks
-            if block.get("type") == "text" and isinstance(block.get("text"), str)
+            block["text"] for block in blocks if block.get("type") == "text" and isinstance(block.get("text"), str)
         ]
         if not texts:
             raise self._fail("the answer has no text content; check the server's compatibility")

@@ -73,9 +73,7 @@ class ModelInfo:
         return f"{self.provider}/{self.model_id}"
 
 
-def _entry(
-    provider: str, model_id: str, window: int, output: int, pricing: Pricing | None
-) -> tuple[str, ModelInfo]:
+def _entry(provider: str, model_id: str, window: int, output: int, pricing: Pricing | None) -> tuple[str, ModelInfo]:
     info = ModelInfo(provider, model_id, window, output, pricing)
     return info.key, info
 

@@ -131,9 +131,7 @@ class OpenAISummarizer(HTTPSummarizer):
             raise ValueError(
                 f"max_tokens_field must be 'max_tokens' or 'max_completion_tokens', not {max_tokens_field!r}"
             )
-        self.max_tokens_field: str = max_tokens_field or (
-            "max_completion_tokens" if self.is_official else "max_tokens"
-        )
+        self.max_tokens_field: str = max_tokens_field or ("max_completion_tokens" if self.is_official else "max_tokens")
 
     def _build_request(self, system_prompt: str, user_prompt: str) -> tuple[dict[str, str], dict[str, Any]]:
         headers = {"content-type": "application/json", "accept": "application/json"}
@@ -156,21 +154,15 @@ class OpenAISummarizer(HTTPSummarizer):
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             error = data.get("error")
             if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-                raise self._fail(
-                    f"the server reported an error: {error['message']}; check the model and try again"
-                )
-            raise self._fail(
-                "the answer has no choices; check that the base URL points at a Chat Completions API"
-            )
+                raise self._fail(f"the server reported an error: {error['message']}; check the model and try again")
+            raise self._fail("the answer has no choices; check that the base URL points at a Chat Completions API")
         choice = choices[0]
         message = choice.get("message")
         if not isinstance(message, Mapping):
             raise self._fail("the answer's first choice has no message; check the server's compatibility")
         finish = choice.get("finish_reason")
         if message.get("tool_calls") or message.get("function_call") or finish in _TOOL_STOPS:
-            raise self._fail(
-                "the model answered with a tool call instead of a summary; retry, or use another model"
-            )
+            raise self._fail("the model answered with a tool call instead of a summary; retry, or use another model")
         if finish in _LENGTH_STOPS:
             raise self._fail(
                 f"the summary was cut off by the output limit (max_tokens={self.max_tokens}); "

@@ -117,8 +117,7 @@ TURN_PREFIX_PROMPT = (
     "## Progress So Far\n"
     "- [What the assistant did in this first part and what came of it]\n\n"
     "## Context Needed to Continue\n"
-    "- [Findings the kept part depends on: file contents, tool output, errors, identifiers]\n\n"
-    + _WRITING_RULES
+    "- [Findings the kept part depends on: file contents, tool output, errors, identifiers]\n\n" + _WRITING_RULES
 )
 """Instructions for the summary of the first part of a split turn."""
 

@@ -349,9 +349,7 @@ class RetryingClient:
         elif status == 429 and code == "insufficient_quota":
             hint = "the account's quota is exhausted; check its plan and billing"
         elif status == 429:
-            hint = (
-                f"still rate limited after {attempts} attempt(s); wait and try again, or allow more retries"
-            )
+            hint = f"still rate limited after {attempts} attempt(s); wait and try again, or allow more retries"
         elif status >= 500:
             hint = f"the server kept failing after {attempts} attempt(s); try again later"
         else:
