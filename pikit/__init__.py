@@ -11,6 +11,8 @@ The core (this package's top level) is pure Python and imports nothing heavy; th
 
 from __future__ import annotations
 
+from .branch_summary import collect_branch, prepare_branch
+from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
 from .entry import Entry
 from .errors import (
     DamagedLineError,
@@ -24,13 +26,18 @@ from .errors import (
     WriteError,
 )
 from .loading import LoadReport, Problem, load, loads
+from .preparation import Preparation, prepare_compaction
 from .projection import ProjectedEntry, Projection
 from .session import Session
+from .settings import CompactionSettings, Settings, load_settings
+from .simulate import SimulationResult, simulate
+from .summarizer import Summarizer, SummaryRequest, SummaryResult
 from .tokens import ContextSize, estimate_tokens
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompactionSettings",
     "ContextSize",
     "DamagedLineError",
     "Entry",
@@ -38,17 +45,33 @@ __all__ = [
     "LoadReport",
     "NotASessionError",
     "PikitError",
+    "Preparation",
     "Problem",
     "ProjectedEntry",
     "Projection",
     "Session",
     "SessionFileError",
+    "Settings",
     "SettingsError",
+    "SimulationResult",
+    "Summarizer",
     "SummarizerError",
+    "SummaryRequest",
+    "SummaryResult",
     "UnknownEntryError",
     "WriteError",
     "__version__",
+    "build_branch_summary",
+    "build_compaction",
+    "collect_branch",
+    "context_edit_entry",
     "estimate_tokens",
+    "label_entry",
     "load",
+    "load_settings",
     "loads",
+    "prepare_branch",
+    "prepare_compaction",
+    "simulate",
+    "write_entry",
 ]

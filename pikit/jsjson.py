@@ -94,8 +94,10 @@ def is_array_index(key: str) -> bool:
     return int(key) <= _MAX_ARRAY_INDEX
 
 
-def js_items(obj: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
-    """An object's entries in JavaScript's property order."""
+def js_items(obj: Mapping[Any, Any]) -> Iterable[tuple[str, Any]]:
+    """An object's entries in JavaScript's property order (keys are strings in JavaScript)."""
+    if not all(isinstance(k, str) for k in obj):
+        obj = {str(k): v for k, v in obj.items()}
     keys = list(obj)
     index_keys = [k for k in keys if is_array_index(k)]
     if not index_keys:
@@ -112,7 +114,10 @@ def js_number(value: int | float) -> str:
     if isinstance(value, int):
         if -_SAFE_INT <= value <= _SAFE_INT:
             return str(value)
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            return "null"  # JavaScript reads it as Infinity
     if not math.isfinite(value):
         return "null"
     if value == 0:
@@ -236,7 +241,9 @@ def _encode_slow(value: Any) -> str:
 # past 2**53. Outside strings a number follows ":", "[" or "," and is followed by ",", "]"
 # or "}"; the same text inside a string is a false alarm that only costs a closer look.
 _INDEX_KEY = re.compile(rb'[{,]"(?:0|[1-9][0-9]*)":')
-_ODD_NUMBER = re.compile(rb"[:\[,]-?\d+(?:\.0|(?:\.\d+)?e[-+]?\d+)(?=[,\]}])|[:\[,]-?\d{16,}(?=[,\]}])")
+_ODD_NUMBER = re.compile(
+    rb"(?:\A|[:\[,])-?\d+(?:\.0|(?:\.\d+)?e[-+]?\d+)(?=[,\]}]|\Z)|(?:\A|[:\[,])-?\d{16,}(?=[,\]}]|\Z)"
+)
 # Every token this matches is a whole string or a whole number (scanning never starts inside a string).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
 

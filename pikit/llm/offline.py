@@ -35,6 +35,7 @@ surrogate characters are removed, every item is a single line, and nothing here 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -83,6 +84,10 @@ _DROP_RE = re.compile(
 )
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _BREAK_RE = re.compile("\r\n?|[\u2028\u2029]")
+_ODD_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2018\u2019\u02bc\u2028\u2029\u202a-\u202e"
+    "\u2066-\u2069\ufeff\ud800-\udfff]"
+)
 _SPACE_RE = re.compile(r"\s+")
 _LEAD_RE = re.compile(r"^(?:#+\s+|>+\s*|\|\s*)+")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -99,6 +104,8 @@ def _clean(text: str, limit: int = _SCAN_LIMIT) -> str:
     """
     if len(text) > limit:
         text = text[:limit]
+    if _ODD_RE.search(text) is None:  # the common case: one pass, nothing to change
+        return text
     text = _BREAK_RE.sub("\n", text)
     text = _SURROGATE_RE.sub("\ufffd", text)
     return _DROP_RE.sub("", _APOSTROPHE_RE.sub("'", text))
@@ -117,8 +124,18 @@ def _shorten(text: str, limit: int) -> str:
 
 def _line(text: str, limit: int = _ITEM_LIMIT) -> str:
     """``text`` as one clean, trimmed line of at most ``limit`` characters."""
+    if len(text) <= 512:
+        return _short_line(text, limit)
+    return _make_line(text, limit)
+
+
+def _make_line(text: str, limit: int) -> str:
     flat = _SPACE_RE.sub(" ", _clean(text, limit * 4 + 64)).strip()
     return _shorten(_LEAD_RE.sub("", flat), limit)
+
+
+_short_line = functools.lru_cache(maxsize=8192)(_make_line)
+""":func:`_make_line` for short texts (paths and commands repeat a lot within a session)."""
 
 
 def _code(text: str) -> str:
@@ -146,6 +163,52 @@ def _sentences(text: str) -> list[str]:
         if piece and not piece.startswith(("#", "|", ">", "{", "[")):
             out.append(piece)
     return out
+
+
+_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？]|\n")
+_STARTS = ("\n", ". ", "! ", "? ", ".\t", "。", "！", "？")
+
+
+def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the sentence (or line) of ``text`` that holds ``text[start:end]``."""
+    begin = 0
+    for mark in _STARTS:
+        found = text.rfind(mark, 0, start)
+        if found >= 0 and found + len(mark) > begin:
+            begin = found + len(mark)
+    stop = _END_RE.search(text, end)
+    if stop is None:
+        return begin, len(text)
+    return begin, stop.start() if stop.group() == "\n" else stop.end()
+
+
+def _find_sentences(text: str, keywords: _Keywords, most: int) -> list[tuple[str, str]]:
+    """Up to ``most`` ``(sentence, following sentence)`` pairs of ``text`` holding a keyword.
+
+    Sentences are found around the keywords instead of splitting the whole text, so the cost
+    stays close to one scan; questions, table rows, headings and pasted JSON are skipped.
+    """
+    found: list[tuple[str, str]] = []
+    covered = 0
+    for tries, (start, end) in enumerate(keywords.hits(text)):
+        if len(found) >= most or tries >= 4 * most:
+            break
+        if start < covered:
+            continue
+        begin, stop = _sentence_span(text, start, end)
+        covered = stop
+        sentence = _MARKER_RE.sub("", text[begin:stop].strip()).strip()
+        if (not sentence or len(sentence) > 400 or sentence.endswith("?")
+                or sentence.startswith(("#", "|", ">", "{", "[")) or '":' in sentence):
+            continue
+        following = ""
+        rest = text[stop:stop + 400].lstrip()
+        if rest and not _MARKER_RE.match(rest):
+            offset = len(text[stop:stop + 400]) - len(rest) + stop
+            _, after = _sentence_span(text, offset, offset)
+            following = text[offset:after].strip()
+        found.append((sentence, following))
+    return found
 
 
 def _gist(text: str, limit: int, enough: int = 80, most: int = 2) -> str:
@@ -197,7 +260,7 @@ def _text_of(content: Any, limit: int = _SCAN_LIMIT) -> str:
         text: Any = None
         if isinstance(block, str):
             text = block
-        elif isinstance(block, Mapping) and block.get("type", "text") == "text":
+        elif _is_map(block) and block.get("type", "text") == "text":
             text = block.get("text")
         if isinstance(text, str) and text:
             parts.append(text[: limit - size])
@@ -215,16 +278,61 @@ _ACK_RE = re.compile(
     r"proceed|do it|yo|hi|hello|hey|wow|cool|nice|great|perfect|lgtm|ls)\W*$",
     re.I,
 )
-_CONSTRAINT_RE = re.compile(
-    r"\b(?:must|mustn't|should|shouldn't|don't|dont|do not|never|always|prefer|prefers|"
-    r"preferably|without|only|avoid|make sure|ensure|not allowed|no need to)\b"
-    r"|必须|不要|别|总是|永远|只|不能|应该|禁止|必ず|しないで|だけ",
-    re.I,
+class _Keywords:
+    """A set of lowercase keywords found at word boundaries (CJK ones anywhere).
+
+    :meth:`hits` searches a lowercased copy with ``str.find``, which is far faster than a
+    case-insensitive regex alternation; the equivalent regex is the fallback for the rare
+    texts whose lowercase form has a different length (e.g. ``İ``).
+    """
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+        self.pattern = re.compile(
+            "|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in words), re.I
+        )
+
+    def hits(self, text: str) -> list[tuple[int, int]]:
+        """Sorted ``(start, end)`` of the keywords in ``text`` (at most 20 per keyword)."""
+        low = text.lower()
+        if len(low) != len(text):
+            return [(m.start(), m.end()) for m in self.pattern.finditer(text)]
+        found: list[tuple[int, int]] = []
+        size = len(low)
+        for word in self.words:
+            at = low.find(word)
+            count = 0
+            while at >= 0 and count < 20:
+                end = at + len(word)
+                if not word.isascii() or (
+                    (at == 0 or not _is_word(low[at - 1])) and (end >= size or not _is_word(low[end]))
+                ):
+                    found.append((at, end))
+                    count += 1
+                at = low.find(word, at + 1)
+        found.sort()
+        return found
+
+
+def _is_map(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with a fast path for plain dicts."""
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+_CONSTRAINTS = _Keywords(
+    "must", "mustn't", "should", "shouldn't", "don't", "dont", "do not", "never", "always",
+    "prefer", "prefers", "preferably", "without", "only", "avoid", "make sure", "ensure",
+    "not allowed", "no need to",
+    "必须", "不要", "别", "总是", "永远", "只", "不能", "应该", "禁止", "必ず", "しないで", "だけ",
 )
-_DECISION_RE = re.compile(
-    r"\b(?:decided|decide to|chose|chosen|choose to|instead|will use|i'll use|we'll use|"
-    r"going with|go with|rather than|opted|opt for|settled on|switch(?:ed)? to|let's use)\b",
-    re.I,
+_DECISIONS = _Keywords(
+    "decided", "decide to", "chose", "chosen", "choose to", "instead", "will use", "i'll use",
+    "we'll use", "going with", "go with", "rather than", "opted", "opt for", "settled on",
+    "switch to", "switched to", "let's use",
 )
 _REASON_RE = re.compile(
     r"\s*(?:,\s*)?\b(?:because|since|so that|so we|as it|as this|to avoid|to keep|which means|"
@@ -244,12 +352,19 @@ _SIGNIFICANT_RE = re.compile(
     r"pip install|uv|poetry|mvn|gradle|dotnet|docker|deploy|migrate|"
     r"git (?:commit|push|merge|rebase|checkout|switch|tag|revert|reset|stash|branch))\b"
 )
+_ERROR_STRONG_RE = re.compile(
+    r"^[ \t]*(?:[\w.]*(?:Error|Exception)\b|error\b|ERROR\b|fatal\b|FAIL\b|Traceback|E {2,}\w)"
+    r"|:\s*error\b|\berror TS\d+|No such file or directory|command not found|Cannot find module|"
+    r"Permission denied",
+    re.M,
+)
 _ERROR_WORD_RE = re.compile(
     r"error|exception|traceback|failed|failure|fatal|panic|not found|no such|cannot|can't|"
     r"could not|couldn't|denied|invalid|refused|timed out|exited with code|undefined|unexpected|"
     r"assert",
     re.I,
 )
+_NARRATION_RE = re.compile(r"^(?:now,? |ok(?:ay)?,? |first,? |next,? )?let me\b", re.I)
 _IDENT_RE = re.compile(r"^[A-Za-z_$@~.][\w$@.:/\-]*(?:\(\))?$")
 _FOCUS_STOP = frozenset(
     "the and for with about focus that this from into what which when where them they their "
@@ -264,26 +379,42 @@ def _is_request(text: str) -> bool:
 
 
 def _error_line(text: str) -> str:
-    """The line of ``text`` that reads like an error (else its first line), trimmed."""
-    first = ""
-    for raw in _clean(text, _ERROR_SCAN_LIMIT).split("\n"):
-        line = raw.strip()
-        if not line:
-            continue
-        if not first:
-            first = line
-        if _ERROR_WORD_RE.search(line):
-            return _line(line, 200)
-    return _line(first, 200)
+    """The line of ``text`` that reads most like an error (else its first line), trimmed.
+
+    Lines that look like an error report (``Error: …``, ``file:1: error …``, ``Traceback``)
+    win over lines that merely contain an error word; very long lines (minified code) are
+    passed over.
+    """
+    text = _clean(text, _ERROR_SCAN_LIMIT)
+    for pattern in (_ERROR_STRONG_RE, _ERROR_WORD_RE):
+        for tries, match in enumerate(pattern.finditer(text)):
+            if tries >= 8:
+                break
+            begin = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            line = text[begin:end if end >= 0 else len(text)].strip()
+            if len(line) <= 400:
+                return _line(line, 200)
+    for raw in text.split("\n", 50):
+        if raw.strip():
+            return _line(raw, 200)
+    return ""
 
 
-def _decision_item(sentence: str) -> str:
-    """``- **Decision**: rationale`` body for a sentence that states a choice."""
+def _decision_item(sentence: str, following: str = "") -> str:
+    """``**Decision**: rationale`` for a sentence that states a choice.
+
+    The rationale is the sentence's own *because/since/so that…* clause, else the sentence
+    that follows it (when that one is a plain sentence), else ``(no reason stated)``.
+    """
     sentence = sentence.replace("**", "").replace("__", "")
     match = _REASON_RE.search(sentence, 12)
+    following = following.replace("**", "")
     if match:
         decision, reason = sentence[: match.start()], sentence[match.start():]
         reason = reason.strip(" ,;:")
+    elif following and len(following) <= 200 and not following.endswith((":", "?")):
+        decision, reason = sentence, following
     else:
         decision, reason = sentence, "(no reason stated)"
     decision = _line(decision, 110).rstrip(".:;, ")
@@ -294,7 +425,7 @@ def _decision_item(sentence: str) -> str:
 # Facts gathered from the messages.
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     """One tool call: what it targets, how a failure of it is keyed, how to describe it."""
 
@@ -304,7 +435,7 @@ class _Call:
     label: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _Failure:
     """One failed tool call, command or reply."""
 
@@ -374,7 +505,7 @@ class _Reader:
     def read(self, messages: Iterable[Any]) -> None:
         """Record every message in order; anything that is not a message dict is skipped."""
         for message in messages:
-            if not isinstance(message, Mapping):
+            if not _is_map(message):
                 continue
             self.seq += 1
             role = message.get("role")
@@ -413,7 +544,7 @@ class _Reader:
             texts.append(content)
         elif isinstance(content, list | tuple):
             for block in content:
-                if not isinstance(block, Mapping):
+                if not _is_map(block):
                     continue
                 kind = block.get("type")
                 if kind == "text" and isinstance(block.get("text"), str):
@@ -449,7 +580,7 @@ class _Reader:
                 args = json.loads(args)
             except ValueError:
                 args = None
-        if not isinstance(args, Mapping):
+        if not _is_map(args):
             args = {}
         path, command = args.get("path"), args.get("command")
         if name in ("read", "write", "edit") and isinstance(path, str) and path.strip():
@@ -540,7 +671,8 @@ class _Reader:
         return fixed
 
     def _statement(self, text: str) -> None:
-        sentences = _sentences(text[:4000])
+        """Record the first sentence of a final answer that reports finished work."""
+        sentences = _sentences(text[:2000])
         for index, sentence in enumerate(sentences):
             if not _DONE_RE.search(sentence) or sentence.endswith("?"):
                 continue
@@ -551,23 +683,26 @@ class _Reader:
 
     def _scan(self, text: str, *, constraints: bool) -> None:
         """Collect constraints (user text only), decisions and identifiers from ``text``."""
-        for span in _spans(text):
-            span = span.strip()
-            if 3 <= len(span) <= 60 and _IDENT_RE.match(span) and any(c.isalpha() for c in span):
-                self.identifiers[span] = self.identifiers.get(span, 0) + 1
-        found_rules = found_decisions = 0
-        for sentence in _sentences(text):
-            if sentence.endswith("?") or len(sentence) > 600:
+        if "`" in text:
+            for span in _spans(text):
+                span = span.strip()
+                if 3 <= len(span) <= 60 and _IDENT_RE.match(span) and any(c.isalpha() for c in span):
+                    self.identifiers[span] = self.identifiers.get(span, 0) + 1
+        if "```" in text:
+            text = _FENCE_RE.sub(" ", text)
+        rules: set[str] = set()
+        if constraints:
+            for sentence, _ in _find_sentences(text, _CONSTRAINTS, _PER_MESSAGE):
+                if len(sentence) <= 220:
+                    item = _line(sentence, 200)
+                    rules.add(sentence)
+                    self.constraints.setdefault(_key(item), item)
+        for sentence, following in _find_sentences(text, _DECISIONS, _PER_MESSAGE):
+            if sentence in rules or _NARRATION_RE.match(sentence):
                 continue
-            if constraints and found_rules < _PER_MESSAGE and _CONSTRAINT_RE.search(sentence):
-                item = _line(sentence, 200)
-                self.constraints.setdefault(_key(item), item)
-                found_rules += 1
-            elif found_decisions < _PER_MESSAGE and _DECISION_RE.search(sentence):
-                item = _decision_item(sentence)
-                self.decisions.pop(_key(item), None)
-                self.decisions[_key(item)] = item
-                found_decisions += 1
+            item = _decision_item(sentence, following)
+            self.decisions.pop(_key(item), None)
+            self.decisions[_key(item)] = item
 
     # -- results ------------------------------------------------------------------------------
 

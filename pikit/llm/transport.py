@@ -28,7 +28,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from pikit.errors import SummarizerError
 from pikit.llm.base import SummaryRequest, SummaryResult
@@ -290,7 +290,7 @@ class RetryingClient:
                         f"cannot reach {url} after {attempts} attempt(s): {reason}; "
                         "check the base URL and that the server is running"
                     ) from exc
-            except httpx.HTTPError as exc:  # invalid URL, unsupported scheme, proxy errors…
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # unsupported scheme, bad URL, proxy…
                 raise self.error(
                     f"cannot send the request to {url} ({type(exc).__name__}: {exc}); check the base URL"
                 ) from exc
@@ -404,7 +404,7 @@ class HTTPSummarizer:
                 f"{self.name} summarizer: no API key for {self.official_host}; "
                 f"set {self.api_key_env} or pass api_key=..."
             )
-        self.http: RetryingClient = RetryingClient(
+        self.http: RetryingClient = RetryingClient(  # the HTTP layer (public for inspection and tests)
             label=f"{self.name} summarizer",
             timeout=timeout,
             policy=RetryPolicy(retries=retries, backoff=backoff),
@@ -464,7 +464,7 @@ class HTTPSummarizer:
         """Close the HTTP client; the summarizer can still be used afterwards."""
         self.http.close()
 
-    def __enter__(self) -> HTTPSummarizer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
