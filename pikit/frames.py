@@ -874,27 +874,43 @@ def calibration(session: Session | Projection, leaf: Any = None, counter: Counte
 def sweep_keep_recent(session: Session, leaf: Any = None, values: Iterable[int] = ()) -> pd.DataFrame:
     """Compaction preparation at ``leaf`` for each keepRecentTokens value (see :data:`SWEEP_COLUMNS`).
 
-    No model is called; the branch is projected once and every value reuses it.
+    No model is called; the branch is projected once and every value reuses that
+    projection (and its cached estimates for the token sums).
     """
     projection = session.context(_leaf(session, leaf))
     branch = projection.path
+    # Per projected entry: all of its estimates (kept part) and those a summary would take in
+    # (no compaction entry, no system message); prefix sums make each value O(1) here.
+    kept_prefix = [0]
+    summarizable_prefix = [0]
+    position = 0
+    for pe in projection.entries:
+        own = projection.estimates[position:position + len(pe.messages)]
+        position += len(pe.messages)
+        kept_prefix.append(kept_prefix[-1] + sum(own))
+        summarizable = 0 if pe.entry.type == "compaction" else sum(
+            e for m, e in zip(pe.messages, own, strict=True) if m.get("role") != "system")
+        summarizable_prefix.append(summarizable_prefix[-1] + summarizable)
+    head = next((i for i, pe in enumerate(projection.entries) if pe.entry.type == "compaction" and pe.messages), -1)
+    start = head + 1
+    total_entries = len(projection.entries)
     rows: list[dict[str, Any]] = []
     for value in values:
         prep = prepare_compaction(branch, int(value), projection)
         if prep is None:
             rows.append({"keep_recent_tokens": value, "compactable": False, "tokens_before": projection.tokens})
             continue
-        entries_ = prep.projection.entries
+        cut = prep.first_kept_index
         read, modified = prep.file_ops.lists()
-        summarized = prep.messages_to_summarize + prep.turn_prefix_messages
         rows.append({
             "keep_recent_tokens": value, "compactable": True, "first_kept_entry_id": prep.first_kept_entry_id,
-            "first_kept_index": prep.first_kept_index, "is_split_turn": prep.is_split_turn,
-            "turn_start_entry_id": entries_[prep.turn_start_index].entry.id if prep.is_split_turn else None,
+            "first_kept_index": cut, "is_split_turn": prep.is_split_turn,
+            "turn_start_entry_id": projection.entries[prep.turn_start_index].entry.id if prep.is_split_turn else None,
             "summarized_messages": len(prep.messages_to_summarize),
             "turn_prefix_messages": len(prep.turn_prefix_messages),
-            "summarized_entries": len(prep.summarized_entry_ids), "kept_entries": len(prep.kept_entry_ids),
-            "summarized_tokens": sum(estimate_tokens(m) for m in summarized), "kept_tokens": prep.kept_tokens,
+            "summarized_entries": cut - start, "kept_entries": total_entries - cut,
+            "summarized_tokens": summarizable_prefix[cut] - summarizable_prefix[start],
+            "kept_tokens": kept_prefix[total_entries] - kept_prefix[cut],
             "tokens_before": prep.tokens_before, "read_files": len(read), "modified_files": len(modified),
         })
     return _frame(rows, SWEEP_COLUMNS)

@@ -57,7 +57,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _std_decoder = json.JSONDecoder(parse_constant=_reject_constant)
-_c_quote: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_c_quote: Any = json.encoder.encode_basestring
 
 
 def loads(data: bytes | str) -> Any:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["LoadReport", "Problem", "load", "loads"]
 
 CHUNK_SIZE = 8 * 1024 * 1024
+_BAR_MIN_BYTES = 32 * 1024 * 1024
 # Lines longer than this keep only their index after loading a large file (parsed again on demand).
 _KEEP_LINE_BYTES = 2048
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
@@ -177,11 +178,34 @@ def _describe_bad_json(line: bytes, reason: str) -> str:
     return f"malformed JSON: {reason} (line skipped)"
 
 
+def _progress_bar(total: int, name: str) -> tuple[ProgressCallback, Callable[[], None]]:
+    """A tqdm bar (notebook-aware) when tqdm is installed, else a line on stderr."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        import sys
+
+        def line(done: int, total: int) -> None:
+            sys.stderr.write(f"\rloading {name}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB")
+
+        def end() -> None:
+            sys.stderr.write("\n")
+
+        return line, end
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"loading {name}", leave=False)
+
+    def update(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
 def load(path: str | os.PathLike[str], *, strict: bool = False,
-         progress: ProgressCallback | None = None) -> Session:
+         progress: ProgressCallback | bool | None = None) -> Session:
     """Load a session file (read-only).
 
-    ``progress(done_bytes, total_bytes)`` is called after each chunk of a large file.
+    ``progress`` is a callback ``(done_bytes, total_bytes)`` called after each chunk, or
+    ``True`` for a progress bar on files of 32 MB and more (tqdm in notebooks).
     Raises :class:`SessionFileError` for a missing or unreadable file and
     :class:`NotASessionError` when the file does not start with a session header.
     """
@@ -202,6 +226,12 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
         except OSError:
             total = 0
         builder = _Builder(source, strict, keep_all=total < _KEEP_ALL_BELOW)
+        close: Callable[[], None] | None = None
+        callback: ProgressCallback | None = None
+        if progress is True and total >= _BAR_MIN_BYTES:
+            callback, close = _progress_bar(total, os.path.basename(source))
+        elif callable(progress):
+            callback = progress
         pending = b""
         number = 0
         done = 0
@@ -222,12 +252,14 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
                 feed(number, data[start:end])
                 start = end + 1
             pending = data[start:]
-            if progress is not None:
-                progress(done, total)
+            if callback is not None:
+                callback(done, total)
         if pending:
             number += 1
             builder.feed(number, pending)
         builder.report.bytes = done
+        if close is not None:
+            close()
     header, entries, report = builder.finish()
     return Session(header, entries, path=source, report=report)
 

@@ -58,6 +58,8 @@ _ITEM_LIMIT = 240
 """Characters of one rendered item."""
 _LIST_NAMES = 12
 """Names (files, commands, identifiers) shown in one list item."""
+_LIST_BUDGET = 700
+"""Characters of names in one list item."""
 _PER_MESSAGE = 3
 """Constraints or decisions taken from a single message."""
 
@@ -373,6 +375,24 @@ _FOCUS_STOP = frozenset(
 )
 
 
+_CD_RE = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*(?=\S)")
+_QUIET_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
+_QUIET_LINES = frozenset({"", "(no output)", "command exited with code 1"})
+
+
+def _command(text: str) -> str:
+    """A shell command as one line, without a leading ``cd DIR &&`` (the directory is noise)."""
+    return _line(_CD_RE.sub("", text.strip()), 120)
+
+
+def _quiet_failure(command: str, output: str) -> bool:
+    """True for exit code 1 with no output from a search or compare (``grep`` found nothing)."""
+    last = command.rsplit("|", 1)[-1].split()
+    if not last or last[0] not in _QUIET_PROGRAMS or len(output) > 200:
+        return False
+    return all(line.strip().lower() in _QUIET_LINES for line in output.split("\n"))
+
+
 def _is_request(text: str) -> bool:
     """True when a user text is a real request rather than an acknowledgement ("ok", "go on")."""
     return not _ACK_RE.match(text.strip()) and _weight(text) >= 4
@@ -588,7 +608,7 @@ class _Reader:
             _touch(self.files_read if name == "read" else self.files_modified, target)
             call = _Call(name, target, ("file", target), f"{_code(name)} on {_code(target)}")
         elif name == "bash" and isinstance(command, str) and command.strip():
-            target = _line(command, 120)
+            target = _command(command)
             _touch(self.commands, target)
             call = _Call(name, target, ("bash", target), _code(target))
         else:
@@ -607,7 +627,10 @@ class _Reader:
             name = _line(raw, 60) if isinstance(raw, str) and raw.strip() else "tool"
             call = _Call(name, "", ("tool", name), _code(name))
         if message.get("isError") is True:
-            line = _error_line(_text_of(message.get("content"), _ERROR_SCAN_LIMIT))
+            output = _text_of(message.get("content"), _ERROR_SCAN_LIMIT)
+            if call.key[0] == "bash" and _quiet_failure(call.target, output):
+                return
+            line = _error_line(output)
             text = f"{call.label} failed"
             self._fail(call.key, f"{text}: {line}" if line else text, line)
         else:
@@ -619,7 +642,7 @@ class _Reader:
         command = message.get("command")
         if not isinstance(command, str) or not command.strip():
             return
-        target = _line(command, 120)
+        target = _command(command)
         _touch(self.commands, target)
         call = _Call("bash", target, ("bash", target), _code(target))
         code = message.get("exitCode")
@@ -628,6 +651,8 @@ class _Reader:
         if message.get("cancelled") is True:
             self._fail(call.key, f"{call.label} was cancelled", line)
         elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            if code == 1 and _quiet_failure(target, output if isinstance(output, str) else ""):
+                return
             text = f"{call.label} exited with code {code}"
             self._fail(call.key, f"{text}: {line}" if line else text, line)
         elif code == 0:
@@ -676,8 +701,11 @@ class _Reader:
         for index, sentence in enumerate(sentences):
             if not _DONE_RE.search(sentence) or sentence.endswith("?"):
                 continue
-            if _weight(sentence) < 3 and index + 1 < len(sentences):
-                sentence = f"{sentence} {sentences[index + 1]}"
+            following = iter(sentences[index + 1:index + 3])
+            if _weight(sentence) < 3:
+                sentence = f"{sentence} {next(following, '')}".strip()
+            if sentence.endswith(":"):
+                sentence = f"{sentence} {next(following, '')}".strip()
             self.events.append((self.seq, _line(sentence, 180)))
             return
 
@@ -720,11 +748,13 @@ class _Reader:
         notes = _Notes()
         requests = self.substantive or [r for r in self.requests if r.strip()]
         for text in requests[:1]:
-            notes.goal.append(_gist(text, 300))
+            notes.goal.append(_gist(text, 300, enough=200, most=3))
         seen = {_key(g) for g in notes.goal}
         added: list[str] = []
         for text in requests[1:]:
             item = _gist(text, 200, enough=1, most=1)
+            if item.endswith("?") and _weight(item) < 8:
+                continue  # a passing question is not a goal
             if _key(item) not in seen:
                 seen.add(_key(item))
                 added.append(item)
@@ -1034,14 +1064,25 @@ def _focus_first(items: list[str], words: list[str]) -> list[str]:
     return sorted(items, key=lambda item: 0 if any(w in item.lower() for w in words) else 1)
 
 
-def _names(label: str, names: Iterable[str]) -> str | None:
-    """``Label: `a`, `b` (+N earlier)`` (the most recent names) or ``None`` when there are none."""
+def _names(label: str, names: Iterable[str], budget: int = _LIST_BUDGET) -> str | None:
+    """``Label: `a`, `b` (+N earlier)`` or ``None`` when there are no names.
+
+    Shows the most recent names (the last ones) that fit ``budget`` characters, at most
+    :data:`_LIST_NAMES`, in their original order.
+    """
     values = list(names)
     if not values:
         return None
-    shown = ", ".join(_code(v) for v in values[-_LIST_NAMES:])
-    more = f" (+{len(values) - _LIST_NAMES} earlier)" if len(values) > _LIST_NAMES else ""
-    return f"{label}: {shown}{more}"
+    shown: list[str] = []
+    size = 0
+    for value in reversed(values[-_LIST_NAMES:]):
+        if shown and size + len(value) + 4 > budget:
+            break
+        shown.append(_code(value))
+        size += len(value) + 4
+    shown.reverse()
+    more = f" (+{len(values) - len(shown)} earlier)" if len(values) > len(shown) else ""
+    return f"{label}: {', '.join(shown)}{more}"
 
 
 def _context_items(notes: _Notes, focus: str) -> list[str]:
@@ -1058,10 +1099,11 @@ def _context_items(notes: _Notes, focus: str) -> list[str]:
     return [item for item in derived if item] + notes.context
 
 
-def _bullets(items: list[str], prefix: str = "- ") -> list[str]:
+def _bullets(items: list[str], prefix: str = "- ", limit: int = _ITEM_LIMIT) -> list[str]:
+    """Items as list lines, or the ``(none)`` line when there are none."""
     if not items:
         return [f"- {_NONE}"]
-    return [f"{prefix}{_line(item)}" for item in items]
+    return [f"{prefix}{_line(item, limit)}" for item in items]
 
 
 def _render(kind: str, notes: _Notes, focus: str) -> str:
@@ -1100,7 +1142,7 @@ def _render(kind: str, notes: _Notes, focus: str) -> str:
         context = _context_items(notes, _line(focus, 200) if focus else "")
         head = 1 if focus else 0
         ordered = context[:head] + _focus_first(context[head:], words)
-        lines += _bullets(ordered[:_CAP_CONTEXT])
+        lines += _bullets(ordered[:_CAP_CONTEXT], limit=_LIST_BUDGET + 100)
     return "\n".join(lines)
 
 
@@ -1122,7 +1164,7 @@ def _render_turn(notes: _Notes, focus: str, words: list[str]) -> str:
     head = 1 if focus else 0
     ordered = context[:head] + _focus_first(context[head:], words)
     lines += ["", "## Context Needed to Continue"]
-    lines += _bullets(ordered[:_CAP_TURN_CONTEXT])
+    lines += _bullets(ordered[:_CAP_TURN_CONTEXT], limit=_LIST_BUDGET + 100)
     return "\n".join(lines)
 
 
