@@ -46,7 +46,7 @@ def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
     settings = _settings(args, session).for_model(_model_spec(args, session, leaf))
     keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
     summarizer = _summarizer(args)
-    if not args.json:
+    if not args.json and sys.stderr.isatty():
         print(f"compacting at {leaf} (keepRecentTokens={keep:,}) with the {summarizer.name} summarizer…",
               file=sys.stderr)
     result = build_compaction(session, leaf, keep_recent_tokens=keep, summarizer=summarizer,

@@ -93,7 +93,8 @@ _ODD_RE = re.compile(
 _SPACE_RE = re.compile(r"\s+")
 _LEAD_RE = re.compile(r"^(?:#+\s+|>+\s*|\|\s*)+")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|(?<=[。！？])")
+_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+_PASTE_RE = re.compile(r"^[ \t]*[\[{<].*$", re.M)
 _MARKER_RE = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)(?:\[[ xX]\]\s+)?")
 _WIDE_RE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _APOSTROPHE_RE = re.compile("[\u2018\u2019\u02bc]")
@@ -158,12 +159,15 @@ def _spans(text: str) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences and list lines of ``text`` (code blocks, headings and table rows left out)."""
+    """Sentences of ``text``, line by line (code blocks, headings, tables and pastes left out)."""
+    if "```" in text:
+        text = _FENCE_RE.sub(" ", text)
     out: list[str] = []
-    for piece in _SPLIT_RE.split(_FENCE_RE.sub(" ", text)):
-        piece = _MARKER_RE.sub("", piece.strip()).strip()
-        if piece and not piece.startswith(("#", "|", ">", "{", "[")):
-            out.append(piece)
+    for raw in text.split("\n"):
+        line = _MARKER_RE.sub("", raw.strip()).strip()
+        if not line or line.startswith(("#", "|", ">", "{", "[", "<")):
+            continue
+        out += [piece for piece in (p.strip() for p in _SPLIT_RE.split(line)) if piece]
     return out
 
 
@@ -318,7 +322,7 @@ class _Keywords:
 
 def _is_map(value: Any) -> bool:
     """``isinstance(value, Mapping)``, with a fast path for plain dicts."""
-    return isinstance(value, dict) or isinstance(value, Mapping)
+    return isinstance(value, (dict, Mapping))
 
 
 def _is_word(char: str) -> bool:
@@ -366,16 +370,21 @@ _ERROR_WORD_RE = re.compile(
     r"assert",
     re.I,
 )
-_NARRATION_RE = re.compile(r"^(?:now,? |ok(?:ay)?,? |first,? |next,? )?let me\b", re.I)
+_NARRATION_RE = re.compile(r"^(?:(?:ok(?:ay)?|so|good|great),? )?(?:now|first|next|then|let me)\b", re.I)
 _IDENT_RE = re.compile(r"^[A-Za-z_$@~.][\w$@.:/\-]*(?:\(\))?$")
 _FOCUS_STOP = frozenset(
-    "the and for with about focus that this from into what which when where them they their "
-    "please keep make sure also only more most some any all are was were been has have had "
-    "not but you your our its it's".split()
+    (
+        "the", "and", "for", "with", "about", "focus", "that", "this", "from", "into", "what",
+        "which", "when", "where", "them", "they", "their", "please", "keep", "make", "sure",
+        "also", "only", "more", "most", "some", "any", "all", "are", "was", "were", "been",
+        "has", "have", "had", "not", "but", "you", "your", "our", "its", "it's",
+    )
 )
 
 
 _CD_RE = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*(?=\S)")
+_PIPE_RE = re.compile(r"\s\|\s")
+_REDIRECT_RE = re.compile(r"\s+\d?>&\d")
 _QUIET_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
 _QUIET_LINES = frozenset({"", "(no output)", "command exited with code 1"})
 
@@ -387,10 +396,15 @@ def _command(text: str) -> str:
 
 def _quiet_failure(command: str, output: str) -> bool:
     """True for exit code 1 with no output from a search or compare (``grep`` found nothing)."""
-    last = command.rsplit("|", 1)[-1].split()
+    last = _PIPE_RE.split(command)[-1].split()
     if not last or last[0] not in _QUIET_PROGRAMS or len(output) > 200:
         return False
     return all(line.strip().lower() in _QUIET_LINES for line in output.split("\n"))
+
+
+def _core_command(command: str) -> str:
+    """The first stage of a pipeline without ``2>&1``: ``npm run check 2>&1 | tail`` → ``npm run check``."""
+    return _REDIRECT_RE.sub("", _PIPE_RE.split(command, 1)[0]).strip() or command
 
 
 def _is_request(text: str) -> bool:
@@ -421,11 +435,12 @@ def _error_line(text: str) -> str:
     return ""
 
 
-def _decision_item(sentence: str, following: str = "") -> str:
+def _decision_item(sentence: str, following: str = "", context: str = "") -> str:
     """``**Decision**: rationale`` for a sentence that states a choice.
 
     The rationale is the sentence's own *because/since/so that…* clause, else the sentence
-    that follows it (when that one is a plain sentence), else ``(no reason stated)``.
+    that follows it (when that one is a plain sentence), else ``context`` (what prompted it),
+    else ``(no reason stated)``.
     """
     sentence = sentence.replace("**", "").replace("__", "")
     match = _REASON_RE.search(sentence, 12)
@@ -433,10 +448,11 @@ def _decision_item(sentence: str, following: str = "") -> str:
     if match:
         decision, reason = sentence[: match.start()], sentence[match.start():]
         reason = reason.strip(" ,;:")
-    elif following and len(following) <= 200 and not following.endswith((":", "?")):
+    elif (following and len(following) <= 200 and _weight(following) >= 4
+          and not following.endswith((":", "?")) and not following.startswith(("#", "|", "`", "*"))):
         decision, reason = sentence, following
     else:
-        decision, reason = sentence, "(no reason stated)"
+        decision, reason = sentence, context or "(no reason stated)"
     decision = _line(decision, 110).rstrip(".:;, ")
     return f"**{decision}**: {_line(reason, 160)}"
 
@@ -594,14 +610,13 @@ class _Reader:
     def _call(self, block: Mapping[str, Any]) -> None:
         raw_name = block.get("name")
         name = _line(raw_name, 60) if isinstance(raw_name, str) and raw_name.strip() else "tool"
-        args = block.get("arguments")
-        if isinstance(args, str) and len(args) < 100_000:
+        raw_args = block.get("arguments")
+        if isinstance(raw_args, str) and len(raw_args) < 100_000:
             try:
-                args = json.loads(args)
+                raw_args = json.loads(raw_args)
             except ValueError:
-                args = None
-        if not _is_map(args):
-            args = {}
+                raw_args = None
+        args: Mapping[str, Any] = raw_args if isinstance(raw_args, (dict, Mapping)) else {}
         path, command = args.get("path"), args.get("command")
         if name in ("read", "write", "edit") and isinstance(path, str) and path.strip():
             target = _line(path, 200)
@@ -610,7 +625,7 @@ class _Reader:
         elif name == "bash" and isinstance(command, str) and command.strip():
             target = _command(command)
             _touch(self.commands, target)
-            call = _Call(name, target, ("bash", target), _code(target))
+            call = _Call(name, target, ("bash", _core_command(target)), _code(target))
         else:
             call = _Call(name, "", ("tool", name), _code(name))
         call_id = block.get("id")
@@ -644,7 +659,7 @@ class _Reader:
             return
         target = _command(command)
         _touch(self.commands, target)
-        call = _Call("bash", target, ("bash", target), _code(target))
+        call = _Call("bash", target, ("bash", _core_command(target)), _code(target))
         code = message.get("exitCode")
         output = message.get("output")
         line = _error_line(output) if isinstance(output, str) else ""
@@ -676,11 +691,13 @@ class _Reader:
             work[0 if call.name == "write" else 1] += 1
             work[2] = self.seq
             self.file_work[call.target] = work
-        elif call.key[0] == "bash" and _SIGNIFICANT_RE.search(call.target):
-            runs = self.ok_commands.pop(call.target, [0, 0])
-            self.ok_commands[call.target] = [runs[0] + 1, self.seq]
+        elif call.key[0] == "bash":
+            core = _core_command(call.target)
+            if _SIGNIFICANT_RE.search(" ".join(core.split()[:4])):
+                runs = self.ok_commands.pop(core, [0, 0])
+                self.ok_commands[core] = [runs[0] + 1, self.seq]
         for failure in self._resolve(call.key):
-            if call.key[0] == "bash" and failure.line:
+            if call.key[0] == "bash" and failure.line and failure.text != f"{call.label} was cancelled":
                 self.events.append((self.seq, f"{call.label} now succeeds (it had failed: {failure.line})"))
 
     def _fail(self, key: tuple[str, str], text: str, line: str) -> None:
@@ -718,6 +735,8 @@ class _Reader:
                     self.identifiers[span] = self.identifiers.get(span, 0) + 1
         if "```" in text:
             text = _FENCE_RE.sub(" ", text)
+        if "{" in text or "[" in text or "<" in text:
+            text = _PASTE_RE.sub(" ", text)
         rules: set[str] = set()
         if constraints:
             for sentence, _ in _find_sentences(text, _CONSTRAINTS, _PER_MESSAGE):
@@ -728,7 +747,12 @@ class _Reader:
         for sentence, following in _find_sentences(text, _DECISIONS, _PER_MESSAGE):
             if sentence in rules or _NARRATION_RE.match(sentence):
                 continue
-            item = _decision_item(sentence, following)
+            if constraints:
+                prompted = "stated by the user"
+            else:
+                request = self.last_request()
+                prompted = f"in answer to: {_gist(request, 90, enough=1, most=1)}" if request else ""
+            item = _decision_item(sentence, following, prompted)
             self.decisions.pop(_key(item), None)
             self.decisions[_key(item)] = item
 
@@ -778,16 +802,16 @@ class _Reader:
         done.sort(key=lambda pair: pair[0])
         notes.done = [text for _, text in done]
 
+        waiting = [call.label for call in list(self.pending.values())[-2:]]
         if self.requests and not self.answered:
             request = self.last_request()
             if request:
                 notes.in_progress.append(_gist(request, 220, enough=1, most=1))
-            if self.activity_since_request and self.last_activity:
+            if self.activity_since_request and self.last_activity not in waiting:
                 notes.in_progress.append(f"Last step: {self.last_activity}")
-        elif not self.requests and not self.finished_turn and self.last_activity:
+        elif not self.requests and not self.finished_turn and self.last_activity not in waiting:
             notes.in_progress.append(f"Last step: {self.last_activity}")
-        for call in list(self.pending.values())[-2:]:
-            notes.in_progress.append(f"Waiting for the result of {call.label}")
+        notes.in_progress += [f"Waiting for the result of {label}" for label in waiting]
 
         notes.blocked = [f.text for f in self.failures if not f.resolved]
         fixed = [f for f in self.failures if f.resolved and f.key[0] != "turn" and f.line]
@@ -912,7 +936,7 @@ def _parse_notes(text: str) -> _Notes:
             line = " — ".join(c for c in cells if c)
         else:
             last_table_row = None
-        item = _line(_MARKER_RE.sub("", line))
+        item = _line(_MARKER_RE.sub("", line), _LIST_BUDGET + 100)
         if not item or item.lower() in _PLACEHOLDERS or _BOLD_LABEL_RE.match(item):
             continue
         if raw.strip().startswith("|"):
@@ -929,8 +953,7 @@ def _parse_notes(text: str) -> _Notes:
             continue
         if section == "context" and _context_set(notes, item):
             continue
-        if label and section == "context":
-            item = _line(f"{label}: {item}")
+        item = _line(f"{label}: {item}" if label and section == "context" else item)
         if len(lists[section]) < _CAP_PARSED:
             lists[section].append(item)
     if not headings and preface:
@@ -1008,7 +1031,8 @@ def _merge(base: _Notes, new: _Notes, *, finished_turn: bool, successes: set[str
     out.constraints = _dedupe([*base.constraints, *new.constraints])
     out.decisions = _dedupe([*base.decisions, *new.decisions])
 
-    moved = [i for i in base.in_progress if not i.lower().startswith(("last step:", "waiting for"))]
+    moved = [f"Handled: {i}" for i in base.in_progress
+             if not i.lower().startswith(("last step:", "waiting for", "handled:"))]
     still = [] if finished_turn else list(base.in_progress)
     resolved: list[str] = []
     blocked: list[str] = []
@@ -1031,6 +1055,15 @@ def _merge(base: _Notes, new: _Notes, *, finished_turn: bool, successes: set[str
     return out
 
 
+_BLOCKER_SPLIT_RE = re.compile(r" (?:failed|exited with code|was cancelled)\b|: ")
+
+
+def _blocker_head(item: str) -> str:
+    """The subject of a Blocked item: the part before *failed*, *exited with code* or ``: ``."""
+    head = _BLOCKER_SPLIT_RE.split(item, 1)[0]
+    return _line(head, 120) if head.strip() else _line(item, 120)
+
+
 def _next_steps(notes: _Notes, last_request: str, answered: bool) -> list[str]:
     """Numbered-list items derived from unfinished work and open errors."""
     steps: list[str] = []
@@ -1039,7 +1072,7 @@ def _next_steps(notes: _Notes, last_request: str, answered: bool) -> list[str]:
             steps.append("Check the result of " + item[len("waiting for the result of "):])
         elif not item.lower().startswith("last step:"):
             steps.append(f"Finish: {item}")
-    steps += [f"Fix: {item}" for item in notes.blocked[-3:]]
+    steps += [f"Fix {_blocker_head(item)} (see Blocked)" for item in notes.blocked[-3:]]
     if not steps and last_request and answered:
         steps.append(
             f"Confirm with the user that the last request is settled "
@@ -1085,18 +1118,26 @@ def _names(label: str, names: Iterable[str], budget: int = _LIST_BUDGET) -> str 
     return f"{label}: {', '.join(shown)}{more}"
 
 
-def _context_items(notes: _Notes, focus: str) -> list[str]:
-    """The Critical Context items: focus, files, commands, identifiers, then free items."""
+def _context_items(notes: _Notes, focus: str, words: list[str], cap: int) -> list[str]:
+    """The Critical Context items: focus, files, commands, identifiers, then free items.
+
+    The derived lists always come first and are never dropped (so they survive an update);
+    the free items fill the rest up to ``cap``, those naming the focus first, with at most
+    three resolved errors.
+    """
     modified = list(notes.files_modified)
     read_only = [p for p in notes.files_read if p not in notes.files_modified]
     derived = [
-        f"Focus requested: {focus}" if focus else None,
+        f"Focus requested: {_line(focus, 200)}" if focus else None,
         _names("Files modified", modified),
         _names("Files read", read_only),
         _names("Commands run", list(notes.commands)[-6:]),
         _names("Identifiers", list(notes.identifiers)[:10]),
     ]
-    return [item for item in derived if item] + notes.context
+    fixed = [i for i in notes.context if i.startswith("Earlier error (resolved):")][-3:]
+    free = [i for i in notes.context if not i.startswith("Earlier error (resolved):")] + fixed
+    items = [item for item in derived if item]
+    return items + _focus_first(free, words)[: max(0, cap - len(items))]
 
 
 def _bullets(items: list[str], prefix: str = "- ", limit: int = _ITEM_LIMIT) -> list[str]:
@@ -1139,10 +1180,7 @@ def _render(kind: str, notes: _Notes, focus: str) -> str:
     lines += [f"{n}. {_line(step)}" for n, step in enumerate(steps, 1)]
     if kind != "branch":
         lines += ["", "## Critical Context"]
-        context = _context_items(notes, _line(focus, 200) if focus else "")
-        head = 1 if focus else 0
-        ordered = context[:head] + _focus_first(context[head:], words)
-        lines += _bullets(ordered[:_CAP_CONTEXT], limit=_LIST_BUDGET + 100)
+        lines += _bullets(_context_items(notes, focus, words, _CAP_CONTEXT), limit=_LIST_BUDGET + 100)
     return "\n".join(lines)
 
 
@@ -1159,12 +1197,11 @@ def _render_turn(notes: _Notes, focus: str, words: list[str]) -> str:
     progress += [item for item in notes.in_progress if item.lower().startswith(("last step:", "waiting for"))]
     lines += ["", "## Progress So Far"]
     lines += _bullets(_focus_first(progress[-_CAP_TURN_PROGRESS:], words))
-    context = _context_items(notes, _line(focus, 200) if focus else "")
-    context += [f"User constraint: {c}" for c in notes.constraints[:2]]
-    head = 1 if focus else 0
-    ordered = context[:head] + _focus_first(context[head:], words)
+    extra = _Notes(context=[*(f"User constraint: {c}" for c in notes.constraints[:2]), *notes.context])
+    extra.files_read, extra.files_modified = notes.files_read, notes.files_modified
+    extra.commands, extra.identifiers = notes.commands, notes.identifiers
     lines += ["", "## Context Needed to Continue"]
-    lines += _bullets(ordered[:_CAP_TURN_CONTEXT], limit=_LIST_BUDGET + 100)
+    lines += _bullets(_context_items(extra, focus, words, _CAP_TURN_CONTEXT), limit=_LIST_BUDGET + 100)
     return "\n".join(lines)
 
 
@@ -1277,6 +1314,9 @@ class OfflineSummarizer:
             notes = _merge(base, new, finished_turn=reader.finished_turn, successes=reader.successes)
         if messages or not notes.next_steps:
             notes.next_steps = _next_steps(notes, reader.last_request(), reader.answered)
+        if not notes.goal and previous and request.kind == "turn_prefix":
+            goal = _parse_notes(previous).goal[:1]
+            notes.goal = [f"(begun before this part; the session goal: {goal[0]})"] if goal else []
         notes.constraints = _ends(_dedupe(notes.constraints), _CAP_CONSTRAINTS)
         return SummaryResult(text=_render(request.kind, notes, focus), usage=None, model="offline")
 

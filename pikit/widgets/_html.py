@@ -1,0 +1,262 @@
+"""HTML building blocks shared by the widgets: escaping, numbers, message bodies, the stylesheet.
+
+Every piece of text that comes from a session goes through :func:`esc` (``html.escape`` with
+quotes) before it reaches an HTML string; nothing here inserts session text any other way.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..content import content_text
+
+__all__ = [
+    "CSS",
+    "error_box",
+    "esc",
+    "fmt_delta",
+    "fmt_int",
+    "message_body",
+    "role_badge",
+    "style_widget",
+]
+
+_LONG_CHARS = 600
+_LONG_LINES = 10
+_MAX_BODY_CHARS = 20_000
+
+
+def esc(value: Any) -> str:
+    """``value`` as text, HTML-escaped (quotes included): safe in element content and attributes."""
+    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+
+
+def fmt_int(value: Any) -> str:
+    """A token count with thin thousands separators (``12 345``); ``–`` for ``None``."""
+    if value is None:
+        return "–"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.1f}".replace(",", "\u202f")
+    return f"{int(value):,}".replace(",", "\u202f")
+
+
+def fmt_delta(value: int) -> str:
+    """A signed token delta (``+120``, ``−40``, ``0``)."""
+    if value > 0:
+        return "+" + fmt_int(value)
+    if value < 0:
+        return "−" + fmt_int(-value)
+    return "0"
+
+
+_ROLE_CLASS = {
+    "user": "user", "assistant": "assistant", "toolResult": "tool", "system": "system",
+    "compactionSummary": "compaction", "branchSummary": "branch-summary", "custom": "custom",
+    "bashExecution": "bash",
+}
+_ROLE_LABEL = {
+    "toolResult": "tool result", "compactionSummary": "compaction summary", "branchSummary": "branch summary",
+    "bashExecution": "bash",
+}
+
+
+def role_badge(role: Any) -> str:
+    """A coloured badge for a message role."""
+    css = _ROLE_CLASS.get(role, "meta") if isinstance(role, str) else "meta"
+    label = _ROLE_LABEL.get(role, role) if isinstance(role, str) else str(role)
+    return f'<span class="pikit-badge pikit-kind-{css}">{esc(label)}</span>'
+
+
+def _collapsible(text: str, css: str = "pikit-pre") -> str:
+    """Preformatted text; long text shows its start and folds the rest into ``<details>``."""
+    if len(text) > _MAX_BODY_CHARS:
+        text = text[:_MAX_BODY_CHARS] + f"\n… ({fmt_int(len(text) - _MAX_BODY_CHARS)} more characters not shown)"
+    lines = text.count("\n") + 1
+    if len(text) <= _LONG_CHARS and lines <= _LONG_LINES:
+        return f'<div class="{css}">{esc(text)}</div>'
+    head = "\n".join(text[:300].split("\n")[:4])
+    return (f'<div class="{css} pikit-head">{esc(head)}…</div>'
+            f'<details class="pikit-more"><summary>show all ({fmt_int(len(text))} characters, '
+            f'{fmt_int(lines)} lines)</summary><div class="{css}">{esc(text)}</div></details>')
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def message_body(message: Mapping[str, Any]) -> str:
+    """The content of one model message as escaped HTML (long parts collapsible)."""
+    role = message.get("role")
+    content = message.get("content")
+    parts: list[str] = []
+    if role == "assistant":
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text" and str(block.get("text") or "").strip():
+                parts.append(_collapsible(str(block.get("text"))))
+            elif kind == "thinking" and block.get("thinking"):
+                parts.append('<details class="pikit-thinking"><summary>thinking '
+                             f'({fmt_int(len(str(block.get("thinking"))))} characters)</summary>'
+                             f'<div class="pikit-pre">{esc(block.get("thinking"))}</div></details>')
+            elif kind == "toolCall":
+                call = f"{block.get('name')}({_json(block.get('arguments'))})"
+                parts.append(f'<div class="pikit-call">→ {_collapsible(call, "pikit-pre pikit-inline")}</div>')
+        if isinstance(content, str):
+            parts.append(_collapsible(content))
+        stop = message.get("stopReason")
+        if stop in ("error", "aborted", "length"):
+            detail = f": {message.get('errorMessage')}" if message.get("errorMessage") else ""
+            parts.append(f'<div class="pikit-warn">stopped: {esc(stop)}{esc(detail)}</div>')
+    elif role in ("user", "custom", "toolResult"):
+        if role == "toolResult":
+            state = " (error)" if message.get("isError") else ""
+            parts.append(f'<div class="pikit-sub">{esc(message.get("toolName") or "tool")}{state}</div>')
+        if role == "custom":
+            parts.append(f'<div class="pikit-sub">&lt;{esc(message.get("customType"))}&gt;</div>')
+        parts.append(_collapsible(content_text(content)))
+        images = sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "image") \
+            if isinstance(content, list) else 0
+        if images:
+            parts.append(f'<div class="pikit-sub">[{images} image{"s" if images > 1 else ""}]</div>')
+    elif role == "system":
+        text = content_text(content)
+        if text:
+            parts.append(_collapsible(text))
+        sections = message.get("sections")
+        if isinstance(sections, Mapping):
+            for name, value in sections.items():
+                label = "deleted" if value is None else f"{fmt_int(len(str(value)))} characters"
+                parts.append(f'<div class="pikit-sub">section {esc(name)}: {esc(label)}</div>')
+        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "−")):
+            tools = message.get(key)
+            if isinstance(tools, list) and tools:
+                names = ", ".join(str(t.get("name")) for t in tools if isinstance(t, Mapping))
+                parts.append(f'<div class="pikit-sub">tools {sign} {esc(names)}</div>')
+    elif role == "bashExecution":
+        parts.append(f'<div class="pikit-sub">$ {esc(message.get("command"))} '
+                     f'(exit {esc(message.get("exitCode"))})</div>')
+        parts.append(_collapsible(str(message.get("output") or "")))
+    elif role in ("branchSummary", "compactionSummary"):
+        parts.append(_collapsible(str(message.get("summary") or "")))
+    else:
+        parts.append(_collapsible(_json(dict(message))))
+    return "".join(parts) or '<span class="pikit-dim">(empty)</span>'
+
+
+def error_box(title: str, exc: BaseException | str) -> str:
+    """A red box naming an error (escaped), for showing failures inside a widget."""
+    detail = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+    return (f'<div class="pikit-error" role="alert"><b>{esc(title)}</b>'
+            f'<div class="pikit-pre">{esc(detail)}</div></div>')
+
+
+# The stylesheet uses JupyterLab's theme variables (with fallbacks) so light and dark themes work.
+CSS = """
+.pikit-root { font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+  font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
+.pikit-root .pikit-title { font-weight: 600; font-size: 1.1em; margin: 2px 0 4px; }
+.pikit-dim { color: var(--jp-ui-font-color2, #777); }
+.pikit-sub { color: var(--jp-ui-font-color2, #666); font-size: 0.92em; margin: 1px 0; }
+.pikit-warn { color: var(--jp-warn-color0, #b45309); font-size: 0.92em; }
+.pikit-pre { white-space: pre-wrap; word-break: break-word; font-family: var(--jp-code-font-family, monospace);
+  font-size: 0.92em; line-height: 1.35; }
+.pikit-pre.pikit-inline { display: inline; }
+.pikit-head { color: var(--jp-ui-font-color1, #333); }
+details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-block > summary {
+  cursor: pointer; color: var(--jp-brand-color1, #1565c0); font-size: 0.9em; }
+.pikit-call { color: var(--jp-ui-font-color1, #333); margin: 2px 0; }
+.pikit-error { border: 1px solid var(--jp-error-color1, #d32f2f); background: var(--jp-error-color3, #fdecea);
+  color: var(--jp-error-color0, #8e1b1b); border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
+.pikit-ok { border: 1px solid var(--jp-success-color1, #2e7d32); background: var(--jp-success-color3, #e8f5e9);
+  border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
+.pikit-badge { display: inline-block; padding: 0 5px; border-radius: 3px; font-size: 0.85em; line-height: 1.5;
+  white-space: nowrap; border: 1px solid transparent; }
+.pikit-kind-user { background: #e3f2fd; color: #0d47a1; }
+.pikit-kind-assistant { background: #ede7f6; color: #4527a0; }
+.pikit-kind-tool { background: #eceff1; color: #37474f; }
+.pikit-kind-tool-error { background: #fdecea; color: #b71c1c; }
+.pikit-kind-system { background: #fff8e1; color: #8d6e00; }
+.pikit-kind-compaction { background: #f3e5f5; color: #6a1b9a; border-color: #ce93d8; }
+.pikit-kind-branch-summary { background: #e0f2f1; color: #00695c; }
+.pikit-kind-custom { background: #fce4ec; color: #ad1457; }
+.pikit-kind-bash { background: #efebe9; color: #4e342e; }
+.pikit-kind-meta { background: transparent; color: var(--jp-ui-font-color2, #777);
+  border-color: var(--jp-border-color2, #ddd); }
+.pikit-label { display: inline-block; padding: 0 5px; border-radius: 8px; font-size: 0.82em;
+  background: #fff3cd; color: #7a5b00; border: 1px solid #f0d98c; white-space: nowrap; }
+.pikit-id { font-family: var(--jp-code-font-family, monospace); font-size: 0.88em;
+  color: var(--jp-ui-font-color2, #666); }
+.pikit-stats { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 2px 0 6px; }
+.pikit-stats b { font-variant-numeric: tabular-nums; }
+table.pikit-table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+table.pikit-table th { text-align: left; font-weight: 600; font-size: 0.88em; color: var(--jp-ui-font-color2, #555);
+  border-bottom: 1px solid var(--jp-border-color1, #bbb); padding: 3px 4px; position: sticky; top: 0;
+  background: var(--jp-layout-color1, #fff); z-index: 1; }
+table.pikit-table td { vertical-align: top; padding: 3px 4px; border-bottom: 1px solid var(--jp-border-color3, #eee);
+  overflow: hidden; }
+table.pikit-table td.pikit-num, table.pikit-table th.pikit-num { text-align: right;
+  font-variant-numeric: tabular-nums; white-space: nowrap; }
+.pikit-scroll { max-height: 560px; overflow-y: auto; border: 1px solid var(--jp-border-color2, #ddd);
+  border-radius: 4px; }
+tr.pikit-zone-summary td { background: rgba(156, 39, 176, 0.06); }
+tr.pikit-zone-kept td:first-child { box-shadow: inset 3px 0 0 #66bb6a; }
+tr.pikit-zone-new td:first-child { box-shadow: inset 3px 0 0 #42a5f5; }
+tr.pikit-status-omitted td { color: var(--jp-ui-font-color3, #999); }
+tr.pikit-status-omitted .pikit-pre { text-decoration: line-through; }
+.pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px; }
+.pikit-marker-omitted { background: #eeeeee; color: #616161; }
+.pikit-marker-replaced { background: #fff3e0; color: #e65100; }
+.pikit-marker-summary { background: #f3e5f5; color: #6a1b9a; }
+.pikit-block { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; padding: 4px 8px; margin: 4px 0;
+  background: var(--jp-layout-color1, #fff); }
+.pikit-block.pikit-compaction-block { border-color: #ce93d8; background: rgba(156, 39, 176, 0.04); }
+tr.pikit-diff-added td { background: rgba(46, 125, 50, 0.08); }
+tr.pikit-diff-removed td { background: rgba(198, 40, 40, 0.07); }
+tr.pikit-diff-changed td { background: rgba(245, 124, 0, 0.08); }
+tr.pikit-diff-same td { color: var(--jp-ui-font-color2, #666); }
+tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777); font-style: italic;
+  background: var(--jp-layout-color2, #f5f5f5); }
+.pikit-sym { font-family: var(--jp-code-font-family, monospace); font-weight: 700; }
+.pikit-plus { color: #2e7d32; } .pikit-minus { color: #c62828; } .pikit-tilde { color: #ef6c00; }
+.pikit-budget { position: relative; margin: 6px 0 2px; }
+.pikit-budget-track { position: relative; display: flex; height: 22px; border-radius: 4px; overflow: hidden;
+  background: var(--jp-layout-color2, #eee); border: 1px solid var(--jp-border-color2, #ccc); }
+.pikit-budget-seg { height: 100%; min-width: 0; }
+.pikit-budget-system { background: #f9a825; }
+.pikit-budget-summary { background: #ab47bc; }
+.pikit-budget-kept { background: #66bb6a; }
+.pikit-budget-new { background: #42a5f5; }
+.pikit-budget-line { position: absolute; top: -4px; height: 30px; width: 0; border-left: 2px dashed #d32f2f; }
+.pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--jp-ui-font-color1, #222); }
+.pikit-budget-keep { position: absolute; height: 8px; border: 2px solid #2e7d32; border-top: none;
+  margin-top: 2px; box-sizing: border-box; }
+.pikit-budget-axis { position: relative; height: 16px; font-size: 0.8em; color: var(--jp-ui-font-color2, #666); }
+.pikit-budget-axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
+.pikit-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.9em; margin-top: 2px; }
+.pikit-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px;
+  vertical-align: -1px; }
+.pikit-cut { display: flex; height: 16px; border-radius: 3px; overflow: hidden; margin: 4px 0;
+  border: 1px solid var(--jp-border-color2, #ccc); }
+.pikit-cut-previous { background: #ab47bc; } .pikit-cut-summarized { background: #9e9e9e; }
+.pikit-cut-prefix { background: #ffa726; } .pikit-cut-kept { background: #66bb6a; }
+.pikit-explorer-pane { min-width: 0; }
+.pikit-status { font-size: 0.9em; color: var(--jp-ui-font-color2, #555); margin: 2px 0; }
+.pikit-chart svg text { fill: var(--jp-ui-font-color1, #333); font-family: var(--jp-ui-font-family, sans-serif); }
+"""
+
+
+def style_widget() -> Any:
+    """A zero-size ``HTML`` widget carrying the stylesheet (included by each top-level widget)."""
+    import ipywidgets as widgets
+
+    style = widgets.HTML(value=f"<style>{CSS}</style>", layout=widgets.Layout(display="none"))
+    style.add_class("pikit-style")
+    return style

@@ -1,0 +1,201 @@
+// pikit tree view: a virtualized list of /tree rows (only the rows in view are in the DOM).
+//
+// Model state (from Python):
+//   rows:        [[id, indent, parentRow, kindClass, badge, label, text, children], ...]
+//                (parentRow: the nearest shown ancestor's row, -1 = none)
+//   anchor_row:  row of the leaf, or of its nearest visible ancestor (-1: reset leaf / none)
+//   leaf_row:    row of the leaf itself (-1 when it is not shown)
+//   selected_row: the row last clicked (-1: none)
+//   row_height, height: pixels
+// Custom messages to Python: {event: "select", id, row}
+// Timing written back: render_ms (view creation to first paint), paint_epoch_ms (Date.now() then).
+//
+// Session text only ever reaches the DOM through textContent / setAttribute, never innerHTML.
+
+function render({ model, el }) {
+  const t0 = performance.now();
+  const root = document.createElement("div");
+  root.className = "pikit-tree";
+  const viewport = document.createElement("div");
+  viewport.className = "pikit-tree-viewport";
+  viewport.setAttribute("role", "tree");
+  viewport.setAttribute("aria-label", "Session tree");
+  viewport.tabIndex = 0;
+  const spacer = document.createElement("div");
+  spacer.className = "pikit-tree-spacer";
+  const layer = document.createElement("div");
+  layer.className = "pikit-tree-layer";
+  spacer.appendChild(layer);
+  viewport.appendChild(spacer);
+  const empty = document.createElement("div");
+  empty.className = "pikit-tree-empty";
+  empty.textContent = "No entries match.";
+  root.appendChild(viewport);
+  root.appendChild(empty);
+  el.appendChild(root);
+
+  let rows = model.get("rows") || [];
+  let active = new Set();
+  let focusRow = -1;
+  let scheduled = false;
+  const rowH = () => model.get("row_height") || 24;
+
+  function computeActive() {
+    active = new Set();
+    let i = model.get("anchor_row");
+    let guard = 0;
+    while (i >= 0 && i < rows.length && !active.has(i) && guard++ <= rows.length) {
+      active.add(i);
+      i = rows[i][2];
+    }
+  }
+
+  function makeRow(i) {
+    const r = rows[i];
+    const div = document.createElement("div");
+    const leafRow = model.get("leaf_row");
+    let cls = "pikit-tree-row";
+    if (active.has(i)) cls += " pikit-active";
+    else cls += " pikit-off-path";
+    if (i === leafRow) cls += " pikit-leaf";
+    if (i === model.get("selected_row")) cls += " pikit-selected";
+    if (i === focusRow) cls += " pikit-focus";
+    if (r[5]) cls += " pikit-labeled";
+    div.className = cls;
+    div.style.top = i * rowH() + "px";
+    div.style.height = rowH() + "px";
+    div.dataset.entryId = String(r[0]);
+    div.dataset.row = String(i);
+    div.setAttribute("role", "treeitem");
+    div.setAttribute("aria-level", String(r[1] + 1));
+    div.setAttribute("aria-selected", i === leafRow ? "true" : "false");
+
+    const gutter = document.createElement("span");
+    gutter.className = "pikit-tree-gutter";
+    gutter.textContent = i === leafRow ? "●" : active.has(i) ? "│" : "";
+    div.appendChild(gutter);
+    const indent = document.createElement("span");
+    indent.className = "pikit-tree-indent";
+    indent.style.width = Math.min(r[1], 40) * 14 + "px";
+    div.appendChild(indent);
+    const kind = document.createElement("span");
+    kind.className = "pikit-badge pikit-kind-" + r[3];
+    kind.textContent = r[4];
+    div.appendChild(kind);
+    if (r[5]) {
+      const label = document.createElement("span");
+      label.className = "pikit-label";
+      label.textContent = r[5];
+      div.appendChild(label);
+    }
+    const text = document.createElement("span");
+    text.className = "pikit-tree-text";
+    text.textContent = r[6];
+    div.appendChild(text);
+    if (r[7] > 1) {
+      const fork = document.createElement("span");
+      fork.className = "pikit-tree-fork";
+      fork.textContent = "⑂ " + r[7];
+      fork.title = r[7] + " branches start here";
+      div.appendChild(fork);
+    }
+    div.title = r[0] + (r[5] ? " [" + r[5] + "]" : "") + "\n" + r[6];
+    return div;
+  }
+
+  function paint() {
+    scheduled = false;
+    const h = rowH();
+    spacer.style.height = rows.length * h + "px";
+    empty.style.display = rows.length ? "none" : "block";
+    const viewH = viewport.clientHeight || model.get("height") || 480;
+    const first = Math.max(0, Math.floor(viewport.scrollTop / h) - 8);
+    const last = Math.min(rows.length, Math.ceil((viewport.scrollTop + viewH) / h) + 8);
+    const frag = document.createDocumentFragment();
+    for (let i = first; i < last; i++) frag.appendChild(makeRow(i));
+    layer.replaceChildren(frag);
+  }
+
+  function schedule() {
+    if (!scheduled) {
+      scheduled = true;
+      requestAnimationFrame(paint);
+    }
+  }
+
+  function ensureVisible(i) {
+    if (i < 0 || i >= rows.length) return;
+    const h = rowH();
+    const viewH = viewport.clientHeight || model.get("height") || 480;
+    const top = i * h;
+    if (top < viewport.scrollTop || top + h > viewport.scrollTop + viewH) {
+      viewport.scrollTop = Math.max(0, top - viewH / 3);
+    }
+  }
+
+  function select(i) {
+    if (i < 0 || i >= rows.length) return;
+    focusRow = i;
+    model.send({ event: "select", id: rows[i][0], row: i });
+  }
+
+  viewport.addEventListener("scroll", schedule);
+  viewport.addEventListener("click", (event) => {
+    const target = event.target.closest(".pikit-tree-row");
+    if (target) select(Number(target.dataset.row));
+  });
+  viewport.addEventListener("keydown", (event) => {
+    if (!rows.length) return;
+    let next = focusRow < 0 ? Math.max(0, model.get("anchor_row")) : focusRow;
+    const page = Math.max(1, Math.floor((viewport.clientHeight || 480) / rowH()) - 1);
+    if (event.key === "ArrowDown") next += 1;
+    else if (event.key === "ArrowUp") next -= 1;
+    else if (event.key === "PageDown") next += page;
+    else if (event.key === "PageUp") next -= page;
+    else if (event.key === "Home") next = 0;
+    else if (event.key === "End") next = rows.length - 1;
+    else if (event.key === "Enter" || event.key === " ") { select(next); event.preventDefault(); return; }
+    else return;
+    event.preventDefault();
+    focusRow = Math.max(0, Math.min(rows.length - 1, next));
+    ensureVisible(focusRow);
+    schedule();
+  });
+
+  model.on("change:rows", () => {
+    rows = model.get("rows") || [];
+    focusRow = -1;
+    computeActive();
+    ensureVisible(model.get("anchor_row"));
+    schedule();
+  });
+  model.on("change:anchor_row", () => {
+    computeActive();
+    ensureVisible(model.get("anchor_row"));
+    schedule();
+  });
+  model.on("change:leaf_row", schedule);
+  model.on("change:selected_row", schedule);
+  model.on("change:height", () => { viewport.style.height = model.get("height") + "px"; schedule(); });
+
+  viewport.style.height = (model.get("height") || 480) + "px";
+  computeActive();
+  paint();
+  requestAnimationFrame(() => {
+    ensureVisible(model.get("anchor_row"));
+    paint();
+    const ms = performance.now() - t0;
+    root.dataset.renderMs = ms.toFixed(1);
+    model.set("render_ms", ms);
+    model.set("paint_epoch_ms", Date.now());
+    model.save_changes();
+  });
+  let observer = null;
+  if (typeof ResizeObserver !== "undefined") {
+    observer = new ResizeObserver(schedule);
+    observer.observe(viewport);
+  }
+  return () => { if (observer) observer.disconnect(); };
+}
+
+export default { render };

@@ -1,0 +1,287 @@
+"""The session tree as a virtualized list (an anywidget): Pi's ``/tree`` rows, fast at 10,000+ entries.
+
+Python lays the rows out once per filter mode / search with :meth:`pikit.Session.flatten`
+(active branch first, single-child chains flat) and sends them in one compact list. The
+browser keeps only the rows in view in the DOM, and marks the active path itself by
+following each row's parent row from the leaf, so moving the leaf sends two integers, not
+the tree. The order does not jump while you click around; :meth:`TreeView.relayout` puts
+the active branch first again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..session import CURRENT, Session
+from ..tree import FILTER_MODES, selection
+from ._html import CSS
+from ._state import SessionState, state_for
+
+__all__ = ["FILTER_MODES", "TreeView", "row_kind"]
+
+_ESM = (Path(__file__).with_name("_tree.js")).read_text(encoding="utf-8")
+
+_TREE_CSS = """
+.pikit-tree { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
+  color: var(--jp-ui-font-color1, #222); }
+.pikit-tree-viewport { position: relative; overflow-y: auto; overflow-x: hidden; outline: none;
+  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color1, #fff); }
+.pikit-tree-viewport:focus { border-color: var(--jp-brand-color1, #1976d2); }
+.pikit-tree-spacer { position: relative; width: 100%; }
+.pikit-tree-row { position: absolute; left: 0; right: 0; display: flex; align-items: center; gap: 5px;
+  box-sizing: border-box; padding: 0 6px 0 0; cursor: pointer; white-space: nowrap; overflow: hidden; }
+.pikit-tree-row:hover { background: var(--jp-layout-color2, #f0f4f8); }
+.pikit-tree-row.pikit-off-path { color: var(--jp-ui-font-color2, #666); }
+.pikit-tree-row.pikit-off-path .pikit-badge { opacity: 0.75; }
+.pikit-tree-row.pikit-active { background: rgba(25, 118, 210, 0.05); }
+.pikit-tree-row.pikit-leaf { background: rgba(25, 118, 210, 0.16); font-weight: 600; }
+.pikit-tree-row.pikit-selected { outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: -2px; }
+.pikit-tree-row.pikit-focus { box-shadow: inset 0 0 0 1px var(--jp-brand-color2, #64b5f6); }
+.pikit-tree-gutter { flex: 0 0 14px; text-align: center; color: var(--jp-brand-color1, #1976d2); font-size: 11px; }
+.pikit-tree-indent { flex: 0 0 auto; }
+.pikit-tree-text { flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; }
+.pikit-tree-fork { flex: 0 0 auto; font-size: 0.85em; color: #ef6c00; padding-left: 4px; }
+.pikit-tree-empty { padding: 8px; color: var(--jp-ui-font-color2, #777); display: none; }
+"""
+
+_MESSAGE_KINDS = {
+    "user": ("user", "user"), "assistant": ("assistant", "assistant"), "toolResult": ("tool", "tool"),
+    "system": ("system", "system"), "bashExecution": ("bash", "bash"), "custom": ("custom", "custom"),
+    "branchSummary": ("branch-summary", "branch summary"), "compactionSummary": ("compaction", "summary"),
+}
+_ENTRY_KINDS = {
+    "compaction": ("compaction", "compaction"), "branch_summary": ("branch-summary", "branch summary"),
+    "custom_message": ("custom", "custom"), "label": ("meta", "label"), "model_change": ("meta", "model"),
+    "thinking_level_change": ("meta", "thinking"), "session_info": ("meta", "title"),
+    "context_edit": ("meta", "edit"), "custom": ("meta", "custom"), "usage": ("meta", "usage"),
+}
+
+
+def row_kind(entry: Any) -> tuple[str, str]:
+    """``(css kind, badge text)`` of an entry in the tree."""
+    if entry.type == "message":
+        message = entry.message or {}
+        kind = _MESSAGE_KINDS.get(entry.role, ("meta", str(entry.role)))
+        if entry.role == "toolResult" and message.get("isError"):
+            return "tool-error", "tool ✗"
+        if entry.role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+            return "tool-error", f"assistant ✗ {message.get('stopReason')}"
+        return kind
+    return _ENTRY_KINDS.get(entry.type, ("meta", str(entry.type)))
+
+
+class TreeView(anywidget.AnyWidget):
+    """A virtualized ``/tree`` view of a session.
+
+    Traits: ``leaf_id`` (the leaf it marks; set it to move the marks), ``mode`` (one of
+    :data:`FILTER_MODES`), ``search`` (space-separated words, all must match),
+    ``selected_id`` (the entry last clicked) and ``editor_text`` (the text Pi's selection
+    put in the editor: a selected user or custom message's text, else ``""``).
+
+    A click in the browser calls :meth:`select` (Pi's selection: a user/custom message
+    moves the leaf to its parent and returns its text; anything else becomes the leaf).
+    Register extra callbacks with :meth:`on_select`.
+    """
+
+    _esm = _ESM
+    _css = CSS + _TREE_CSS
+
+    rows = traitlets.List().tag(sync=True)
+    anchor_row = traitlets.Int(-1).tag(sync=True)
+    leaf_row = traitlets.Int(-1).tag(sync=True)
+    selected_row = traitlets.Int(-1).tag(sync=True)
+    row_height = traitlets.Int(24).tag(sync=True)
+    height = traitlets.Int(480).tag(sync=True)
+    render_ms = traitlets.Float(-1.0).tag(sync=True)
+    paint_epoch_ms = traitlets.Float(0.0).tag(sync=True)
+
+    leaf_id = traitlets.Any(None)
+    mode = traitlets.Unicode("default")
+    search = traitlets.Unicode("")
+    selected_id = traitlets.Any(None)
+    editor_text = traitlets.Unicode("")
+
+    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, mode: str = "default", search: str = "",
+                 height: int = 480, **kwargs: Any) -> None:
+        self.session = session
+        self.state: SessionState = state_for(session)
+        self._index: dict[Any, int] = {}
+        self._ids: list[Any] = []
+        self._callbacks: list[Callable[[Any, str | None], None]] = []
+        self.created_epoch_ms = time.time() * 1000
+        self.layout_ms = 0.0
+        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
+        if leaf is not None and leaf not in session:
+            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        if mode not in FILTER_MODES:
+            raise traitlets.TraitError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
+        start = time.perf_counter()
+        layout = self._compute(leaf, mode, search)
+        # The first layout goes out with the widget's initial state (one message, not two).
+        super().__init__(height=height, leaf_id=leaf, mode=mode, search=search, rows=layout[0],
+                         anchor_row=layout[3], leaf_row=layout[4], **kwargs)
+        self._index, self._ids = layout[1], layout[2]
+        self.layout_ms = (time.perf_counter() - start) * 1000
+        self.on_msg(self._on_front_end_msg)
+        self.observe(self._on_leaf, names="leaf_id")
+        self.observe(lambda _change: self.relayout(), names=["mode", "search"])
+
+    # ------------------------------------------------------------------ validation
+    @traitlets.validate("mode")
+    def _check_mode(self, proposal: dict[str, Any]) -> str:
+        mode = proposal["value"]
+        if mode not in FILTER_MODES:
+            raise traitlets.TraitError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
+        return str(mode)
+
+    @traitlets.validate("leaf_id")
+    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
+        leaf = proposal["value"]
+        if leaf is not None and leaf not in self.session:
+            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        return leaf
+
+    # ------------------------------------------------------------------ layout
+    @property
+    def row_ids(self) -> list[Any]:
+        """Entry ids of the rows, top to bottom."""
+        return list(self._ids)
+
+    def relayout(self) -> None:
+        """Lay the rows out again (active branch first at every fork, for the current leaf)."""
+        start = time.perf_counter()
+        data, index, ids, anchor, leaf_row = self._compute(self.leaf_id, self.mode, self.search)
+        self._index, self._ids = index, ids
+        with self.hold_sync():
+            self.rows = data
+            self.anchor_row = anchor
+            self.leaf_row = leaf_row
+            self.selected_row = index.get(self.selected_id, -1)
+        self.layout_ms = (time.perf_counter() - start) * 1000
+
+    def _compute(self, leaf: Any, mode: str, search: str
+                 ) -> tuple[list[list[Any]], dict[Any, int], list[Any], int, int]:
+        """Rows for the browser, the id → row index, the row ids, the anchor row and the leaf row."""
+        session = self.session
+        rows = session.flatten(leaf, mode, search)
+        index = {row.id: i for i, row in enumerate(rows)}
+        by_id = session.by_id
+        nearest: dict[Any, int] = {}
+
+        def shown_ancestor(entry_id: Any) -> int:
+            """Row of the nearest ancestor of ``entry_id`` that has a row (-1 when none)."""
+            chain = []
+            current = by_id[entry_id].parent_id if entry_id in by_id else None
+            found = -1
+            while current is not None and len(chain) <= len(by_id):
+                if current in index:
+                    found = index[current]
+                    break
+                if current in nearest:
+                    found = nearest[current]
+                    break
+                if current not in by_id or by_id[current].parent_id == current:
+                    break
+                chain.append(current)
+                current = by_id[current].parent_id
+            for hidden in chain:
+                nearest[hidden] = found
+            return found
+
+        preview = self.state.preview
+        data: list[list[Any]] = []
+        for row in rows:
+            entry = row.entry
+            kind, badge = row_kind(entry)
+            parent = entry.parent_id
+            parent_row = index[parent] if parent in index and parent != row.id else shown_ancestor(row.id)
+            data.append([_json_id(row.id), row.indent, parent_row, kind, badge, row.label or "",
+                         preview(entry)[1], row.children])
+        ids = [row.id for row in rows]
+        anchor, leaf_row = _anchor(by_id, index, leaf)
+        return data, index, ids, anchor, leaf_row
+
+    def _on_leaf(self, change: dict[str, Any]) -> None:
+        leaf = change["new"]
+        if leaf is not None and leaf not in self._index and not self.search.strip():
+            self.relayout()  # Pi always shows the leaf: lay out again so it gets a row
+            return
+        anchor, leaf_row = _anchor(self.session.by_id, self._index, leaf)
+        with self.hold_sync():
+            self.anchor_row = anchor
+            self.leaf_row = leaf_row
+
+    # ------------------------------------------------------------------ selection
+    def on_select(self, callback: Callable[[Any, str | None], None], remove: bool = False) -> None:
+        """Call ``callback(entry_id, editor_text_or_None)`` after each selection."""
+        if remove:
+            self._callbacks.remove(callback)
+        else:
+            self._callbacks.append(callback)
+
+    def select(self, entry_id: Any) -> str | None:
+        """Select an entry as Pi's ``/tree`` does; returns the editor text (``None`` if none).
+
+        A user or custom message moves the leaf to its parent (the reset leaf for a root)
+        and returns its text; anything else becomes the leaf.
+        """
+        entry = self.session.entry(entry_id)
+        new_leaf, text = selection(entry)
+        if new_leaf is not None and new_leaf not in self.session:
+            new_leaf = None  # an orphan's missing parent: Pi resets the leaf
+        with self.hold_trait_notifications():
+            self.selected_id = entry.id
+            self.editor_text = text or ""
+        self.selected_row = self._index.get(entry.id, -1)
+        self.leaf_id = new_leaf
+        for callback in list(self._callbacks):
+            callback(entry.id, text)
+        return text
+
+    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Handle a message from the browser view (a click sends ``{"event": "select", "id": …}``)."""
+        if not isinstance(content, dict) or content.get("event") != "select":
+            return
+        entry_id = content.get("id")
+        # Ids travel as JSON; map them back to the session's own id objects.
+        row = content.get("row")
+        if isinstance(row, int) and 0 <= row < len(self._ids) and _json_id(self._ids[row]) == entry_id:
+            entry_id = self._ids[row]
+        if entry_id in self.session:
+            self.select(entry_id)
+
+    @property
+    def render_stats(self) -> dict[str, float]:
+        """Browser timings reported by the view: ``render_ms`` (view creation to first paint) and
+        ``end_to_end_ms`` (widget construction in the kernel to first paint; same machine clock)."""
+        end_to_end = self.paint_epoch_ms - self.created_epoch_ms if self.paint_epoch_ms else -1.0
+        return {"rows": float(len(self.rows)), "layout_ms": self.layout_ms, "render_ms": self.render_ms,
+                "end_to_end_ms": end_to_end}
+
+
+def _json_id(value: Any) -> Any:
+    """An entry id as it can travel to the browser (strings and numbers as they are)."""
+    return value if isinstance(value, str | int | float) and not isinstance(value, bool) else str(value)
+
+
+def _anchor(by_id: dict[Any, Any], index: dict[Any, int], leaf: Any) -> tuple[int, int]:
+    """(row of the leaf or of its nearest shown ancestor, row of the leaf itself or -1)."""
+    if leaf is None:
+        return -1, -1
+    if leaf in index:
+        row = index[leaf]
+        return row, row
+    current = by_id[leaf].parent_id if leaf in by_id else None
+    steps = 0
+    while current is not None and current in by_id and steps <= len(by_id):
+        if current in index:
+            return index[current], -1
+        current = by_id[current].parent_id
+        steps += 1
+    return -1, -1

@@ -1,0 +1,114 @@
+"""pikit.llm.base: requests, results, usage arithmetic and the Summarizer protocol."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pikit.llm import (
+    AnthropicSummarizer,
+    OpenAISummarizer,
+    Summarizer,
+    SummaryRequest,
+    SummaryResult,
+    combine_usage,
+    empty_usage,
+)
+
+TOKEN_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
+COST_KEYS = ["input", "output", "cacheRead", "cacheWrite", "total"]
+
+
+def test_empty_usage_shape() -> None:
+    usage = empty_usage()
+    assert list(usage) == [*TOKEN_KEYS, "cost"]
+    assert list(usage["cost"]) == COST_KEYS
+    assert all(usage[k] == 0 and type(usage[k]) is int for k in TOKEN_KEYS)
+    assert all(usage["cost"][k] == 0.0 and type(usage["cost"][k]) is float for k in COST_KEYS)
+    usage["cost"]["total"] = 1.0
+    assert empty_usage()["cost"]["total"] == 0.0  # a fresh dict every time
+
+
+def _usage(n: int, c: float) -> dict[str, object]:
+    usage = empty_usage()
+    for i, key in enumerate(TOKEN_KEYS):
+        usage[key] = n * (i + 1)
+    for i, key in enumerate(COST_KEYS):
+        usage["cost"][key] = c * (i + 1)
+    return usage
+
+
+def test_combine_usage_adds_field_by_field() -> None:
+    total = combine_usage(_usage(1, 0.5), _usage(10, 0.25))
+    assert total is not None
+    assert [total[k] for k in TOKEN_KEYS] == [11, 22, 33, 44, 55]
+    assert [total["cost"][k] for k in COST_KEYS] == pytest.approx([0.75, 1.5, 2.25, 3.0, 3.75])
+    assert list(total) == [*TOKEN_KEYS, "cost"]
+
+
+def test_combine_usage_with_none() -> None:
+    assert combine_usage(None, None) is None
+    one = _usage(3, 0.1)
+    assert combine_usage(None, one) == one
+    assert combine_usage(one, None) == one
+    assert combine_usage(None, one) is not one  # a copy, never the argument itself
+
+
+def test_combine_usage_tolerates_missing_fields() -> None:
+    total = combine_usage({"input": 5}, {"output": 2, "cost": {"total": 0.5}, "totalTokens": "x"})
+    assert total is not None
+    assert [total[k] for k in TOKEN_KEYS] == [5, 2, 0, 0, 0]
+    assert total["cost"]["total"] == 0.5
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**9), min_size=5, max_size=5), st.integers(0, 10**9))
+def test_combine_usage_is_commutative(a: list[int], b: int) -> None:
+    x = dict(zip(TOKEN_KEYS, a, strict=True))
+    y = dict.fromkeys(TOKEN_KEYS, b)
+    assert combine_usage(x, y) == combine_usage(y, x)
+
+
+def test_request_defaults_and_validation() -> None:
+    request = SummaryRequest("history", "text")
+    assert request.messages == ()
+    assert request.previous_summary is None and request.instructions is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.kind = "branch"  # type: ignore[misc]
+    with pytest.raises(ValueError, match="unknown summary kind 'summary'"):
+        SummaryRequest("summary", "text")  # type: ignore[arg-type]
+
+
+def test_result_defaults() -> None:
+    result = SummaryResult("## Goal", None)
+    assert result.model is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.text = "x"  # type: ignore[misc]
+
+
+class _Offline:
+    name = "offline"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        return SummaryResult(f"## Goal\n{request.conversation_text}", None)
+
+
+def test_protocol() -> None:
+    assert isinstance(_Offline(), Summarizer)
+    assert isinstance(OpenAISummarizer("m", "http://127.0.0.1:9/v1"), Summarizer)
+    assert isinstance(AnthropicSummarizer("m", "http://127.0.0.1:9/v1"), Summarizer)
+    assert not isinstance(object(), Summarizer)
+    assert OpenAISummarizer("m", "http://127.0.0.1:9/v1").name == "openai"
+    assert AnthropicSummarizer("m", "http://127.0.0.1:9/v1").name == "anthropic"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"model": ""}, {"max_tokens": 0}, {"max_tokens": 1.5}, {"timeout": 0}, {"retries": -1}, {"backoff": -1}],
+)
+def test_constructor_validation(kwargs: dict[str, object]) -> None:
+    options: dict[str, object] = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **kwargs}
+    with pytest.raises(ValueError):
+        OpenAISummarizer(**options)  # type: ignore[arg-type]
