@@ -12,6 +12,7 @@ from .errors import PikitError, UnknownEntryError
 from .loading import LoadReport, Problem
 from .migration import CURRENT_VERSION, migrate, new_id
 from .timestamps import iso_now
+from .tokens import js_truthy
 
 if TYPE_CHECKING:
     from .projection import Projection
@@ -82,8 +83,8 @@ class Session:
                 target = data.get("targetId")
                 if not _hashable(target):
                     continue
-                label = data.get("label")
-                if label:
+                label: Any = data.get("label")
+                if js_truthy(label):
                     self.labels[target] = label
                     self.label_times[target] = entry.timestamp
                 else:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import jsjson
 from .content import content_text
 from .entry import Entry
 
@@ -178,10 +179,12 @@ def _visible(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> bool:
     if entry.type == "message" and entry.role == "assistant":
         message = entry.message or {}
         stop = message.get("stopReason")
-        has_text = any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text") or "").strip()
-                       for b in _blocks(message.get("content")))
-        if isinstance(message.get("content"), str) and message["content"].strip():
-            has_text = True
+        content = message.get("content")
+        if isinstance(content, str):
+            has_text = bool(content.strip(jsjson.JS_WHITESPACE))
+        else:
+            has_text = any(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+                           and b["text"].strip(jsjson.JS_WHITESPACE) for b in _blocks(content))
         if not has_text and not (stop and stop not in ("stop", "toolUse")):
             return False
     settings = entry.type in _SETTINGS_TYPES
