@@ -32,18 +32,22 @@ from pikit.llm.models import (
     Pricing,
     lookup_model,
 )
+from pikit.llm.offline import OfflineSummarizer
 from pikit.llm.openai import OpenAISummarizer
 from pikit.llm.prompts import SYSTEM_PROMPT, build_prompt
+from pikit.llm.select import SUMMARIZERS, get_summarizer
 from pikit.llm.transport import RetryPolicy
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "MODELS",
+    "SUMMARIZERS",
     "SUMMARY_KINDS",
     "SYSTEM_PROMPT",
     "AnthropicSummarizer",
     "ModelInfo",
+    "OfflineSummarizer",
     "OpenAISummarizer",
     "Pricing",
     "RetryPolicy",
@@ -54,5 +58,6 @@ __all__ = [
     "build_prompt",
     "combine_usage",
     "empty_usage",
+    "get_summarizer",
     "lookup_model",
 ]

@@ -56,6 +56,8 @@ _ERROR_SCAN_LIMIT = 8_000
 """Characters of a failed tool output searched for the error line."""
 _ITEM_LIMIT = 240
 """Characters of one rendered item."""
+_GOAL_LIMIT = 300
+"""Characters of the main goal."""
 _LIST_NAMES = 12
 """Names (files, commands, identifiers) shown in one list item."""
 _LIST_BUDGET = 700
@@ -234,14 +236,26 @@ def _weight(text: str) -> int:
     return len(text.split()) + len(_WIDE_RE.findall(text))
 
 
+_COUNT_RE = re.compile(r"\s*\([^()]*\)\s*$")
+_KEY_LENGTH = 160  # items equal this far are the same item (one may have been cut shorter)
+_NON_WORD_RE = re.compile(r"[\W_]+")
+
+
 def _key(item: str) -> str:
-    """The identity of an item when de-duplicating (case, markup and counts ignored)."""
+    """The identity of an item when de-duplicating.
+
+    Case, markup and a trailing count such as ``(3 edits)`` are ignored; a decision is keyed
+    by its bold part only, and the derived list items (``Files modified: …``) by their label.
+    """
     low = item.lower()
     for label in _SINGLETON_LABELS:
         if low.startswith(label):
             return label
-    low = re.sub(r"\s*\([^()]*\)\s*$", "", low)
-    return re.sub(r"[\W_]+", " ", low).strip()
+    if low.startswith("**"):
+        close = low.find("**", 2)
+        if close > 2:
+            low = low[2:close]
+    return _NON_WORD_RE.sub(" ", _COUNT_RE.sub("", low)).strip()[:_KEY_LENGTH]
 
 
 _SINGLETON_LABELS = (
@@ -284,6 +298,8 @@ _ACK_RE = re.compile(
     r"proceed|do it|yo|hi|hello|hey|wow|cool|nice|great|perfect|lgtm|ls)\W*$",
     re.I,
 )
+
+
 class _Keywords:
     """A set of lowercase keywords found at word boundaries (CJK ones anywhere).
 
@@ -358,18 +374,18 @@ _SIGNIFICANT_RE = re.compile(
     r"pip install|uv|poetry|mvn|gradle|dotnet|docker|deploy|migrate|"
     r"git (?:commit|push|merge|rebase|checkout|switch|tag|revert|reset|stash|branch))\b"
 )
-_ERROR_STRONG_RE = re.compile(
-    r"^[ \t]*(?:[\w.]*(?:Error|Exception)\b|error\b|ERROR\b|fatal\b|FAIL\b|Traceback|E {2,}\w)"
-    r"|:\s*error\b|\berror TS\d+|No such file or directory|command not found|Cannot find module|"
-    r"Permission denied",
-    re.M,
+_ERROR_MARKS = (
+    "Error:", "Exception:", "error:", "error TS", ": error", "ERROR", "FAIL", "Traceback",
+    "fatal:", "panic:", "No such file", "command not found", "Cannot find", "Permission denied",
+    "× ", "✖ ", "✗ ",
 )
-_ERROR_WORD_RE = re.compile(
-    r"error|exception|traceback|failed|failure|fatal|panic|not found|no such|cannot|can't|"
-    r"could not|couldn't|denied|invalid|refused|timed out|exited with code|undefined|unexpected|"
-    r"assert",
-    re.I,
+"""Case-sensitive marks of a line that reports an error."""
+_ERROR_WORDS = (
+    "error", "exception", "traceback", "failed", "failure", "fatal", "panic", "not found",
+    "no such", "cannot", "can't", "could not", "couldn't", "denied", "invalid", "refused",
+    "timed out", "exited with code", "undefined", "unexpected", "assert",
 )
+"""Lowercase words of a line that mentions an error."""
 _NARRATION_RE = re.compile(r"^(?:(?:ok(?:ay)?|so|good|great),? )?(?:now|first|next|then|let me)\b", re.I)
 _IDENT_RE = re.compile(r"^[A-Za-z_$@~.][\w$@.:/\-]*(?:\(\))?$")
 _FOCUS_STOP = frozenset(
@@ -420,12 +436,19 @@ def _error_line(text: str) -> str:
     passed over.
     """
     text = _clean(text, _ERROR_SCAN_LIMIT)
-    for pattern in (_ERROR_STRONG_RE, _ERROR_WORD_RE):
-        for tries, match in enumerate(pattern.finditer(text)):
-            if tries >= 8:
-                break
-            begin = text.rfind("\n", 0, match.start()) + 1
-            end = text.find("\n", match.end())
+    low = text.lower()
+    for hay, marks in ((text, _ERROR_MARKS), (low if len(low) == len(text) else text, _ERROR_WORDS)):
+        hits: list[int] = []
+        for mark in marks:
+            at = hay.find(mark)
+            for _ in range(3):
+                if at < 0:
+                    break
+                hits.append(at)
+                at = hay.find(mark, at + len(mark))
+        for at in sorted(hits)[:12]:
+            begin = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
             line = text[begin:end if end >= 0 else len(text)].strip()
             if len(line) <= 400:
                 return _line(line, 200)
@@ -520,12 +543,12 @@ class _Reader:
         self.finished_turn = False
         self.activity_since_request = False
         self.last_activity = ""
-        self.last_text = ""
         self.pending: dict[str, _Call] = {}
         self.file_work: dict[str, list[int]] = {}  # path -> [writes, edits, seq]
         self.ok_commands: dict[str, list[int]] = {}  # command -> [runs, seq]
         self.events: list[tuple[int, str]] = []  # other Done items with their seq
         self.failures: list[_Failure] = []
+        self.open: dict[tuple[str, str], list[_Failure]] = {}
         self.successes: set[str] = set()
         self.files_read: dict[str, None] = {}
         self.files_modified: dict[str, None] = {}
@@ -565,7 +588,7 @@ class _Reader:
         self.requests.append(text)
         self.answered = False
         self.activity_since_request = False
-        body = _FENCE_RE.sub(" ", text).strip()
+        body = (_FENCE_RE.sub(" ", text) if "```" in text else text).strip()
         if not body:
             return
         if _is_request(body):
@@ -599,7 +622,6 @@ class _Reader:
         text = _clean("\n".join(texts)).strip()
         if not text:
             return
-        self.last_text = text
         self._scan(text, constraints=False)
         if not calls and stop not in ("error", "aborted", "length", "toolUse"):
             self.answered = True
@@ -685,7 +707,7 @@ class _Reader:
 
     def _succeed(self, call: _Call) -> None:
         if call.target:
-            self.successes.add(call.target)
+            self.successes.update((call.target, call.key[1]))
         if call.name in ("write", "edit") and call.target:
             work = self.file_work.pop(call.target, [0, 0, 0])
             work[0 if call.name == "write" else 1] += 1
@@ -701,13 +723,18 @@ class _Reader:
                 self.events.append((self.seq, f"{call.label} now succeeds (it had failed: {failure.line})"))
 
     def _fail(self, key: tuple[str, str], text: str, line: str) -> None:
-        self.failures = [f for f in self.failures if f.resolved or f.text != text]
-        self.failures.append(_Failure(key, text, line))
-        if len(self.failures) > 200:
-            self.failures = self.failures[-100:]
+        failure = _Failure(key, text, line)
+        same = self.open.setdefault(key, [])
+        if any(f.text == text for f in same):  # the same error again: keep only the latest
+            self.failures = [f for f in self.failures if f.resolved or f.text != text]
+            same[:] = [f for f in same if f.text != text]
+        same.append(failure)
+        self.failures.append(failure)
+        if len(self.failures) > 400:
+            self.failures = self.failures[-200:]
 
     def _resolve(self, key: tuple[str, str]) -> list[_Failure]:
-        fixed = [f for f in self.failures if not f.resolved and f.key == key]
+        fixed = self.open.pop(key, [])
         for failure in fixed:
             failure.resolved = True
         return fixed
@@ -772,7 +799,7 @@ class _Reader:
         notes = _Notes()
         requests = self.substantive or [r for r in self.requests if r.strip()]
         for text in requests[:1]:
-            notes.goal.append(_gist(text, 300, enough=200, most=3))
+            notes.goal.append(_gist(text, _GOAL_LIMIT, enough=200, most=3))
         seen = {_key(g) for g in notes.goal}
         added: list[str] = []
         for text in requests[1:]:
@@ -886,6 +913,7 @@ def _parse_notes(text: str) -> _Notes:
     last_table_row: str | None = None
     preface: list[str] = []
     headings = 0
+    turn = False
     for raw in _clean(text, 200_000).split("\n"):
         line = raw.strip()
         if line.startswith(("```", "~~~")):
@@ -912,6 +940,8 @@ def _parse_notes(text: str) -> _Notes:
                 continue
             if known or level <= 2 or parent is None:
                 section = _section_of(title)
+                if turn and section == "goal":
+                    section = "in_progress"
                 label = "" if known else _line(title, 60)
                 if level <= 2:
                     parent = section
@@ -925,7 +955,8 @@ def _parse_notes(text: str) -> _Notes:
                 lists[section].append(_line(title))
             continue
         if line.startswith("**Turn Context"):
-            section, parent, label = "context", "context", ""
+            # the summary of a split turn's first part follows: that turn was under way
+            section, parent, label, turn = "context", "context", "", True
             continue
         if line.startswith("|"):
             if _TABLE_SEP_RE.match(line):
@@ -953,12 +984,51 @@ def _parse_notes(text: str) -> _Notes:
             continue
         if section == "context" and _context_set(notes, item):
             continue
-        item = _line(f"{label}: {item}" if label and section == "context" else item)
+        section_here = _item_section(section, item)
+        if section_here != section:
+            item = _strip_label(item)
+            if item and len(lists[section_here]) < _CAP_PARSED:
+                lists[section_here].append(_line(item))
+            continue
+        item = _line(f"{label}: {item}" if label and section == "context" else item,
+                     _GOAL_LIMIT if section == "goal" else _ITEM_LIMIT)
         if len(lists[section]) < _CAP_PARSED:
             lists[section].append(item)
     if not headings and preface:
         notes.context.append(_line("Earlier summary: " + " ".join(preface[:3])))
+    if not notes.goal and turn and notes.in_progress:
+        # only a split turn was summarized so far: its request is also the session's goal
+        first = next((i for i in notes.in_progress if _item_section("goal", i) == "goal"), None)
+        if first:
+            notes.goal.append(_line(first, _GOAL_LIMIT))
     return notes
+
+
+_MOVED_ITEMS = (
+    ("last step:", "in_progress", False),
+    ("waiting for the result of", "in_progress", False),
+    ("failed:", "blocked", True),
+    ("user constraint:", "constraints", True),
+)
+"""Item prefixes that name their own section, whatever heading they sit under
+(``True``: the prefix is a label to drop)."""
+
+
+def _item_section(section: str, item: str) -> str:
+    """The section an item read under ``section`` belongs to."""
+    low = item.lower()
+    for prefix, target, _ in _MOVED_ITEMS:
+        if low.startswith(prefix):
+            return target
+    return section
+
+
+def _strip_label(item: str) -> str:
+    low = item.lower()
+    for prefix, _, drop in _MOVED_ITEMS:
+        if drop and low.startswith(prefix):
+            return item[len(prefix):].strip()
+    return item
 
 
 def _context_set(notes: _Notes, item: str) -> bool:
@@ -1037,7 +1107,7 @@ def _merge(base: _Notes, new: _Notes, *, finished_turn: bool, successes: set[str
     resolved: list[str] = []
     blocked: list[str] = []
     for item in base.blocked:
-        if any(span in successes for span in _spans(item)):
+        if any(span in successes or _core_command(span) in successes for span in _spans(item)):
             resolved.append(f"Resolved: {item}")
         else:
             blocked.append(item)
@@ -1072,7 +1142,12 @@ def _next_steps(notes: _Notes, last_request: str, answered: bool) -> list[str]:
             steps.append("Check the result of " + item[len("waiting for the result of "):])
         elif not item.lower().startswith("last step:"):
             steps.append(f"Finish: {item}")
-    steps += [f"Fix {_blocker_head(item)} (see Blocked)" for item in notes.blocked[-3:]]
+    for item in notes.blocked[-3:]:
+        if item.startswith("The assistant's reply"):
+            steps.append("Pick up the work where the interrupted reply stopped (see Blocked)")
+        else:
+            steps.append(f"Fix {_blocker_head(item)} (see Blocked)")
+    steps = list(dict.fromkeys(steps))
     if not steps and last_request and answered:
         steps.append(
             f"Confirm with the user that the last request is settled "
@@ -1091,10 +1166,10 @@ def _focus_words(instructions: str) -> list[str]:
 
 
 def _focus_first(items: list[str], words: list[str]) -> list[str]:
-    """``items`` with those that mention one of ``words`` moved to the front (stable)."""
+    """``items`` ordered by how many of ``words`` they mention, most first (stable otherwise)."""
     if not words:
         return items
-    return sorted(items, key=lambda item: 0 if any(w in item.lower() for w in words) else 1)
+    return sorted(items, key=lambda item: -sum(w in item.lower() for w in words))
 
 
 def _names(label: str, names: Iterable[str], budget: int = _LIST_BUDGET) -> str | None:
@@ -1140,6 +1215,11 @@ def _context_items(notes: _Notes, focus: str, words: list[str], cap: int) -> lis
     return items + _focus_first(free, words)[: max(0, cap - len(items))]
 
 
+def _plain(text: str) -> str:
+    """``text`` as a free-standing line that cannot start a list, quote, fence or tag."""
+    return _line(text, _GOAL_LIMIT).lstrip("-*+<|>~`# ") or _NO_GOAL
+
+
 def _bullets(items: list[str], prefix: str = "- ", limit: int = _ITEM_LIMIT) -> list[str]:
     """Items as list lines, or the ``(none)`` line when there are none."""
     if not items:
@@ -1154,7 +1234,7 @@ def _render(kind: str, notes: _Notes, focus: str) -> str:
         return _render_turn(notes, focus, words)
     lines = ["## Goal"]
     if notes.goal:
-        lines.append(_line(notes.goal[0], 300).lstrip("-*+<|> ") or _NO_GOAL)
+        lines.append(_plain(notes.goal[0]))
         lines += [f"- {_line(g)}" for g in _focus_first(notes.goal[1:], words)]
         if notes.goal_dropped:
             lines.append(f"- (+{notes.goal_dropped} more requests)")
@@ -1187,7 +1267,7 @@ def _render(kind: str, notes: _Notes, focus: str) -> str:
 def _render_turn(notes: _Notes, focus: str, words: list[str]) -> str:
     """The short layout of a split turn's first part."""
     lines = ["## Original Request"]
-    lines.append((_line(notes.goal[0], 300).lstrip("-*+<|> ") if notes.goal else "") or _NO_GOAL)
+    lines.append(_plain(notes.goal[0]) if notes.goal else _NO_GOAL)
     progress: list[str] = list(notes.done)
     reads = [p for p in notes.files_read if p not in notes.files_modified]
     listed = _names("Read", reads)
@@ -1218,9 +1298,12 @@ def _messages_from_text(text: str) -> list[dict[str, Any]]:
     """Rebuild rough AgentMessages from Pi's serialized conversation text.
 
     Tool results are paired with the calls in order; one counts as failed when it says
-    ``Command exited with code N`` (N > 0) or starts with ``Error``.
+    ``Command exited with code N`` (N > 0) or starts with ``Error``. Text without Pi's block
+    markers is read as one user message.
     """
     parts = _BLOCK_RE.split(text[:5_000_000])
+    if len(parts) == 1:
+        return [{"role": "user", "content": text[:_SCAN_LIMIT]}] if text.strip() else []
     messages: list[dict[str, Any]] = []
     waiting: list[tuple[str, str]] = []
     decoder = json.JSONDecoder()

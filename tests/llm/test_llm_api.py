@@ -14,10 +14,12 @@ EXPECTED = {
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "MODELS",
+    "SUMMARIZERS",
     "SUMMARY_KINDS",
     "SYSTEM_PROMPT",
     "AnthropicSummarizer",
     "ModelInfo",
+    "OfflineSummarizer",
     "OpenAISummarizer",
     "Pricing",
     "RetryPolicy",
@@ -28,6 +30,7 @@ EXPECTED = {
     "build_prompt",
     "combine_usage",
     "empty_usage",
+    "get_summarizer",
     "lookup_model",
 }
 
