@@ -19,7 +19,7 @@ class FileOps:
 
     def add_call(self, name: Any, arguments: Any) -> None:
         """Record one tool call if it is ``read``, ``write`` or ``edit`` with a string path."""
-        path = arguments.get("path") if isinstance(arguments, Mapping) else None
+        path = arguments.get("path") if isinstance(arguments, dict) else None
         if not isinstance(path, str) or not path:
             return
         if name == "read":
@@ -34,16 +34,16 @@ class FileOps:
         role = message.get("role")
         if role == "toolResult":
             nested = message.get("nestedCalls")
-            calls = nested.get("calls") if isinstance(nested, Mapping) else None
+            calls = nested.get("calls") if isinstance(nested, dict) else None
             for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, Mapping):
+                if isinstance(call, dict):
                     self.add_call(call.get("name"), call.get("arguments"))
             return
         if role != "assistant":
             return
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "toolCall" and "arguments" in block \
+            if isinstance(block, dict) and block.get("type") == "toolCall" and "arguments" in block \
                     and "name" in block:
                 self.add_call(block.get("name"), block.get("arguments"))
 

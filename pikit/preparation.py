@@ -14,7 +14,6 @@ from .entry import Entry
 from .fileops import FileOps, format_file_lists
 from .projection import ProjectedEntry, Projection, entry_messages, project_path
 from .serialize import serialize_conversation, to_model_messages
-from .tokens import estimate_tokens
 
 __all__ = ["CutPoint", "Preparation", "find_cut_point", "prepare_compaction"]
 
@@ -32,15 +31,11 @@ class CutPoint:
 
 
 def _is_cut_point(pe: ProjectedEntry) -> bool:
-    return pe.entry.type != "compaction" and any(m.get("role") in _CUT_ROLES for m in pe.messages)
+    return pe.entry.type != "compaction" and not pe.roles.isdisjoint(_CUT_ROLES)
 
 
 def _starts_turn(pe: ProjectedEntry) -> bool:
-    return pe.entry.type != "compaction" and any(m.get("role") in _TURN_START_ROLES for m in pe.messages)
-
-
-def _entry_tokens(pe: ProjectedEntry) -> int:
-    return sum(estimate_tokens(m) for m in pe.messages)
+    return pe.entry.type != "compaction" and not pe.roles.isdisjoint(_TURN_START_ROLES)
 
 
 def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
@@ -58,7 +53,7 @@ def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep
     exceeded = False
     cut = cut_points[0]
     for i in range(end - 1, start - 1, -1):
-        tokens = _entry_tokens(entries[i])
+        tokens = entries[i].tokens
         if tokens == 0:
             continue
         total += tokens
@@ -162,7 +157,7 @@ class Preparation:
     @property
     def kept_tokens(self) -> int:
         """Estimated tokens of the kept entries."""
-        return sum(_entry_tokens(pe) for pe in self.projection.entries[self.first_kept_index:])
+        return sum(pe.tokens for pe in self.projection.entries[self.first_kept_index:])
 
     def to_json(self) -> dict[str, Any]:
         """The per-setting object of ``pikit compact --dry-run --json``."""

@@ -145,6 +145,22 @@ class ProjectedEntry:
     entry: Entry
     messages: list[dict[str, Any]]
     edit: Entry | None = None
+    _tokens: int | None = field(default=None, repr=False, compare=False)
+    _roles: frozenset[Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def roles(self) -> frozenset[Any]:
+        """The roles of the entry's messages (computed once)."""
+        if self._roles is None:
+            self._roles = frozenset(m.get("role") for m in self.messages)
+        return self._roles
+
+    @property
+    def tokens(self) -> int:
+        """Pi's estimate of the entry's messages (computed once)."""
+        if self._tokens is None:
+            self._tokens = sum(estimate_tokens(m) for m in self.messages)
+        return self._tokens
 
     @property
     def id(self) -> Any:

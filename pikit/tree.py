@@ -102,7 +102,7 @@ def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tupl
     children: dict[Any, list[Any]] = {}
     for entry in entries:
         entry_id = entry.id
-        if entry_id is None or entry_id not in by_id:
+        if entry_id is None or not isinstance(entry_id, str | int | float) or entry_id not in by_id:
             continue
         parent = entry.parent_id
         if parent is None or parent == entry_id:
