@@ -100,8 +100,8 @@ ENTRY_COLUMNS = _cols(
     ("timestamp", "datetime64[ms, UTC]", "entry timestamp (<NaT> when it does not parse)"),
     ("line", "Int64", "line number in the file (the header is line 1)"),
     ("depth", "Int64", "number of ancestors (0 for a root; <NA> for an entry without a usable id)"),
-    ("on_active_branch", "boolean", "whether the entry is on the path root → current leaf"),
-    ("is_leaf", "boolean", "whether the entry is the current leaf"),
+    ("on_active_branch", "boolean", "whether the entry is on the path root → leaf"),
+    ("is_leaf", "boolean", "whether the entry is the leaf"),
     ("label", "string", "the entry's resolved label, if any"),
     ("children", "Int64", "number of child entries"),
     ("estimate", "Int64", "Pi's token estimate of the messages the entry projects to (edits not applied)"),
@@ -362,6 +362,19 @@ def _depths(session: Session) -> dict[Any, int]:
     return depth
 
 
+def _child_counts(session: Session) -> dict[Any, int]:
+    """Number of children of each entry id, as the tree counts them (orphans are roots)."""
+    by_id = session.by_id
+    counts: dict[Any, int] = {}
+    for entry in session.entries:
+        entry_id, parent = entry.id, entry.parent_id
+        if not _hashable(entry_id) or entry_id not in by_id:
+            continue
+        if _hashable(parent) and parent != entry_id and parent in by_id:
+            counts[parent] = counts.get(parent, 0) + 1
+    return counts
+
+
 def _hashable(value: Any) -> bool:
     return isinstance(value, str | int | float | bool)
 
@@ -378,11 +391,15 @@ def _model_name(message: Mapping[str, Any]) -> str | None:
 
 
 # ---------------------------------------------------------------------------------- entries
-def entries(session: Session) -> pd.DataFrame:
-    """One row per entry in file order (see :data:`ENTRY_COLUMNS`)."""
+def entries(session: Session, leaf: Any = None) -> pd.DataFrame:
+    """One row per entry in file order (see :data:`ENTRY_COLUMNS`).
+
+    ``on_active_branch`` and ``is_leaf`` refer to ``leaf`` (default: the current leaf).
+    """
     depths = _depths(session)
-    active = {e.id for e in _branch(session, None)}
-    leaf_id = session.leaf_id
+    child_counts = _child_counts(session)
+    active = {e.id for e in _branch(session, leaf)}
+    leaf_id = _leaf(session, leaf)
     rows: list[dict[str, Any]] = []
     for entry in session.entries:
         known = _hashable(entry.id) and entry.id in session.by_id
@@ -393,7 +410,7 @@ def entries(session: Session) -> pd.DataFrame:
             "on_active_branch": entry.id in active if known else False,
             "is_leaf": known and entry.id == leaf_id,
             "label": session.labels.get(entry.id) if known else None,
-            "children": len(session.children(entry.id)) if known else 0,
+            "children": child_counts.get(entry.id, 0) if known else 0,
             "estimate": _entry_estimate(entry), "bytes": len(entry.raw),
             "preview": shorten(entry_preview(entry)),
         })
@@ -559,8 +576,9 @@ def branches(session: Session) -> pd.DataFrame:
     leaf_id = session.leaf_id
     active_path = _branch(session, None)
     active_index = {e.id: i for i, e in enumerate(active_path)}
+    child_counts = _child_counts(session)
     tips = [e.id for e in session.entries if _hashable(e.id) and session.by_id.get(e.id) is e
-            and not session.children(e.id)]
+            and not child_counts.get(e.id)]
     if leaf_id is not None and leaf_id in session.by_id and leaf_id not in tips:
         tips.append(leaf_id)
     rows: list[dict[str, Any]] = []
@@ -577,7 +595,7 @@ def branches(session: Session) -> pd.DataFrame:
         own = path if is_active else path[fork_index + 1:]
         label = next((session.labels[e.id] for e in reversed(own) if e.id in session.labels), None)
         rows.append({
-            "leaf_id": tip, "is_active": is_active, "is_tip": not session.children(tip), "length": len(path),
+            "leaf_id": tip, "is_active": is_active, "is_tip": not child_counts.get(tip), "length": len(path),
             "fork_id": fork_id, "own_entries": len(own), "label": label,
             "has_branch_summary": any(e.type == "branch_summary" for e in path),
             "compactions": sum(1 for e in path if e.type == "compaction"),

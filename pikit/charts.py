@@ -1,0 +1,376 @@
+"""matplotlib charts of context growth, compaction, budgets and estimate calibration.
+
+Every function builds and returns a :class:`matplotlib.figure.Figure` with the object API
+(no ``pyplot`` state, never ``show``), so it works headless (Agg) and in notebooks alike:
+a figure returned as the last value of a cell is displayed by Jupyter. Session text in
+labels is always shortened.
+
+Artists that tests and callers may want to find carry a ``gid``: ``"compactions"`` (the
+markers of compaction events), ``"threshold"``, ``"window"``, ``"usage"``,
+``"keep_recent"``, ``"outliers"``, ``"split_turn"``, and ``"budget:<segment>"`` bars.
+
+This module imports matplotlib (and, through :mod:`pikit.frames`, pandas); ``import pikit``
+imports neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from . import frames
+from .projection import Projection
+from .session import Session
+from .simulate import SimulationResult
+from .tokens import estimate_tokens
+
+__all__ = ["budget", "budget_segments", "calibration", "compactions", "context_growth", "keep_recent_sweep"]
+
+LABEL_WIDTH = 40
+_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+_SEGMENT_COLORS = {"system": "#7f7f7f", "summary": "#9467bd", "kept": "#1f77b4", "new": "#2ca02c"}
+
+
+def _figure(width: float = 10.0, height: float = 4.5) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _short(text: Any, width: int = LABEL_WIDTH) -> str:
+    return frames.shorten(text, width)
+
+
+def _thousands(ax: Axes, axis: str = "y") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    formatter = FuncFormatter(lambda value, _pos: f"{value:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
+
+
+def _legend_outside(ax: Axes, handles: list[Any] | None = None, labels: list[str] | None = None) -> None:
+    """A legend to the right of the axes (constrained layout makes room for it)."""
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, [_short(label, 60) for label in labels], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize="small", frameon=False)
+
+
+def _empty(ax: Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#555555")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+# ---------------------------------------------------------------------------------- context growth
+def _traces(sources: Sequence[Any], leaf: Any) -> list[tuple[str, pd.DataFrame, SimulationResult | None]]:
+    """Normalize the sources of :func:`context_growth` to (label, trace frame, result)."""
+    out: list[tuple[str, pd.DataFrame, SimulationResult | None]] = []
+    for source in sources:
+        if isinstance(source, Session):
+            out.append(("recorded", frames.context_trace(source, leaf), None))
+        elif isinstance(source, SimulationResult):
+            out.append((_run_label(source), frames.simulation_trace(source), source))
+        elif isinstance(source, pd.DataFrame):
+            if "run" in source.columns and source["run"].nunique() > 1:
+                for run, part in source.groupby("run", sort=True):
+                    first = part.iloc[0]
+                    label = _settings_label(int(first["context_window"]), int(first["reserve_tokens"]),
+                                            int(first["keep_recent_tokens"]))
+                    out.append((f"run {run}: {label}", part, None))
+            else:
+                out.append(("simulated" if "run" in source.columns else "recorded", source, None))
+        elif isinstance(source, Iterable) and not isinstance(source, str | bytes):
+            items = list(source)
+            out.extend(_traces(items, leaf))
+        else:
+            raise TypeError(f"context_growth: cannot draw a {type(source).__name__}; give a Session, a "
+                            "SimulationResult (or a list of them) or a trace DataFrame")
+    return out
+
+
+def _settings_label(window: int, reserve: int, keep: int) -> str:
+    return f"simulated W={window:,} R={reserve:,} K={keep:,}"
+
+
+def _run_label(result: SimulationResult) -> str:
+    s = result.settings
+    return _settings_label(result.context_window, s.reserve_tokens, s.keep_recent_tokens)
+
+
+def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
+    xs: list[int] = []
+    ys: list[int] = []
+    for x, before, after, compacted in zip(trace["branch_index"], trace["tokens_before"], trace["tokens"],
+                                           trace["compacted"], strict=True):
+        xs.append(int(x))
+        ys.append(int(before))
+        if bool(compacted):
+            xs.append(int(x))
+            ys.append(int(after))
+    return xs, ys
+
+
+def context_growth(*sources: Any, leaf: Any = None, context_window: int | None = None,
+                   reserve_tokens: int | None = None, title: str | None = None,
+                   show_estimate: bool = True, show_usage: bool = True) -> Figure:
+    """Context size over the branch, with its compactions (the sawtooth).
+
+    ``sources`` may mix a :class:`~pikit.session.Session` (the recorded history at
+    ``leaf``: Pi's context size at every check point, the all-estimate size dashed, the
+    usage recorded on each assistant message as dots, and the compaction entries), one or
+    more :class:`~pikit.simulate.SimulationResult` (what-if replays), and trace DataFrames
+    from :func:`pikit.frames.context_trace` / :func:`pikit.frames.simulation_trace`.
+
+    Each compaction event is drawn as a ``v`` marker at its size before compaction (one
+    ``gid="compactions"`` line per source). The threshold (``context_window -
+    reserve_tokens``) is drawn when both are known; a single simulation supplies them.
+    """
+    if not sources:
+        raise TypeError("context_growth needs at least one source (a Session, a SimulationResult or a trace)")
+    fig = _figure(12.0, 4.8)
+    ax = fig.add_subplot()
+    traces = _traces(sources, leaf)
+    results = [r for _, _, r in traces if r is not None]
+    if context_window is None and results and len({r.context_window for r in results}) == 1:
+        context_window = results[0].context_window
+    if reserve_tokens is None and results and len({r.settings.reserve_tokens for r in results}) == 1:
+        reserve_tokens = results[0].settings.reserve_tokens
+    drawn = 0
+    for number, (label, trace, _result) in enumerate(traces):
+        color = _COLORS[number % len(_COLORS)]
+        if trace.empty:
+            ax.plot([], [], color=color, label=f"{label} (no check points)")
+            ax.plot([], [], linestyle="none", marker="v", color=color, gid="compactions")
+            continue
+        drawn += 1
+        xs, ys = _sawtooth(trace)
+        ax.plot(xs, ys, color=color, linewidth=1.6, label=label, gid="context")
+        recorded = "estimate" in trace.columns
+        if recorded and show_estimate:
+            checks = trace[trace["kind"] == "check"]
+            ax.plot(checks["branch_index"].astype(int), checks["estimate"].astype(int), color=color,
+                    linestyle="--", linewidth=0.9, alpha=0.7, label=f"{label}: estimate only", gid="estimate")
+        if recorded and show_usage and "usage_total" in trace.columns:
+            usage = trace[trace["usage_total"].notna() & (trace["usage_total"] > 0)]
+            if not usage.empty:
+                ax.plot(usage["branch_index"].astype(int), usage["usage_total"].astype(int), linestyle="none",
+                        marker=".", markersize=5, color=color, alpha=0.6, label=f"{label}: recorded usage",
+                        gid="usage")
+        events = trace[trace["compacted"].fillna(False).astype(bool)]
+        ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
+                marker="v", markersize=8, color=color, markeredgecolor="black", markeredgewidth=0.6,
+                label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
+    if context_window is not None:
+        ax.axhline(context_window, color="black", linewidth=1, linestyle=":", gid="window",
+                   label=f"context window {context_window:,}")
+        if reserve_tokens is not None:
+            threshold = context_window - reserve_tokens
+            ax.axhline(threshold, color="#d62728", linewidth=1.2, linestyle="-.", gid="threshold",
+                       label=f"threshold {threshold:,} (window − reserve)")
+    ax.set_xlabel("position on the branch (entry index)")
+    ax.set_ylabel("context size (tokens)")
+    ax.set_title(title or "Context size over the branch")
+    ax.set_ylim(bottom=0)
+    _thousands(ax)
+    ax.grid(True, alpha=0.3)
+    if drawn or context_window is not None:
+        _legend_outside(ax)
+    return fig
+
+
+# ---------------------------------------------------------------------------------- compactions
+def compactions(df: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Bars of tokens before / after each compaction.
+
+    ``df`` is :func:`pikit.frames.compactions` (labels: the compaction ids) or
+    :func:`pikit.frames.simulation_events` (labels: the entry after which it fired).
+    Two bar containers, one bar per compaction in each.
+    """
+    fig = _figure(max(6.0, min(14.0, 2.0 + 0.9 * len(df))), 4.5)
+    ax = fig.add_subplot()
+    ax.set_title(title or "Tokens before and after each compaction")
+    if df.empty:
+        _empty(ax, "no compactions on this branch")
+        return fig
+    id_column = "id" if "id" in df.columns else "after_entry_id" if "after_entry_id" in df.columns else None
+    ids = [_short(v, 12) for v in df[id_column]] if id_column is not None else [""] * len(df)
+    if "run" in df.columns and df["run"].nunique() > 1:
+        labels = [f"run {run}: {i}" for run, i in zip(df["run"], ids, strict=True)]
+    else:
+        labels = [f"#{n + 1} {i}".strip() for n, i in enumerate(ids)]
+    positions = list(range(len(df)))
+    width = 0.38
+    before = [int(v) if pd.notna(v) else 0 for v in df["tokens_before"]]
+    after = [int(v) if pd.notna(v) else 0 for v in df["tokens_after"]]
+    bars_before = ax.bar([p - width / 2 for p in positions], before, width, label="tokens before",
+                         color="#d62728", gid="tokens_before")
+    bars_after = ax.bar([p + width / 2 for p in positions], after, width, label="tokens after",
+                        color="#2ca02c", gid="tokens_after")
+    ax.bar_label(bars_before, labels=[f"{v:,}" for v in before], fontsize="x-small", padding=2)
+    ax.bar_label(bars_after, labels=[f"{v:,}" for v in after], fontsize="x-small", padding=2)
+    ax.set_xticks(positions, labels, rotation=30 if len(df) > 6 else 0, ha="right" if len(df) > 6 else "center")
+    ax.set_ylabel("context size (tokens)")
+    _thousands(ax)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+# ---------------------------------------------------------------------------------- calibration
+def calibration(df: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Pi's estimate against real counts per message, and per turn against the recorded usage.
+
+    ``df`` is :func:`pikit.frames.calibration`. Left: one point per message (real count
+    across, estimate up), the diagonal where the heuristic is exact, outliers circled in
+    red (``gid="outliers"``). Right: per usage turn, the summed estimate, the summed
+    real count and the growth of the recorded usage (where comparable).
+    """
+    fig = _figure(12.0, 4.8)
+    left, right = fig.subplots(1, 2, width_ratios=(1, 1.4))
+    counter = df.attrs.get("counter", "real count")
+    fig.suptitle(title or f"Estimate calibration: chars/4 vs {counter} vs recorded usage")
+    if df.empty:
+        _empty(left, "no messages")
+        _empty(right, "no turns")
+        return fig
+    tokens = df["tokens"].astype("float64")
+    estimate = df["estimate"].astype("float64")
+    outlier = df["outlier"].fillna(False).astype(bool)
+    left.scatter(tokens[~outlier], estimate[~outlier], s=14, alpha=0.6, color="#1f77b4", label="message",
+                 gid="messages")
+    left.scatter(tokens[outlier], estimate[outlier], s=36, facecolors="none", edgecolors="#d62728", linewidths=1.2,
+                 label=f"outlier ({int(outlier.sum())})", gid="outliers")
+    top = float(max(tokens.max(), estimate.max(), 1.0))
+    left.plot([0, top], [0, top], color="black", linewidth=0.8, linestyle=":", label="estimate = count", gid="diagonal")
+    left.set_xlabel(f"real tokens ({counter})")
+    left.set_ylabel("Pi's estimate (ceil(chars / 4))")
+    left.set_title("Per message", fontsize="medium")
+    left.grid(True, alpha=0.3)
+    left.legend(fontsize="x-small")
+
+    turns = df.groupby("turn", sort=True).first()
+    if "turn_usage_delta" in turns.columns:
+        turns = turns[["turn_estimate", "turn_tokens", "turn_usage_delta"]]
+    xs = [int(t) for t in turns.index]
+    width = 0.28
+    right.bar([x - width for x in xs], turns["turn_estimate"].astype("float64"), width, label="estimate",
+              color="#1f77b4", gid="turn_estimate")
+    right.bar(xs, turns["turn_tokens"].astype("float64"), width, label=f"real ({counter})", color="#ff7f0e",
+              gid="turn_tokens")
+    delta = turns["turn_usage_delta"].astype("float64") if "turn_usage_delta" in turns.columns else None
+    if delta is not None and delta.notna().any():
+        right.bar([x + width for x in xs], delta.fillna(0.0), width, label="recorded usage growth",
+                  color="#2ca02c", gid="turn_usage")
+    from matplotlib.ticker import MaxNLocator
+
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))
+    right.set_xlabel("usage turn (messages up to the next recorded usage)")
+    right.set_ylabel("tokens")
+    right.set_title("Per turn", fontsize="medium")
+    _thousands(right)
+    right.grid(True, axis="y", alpha=0.3)
+    right.legend(fontsize="x-small")
+    return fig
+
+
+# ---------------------------------------------------------------------------------- budget
+def budget_segments(projection: Projection) -> dict[str, int]:
+    """Estimated tokens of the system prompt, the summary, the kept and the new messages.
+
+    The system prompt counts once (the replayed current system message), as in Pi's
+    estimate of a stale context; every other message counts by its estimate.
+    """
+    out = {"system": 0, "summary": 0, "kept": 0, "new": 0}
+    system = projection.system_message
+    out["system"] = estimate_tokens(system) if system is not None else 0
+    for segment, estimate in zip(frames.message_segments(projection), projection.estimates, strict=True):
+        if segment != "system":
+            out[segment] += estimate
+    return out
+
+
+def budget(projection: Projection, context_window: int, reserve_tokens: int, keep_recent_tokens: int, *,
+           title: str | None = None) -> Figure:
+    """A stacked bar of the context against the window.
+
+    Segments: system prompt, compaction summary, kept messages (the head compaction's kept
+    range) and new messages (after it), by Pi's estimate (``gid="budget:<segment>"``);
+    the threshold ``context_window - reserve_tokens`` (``gid="threshold"``), the window
+    (``gid="window"``), Pi's context size of the projection (``gid="context_size"``) and
+    the span a compaction now would keep, the last ``keep_recent_tokens`` (``gid="keep_recent"``).
+    """
+    segments = budget_segments(projection)
+    total = sum(segments.values())
+    fig = _figure(12.0, 3.2)
+    ax = fig.add_subplot()
+    names = {"system": "system prompt", "summary": "compaction summary", "kept": "kept messages",
+             "new": "new messages"}
+    left = 0
+    for key, value in segments.items():
+        bars = ax.barh([0], [value], left=left, height=0.5, color=_SEGMENT_COLORS[key],
+                       label=f"{names[key]}: {value:,}", gid=f"budget:{key}")
+        if value >= 0.06 * max(context_window, total, 1):
+            ax.bar_label(bars, labels=[f"{value:,}"], label_type="center", color="white", fontsize="small")
+        left += value
+    threshold = context_window - reserve_tokens
+    ax.axvline(context_window, color="black", linewidth=1.5, gid="window", label=f"context window {context_window:,}")
+    ax.axvline(threshold, color="#d62728", linewidth=1.5, linestyle="--", gid="threshold",
+               label=f"threshold {threshold:,} (reserve {reserve_tokens:,})")
+    tokens = projection.tokens
+    ax.axvline(tokens, color="#ff7f0e", linewidth=1.2, linestyle=":", ymin=0.2, ymax=0.8, gid="context_size",
+               label=f"context size by Pi's rule {tokens:,}")
+    keep_start = max(total - keep_recent_tokens, 0)
+    ax.barh([0.45], [total - keep_start], left=keep_start, height=0.12, color="none", edgecolor="#333333",
+            hatch="///", gid="keep_recent", label=f"keepRecentTokens {keep_recent_tokens:,} (last part kept)")
+    ax.set_ylim(-0.6, 0.9)
+    ax.set_yticks([])
+    ax.set_xlim(0, max(context_window, total, tokens) * 1.04)
+    ax.set_xlabel("tokens (Pi's estimate)")
+    _thousands(ax, "x")
+    state = "over the threshold: Pi would compact" if projection.tokens > threshold else "under the threshold"
+    ax.set_title(title or f"Context budget: {total:,} estimated tokens, {state}")
+    _legend_outside(ax)
+    return fig
+
+
+# ---------------------------------------------------------------------------------- sweep
+def keep_recent_sweep(df: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Kept and summarized tokens, and summarized messages, against keepRecentTokens.
+
+    ``df`` is :func:`pikit.frames.sweep_keep_recent`. Values with nothing to compact are
+    left out; split-turn cuts are marked with ``x`` (``gid="split_turn"``).
+    """
+    fig = _figure(11.0, 4.5)
+    ax = fig.add_subplot()
+    ax.set_title(title or "What a compaction would keep, by keepRecentTokens")
+    data = df[df["compactable"].fillna(False).astype(bool)] if not df.empty else df
+    if data.empty:
+        _empty(ax, "nothing to compact for any of these values")
+        return fig
+    x = data["keep_recent_tokens"].astype(int)
+    kept = data["kept_tokens"].astype(int)
+    ax.plot(x, kept, marker="o", markersize=3, color="#1f77b4", label="kept tokens", gid="kept_tokens")
+    ax.plot(x, data["summarized_tokens"].astype(int), marker="o", markersize=3, color="#9467bd",
+            label="summarized tokens", gid="summarized_tokens")
+    ax.plot(x, x, color="black", linestyle=":", linewidth=0.8, label="keepRecentTokens", gid="diagonal")
+    split = data[data["is_split_turn"].fillna(False).astype(bool)]
+    ax.plot(split["keep_recent_tokens"].astype(int), split["kept_tokens"].astype(int), linestyle="none", marker="x",
+            markersize=8, color="#d62728", label=f"split turn ({len(split)})", gid="split_turn")
+    ax.set_xlabel("keepRecentTokens")
+    ax.set_ylabel("tokens (Pi's estimate)")
+    _thousands(ax)
+    _thousands(ax, "x")
+    ax.grid(True, alpha=0.3)
+    right = ax.twinx()
+    right.step(x, data["summarized_messages"].astype(int) + data["turn_prefix_messages"].astype(int), where="post",
+               color="#2ca02c", label="messages summarized", gid="summarized_messages")
+    right.set_ylabel("messages summarized")
+    right.set_ylim(bottom=0)
+    handles, labels = ax.get_legend_handles_labels()
+    more_handles, more_labels = right.get_legend_handles_labels()
+    right.legend(handles + more_handles, labels + more_labels, loc="upper left", bbox_to_anchor=(1.08, 1.0),
+                 fontsize="small", frameon=False)
+    return fig
