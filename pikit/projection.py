@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .content import content_text
 from .entry import Entry
 from .timestamps import parse_ms
-from .tokens import ContextSize, context_size, estimate_tokens, js_truthy
+from .tokens import ContextSize, estimate_tokens, js_truthy, message_usage, usage_total
 
 if TYPE_CHECKING:
     from .session import Session
@@ -231,26 +231,38 @@ def _key(name: Any) -> Any:
     return name if isinstance(name, str | int | float | bool) or name is None else id(name)
 
 
-@dataclass
 class Projection:
     """The projected context at one leaf.
 
     ``messages`` is exactly what Pi would send (before provider formatting);
-    ``sources[i]`` is the id of the entry that produced ``messages[i]``.
+    ``sources[i]`` is the id of the entry that produced ``messages[i]``. The branch
+    (``path``) is materialized only when asked for.
     """
 
-    leaf_id: Any
-    path: list[Entry]
-    entries: list[ProjectedEntry]
-    compaction: Entry | None
-    model: dict[str, Any] | None
-    thinking_level: Any
-    messages: list[dict[str, Any]] = field(init=False)
-    sources: list[Any] = field(init=False)
+    def __init__(self, leaf_id: Any, entries: list[ProjectedEntry], compaction: Entry | None,
+                 model: dict[str, Any] | None, thinking_level: Any, *, path: list[Entry] | None = None,
+                 branch: Callable[[], list[Entry]] | None = None,
+                 usage_trusted: Callable[[Any], bool] | None = None) -> None:
+        self.leaf_id = leaf_id
+        self.entries = entries
+        self.compaction = compaction
+        self.model = model
+        self.thinking_level = thinking_level
+        self._path = path
+        self._branch = branch
+        self._usage_trusted = usage_trusted
+        self.messages: list[dict[str, Any]] = [m for pe in entries for m in pe.messages]
+        self.sources: list[Any] = [pe.entry.id for pe in entries for _ in pe.messages]
 
-    def __post_init__(self) -> None:
-        self.messages = [m for pe in self.entries for m in pe.messages]
-        self.sources = [pe.entry.id for pe in self.entries for _ in pe.messages]
+    def __repr__(self) -> str:
+        return f"<Projection at {self.leaf_id!r}: {len(self.messages)} messages>"
+
+    @property
+    def path(self) -> list[Entry]:
+        """The branch, root first, ending at the leaf."""
+        if self._path is None:
+            self._path = self._branch() if self._branch is not None else []
+        return self._path
 
     @cached_property
     def estimates(self) -> list[int]:
@@ -262,29 +274,33 @@ class Projection:
         """The replayed current system message (prompt, sections, tools)."""
         return replay_system(self.messages)
 
+    def _trusted(self, source: Any) -> bool:
+        """Whether usage recorded by entry ``source`` is still valid (no edit or compaction after it)."""
+        if self._usage_trusted is not None:
+            return self._usage_trusted(source)
+        path = self.path
+        usage_position = next((i for i in range(len(path) - 1, -1, -1) if path[i].id == source), -1)
+        invalidation = next((i for i in range(len(path) - 1, -1, -1)
+                             if path[i].type in ("context_edit", "compaction")), -1)
+        return usage_position > invalidation
+
     @cached_property
     def size(self) -> ContextSize:
         """The context size by Pi's rule (last usable usage + trailing estimates, or estimates)."""
-        index = None
-        for i in range(len(self.messages) - 1, -1, -1):
-            if self.messages[i].get("role") == "assistant":
-                from .tokens import message_usage
-
-                if message_usage(self.messages[i]) is not None:
-                    index = i
-                    break
-        usage_position = -1
-        if index is not None:
-            source = self.sources[index]
-            usage_position = next((i for i, e in enumerate(self.path) if e.id == source), -1)
-        invalidation = -1
-        for i in range(len(self.path) - 1, -1, -1):
-            if self.path[i].type in ("context_edit", "compaction"):
-                invalidation = i
-                break
+        messages = self.messages
+        index = next((i for i in range(len(messages) - 1, -1, -1) if message_usage(messages[i]) is not None), None)
+        if index is not None and self._trusted(self.sources[index]):
+            used = usage_total(messages[index]["usage"])
+            if "estimates" in self.__dict__:
+                trailing = sum(self.estimates[index + 1:])
+            else:
+                trailing = sum(estimate_tokens(m) for m in messages[index + 1:])
+            return ContextSize(used + trailing, used, trailing, index)
         system = self.system_message
-        return context_size(self.messages, self.estimates, usage_position, invalidation,
-                            estimate_tokens(system) if system is not None else 0)
+        estimates = self.estimates
+        tokens = (estimate_tokens(system) if system is not None else 0) + sum(
+            e for m, e in zip(messages, estimates, strict=True) if m.get("role") != "system")
+        return ContextSize(tokens, 0, tokens, None, stale=index is not None)
 
     @property
     def tokens(self) -> int:
@@ -356,9 +372,7 @@ def _model(data: Mapping[str, Any], provider_key: str, model_key: str) -> dict[s
     return out
 
 
-def project_path(path: list[Entry], leaf_id: Any = None) -> Projection:
-    """Project a branch (root first) into the model's context."""
-    entries, compaction = context_entries(path)
+def _project_entries(entries: list[Entry]) -> list[ProjectedEntry]:
     edits: dict[Any, Entry] = {}
     for entry in entries:
         if entry.type == "context_edit":
@@ -372,12 +386,70 @@ def project_path(path: list[Entry], leaf_id: Any = None) -> Projection:
             continue
         edit = edits.get(entry.id)
         projected.append(ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit))
+    return projected
+
+
+def project_path(path: list[Entry], leaf_id: Any = None) -> Projection:
+    """Project a branch (root first) into the model's context."""
+    entries, compaction = context_entries(path)
     model, thinking = _settings(path)
     return Projection(leaf_id if leaf_id is not None else (path[-1].id if path else None),
-                      path, projected, compaction, model, thinking)
+                      _project_entries(entries), compaction, model, thinking, path=path)
+
+
+def _kept_and_after(session: Session, leaf: Entry, compaction: Entry) -> list[Entry]:
+    """The context entries below a head compaction, walking up only as far as needed."""
+    by_id = session.by_id
+    after: list[Entry] = []
+    current = leaf
+    while current is not compaction:
+        after.append(current)
+        current = by_id[current.parent_id]
+    first_kept = compaction.data.get("firstKeptEntryId")
+    kept: list[Entry] = []
+    parent = compaction.parent_id
+    while parent and isinstance(parent, str | int | float) and parent in by_id and parent != current.id:
+        current = by_id[parent]
+        if not (current.type == "message" and current.role == "system"):
+            kept.append(current)
+        if current.id == first_kept:
+            kept.reverse()
+            after.reverse()
+            return [compaction, *kept, *after]
+        parent = current.parent_id
+    after.reverse()
+    return [compaction, *after]  # the first kept entry is not on the branch: nothing before is kept
 
 
 def project(session: Session, leaf_id: Any) -> Projection:
-    """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context)."""
-    path = session.branch(leaf_id) if leaf_id is not None else []
-    return project_path(path, leaf_id)
+    """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context).
+
+    With the session's ancestry index the cost is the size of the context, not the depth
+    of the branch; a session with parent cycles falls back to walking the branch.
+    """
+    if leaf_id is None:
+        return project_path([], None)
+    ancestry = session.ancestry
+    if ancestry is None:
+        return project_path(session.branch(leaf_id), leaf_id)
+    leaf = session.entry(leaf_id)
+    compaction = ancestry.compaction[leaf_id]
+    if compaction is None:
+        return project_path(session.branch(leaf_id), leaf_id)
+    entries = _kept_and_after(session, leaf, compaction)
+    thinking_entry = ancestry.thinking[leaf_id]
+    thinking = thinking_entry.data.get("thinkingLevel") if thinking_entry is not None else "off"
+    model_entry = ancestry.model[leaf_id]
+    model = None
+    if model_entry is not None:
+        model = _model(model_entry.data, "provider", "modelId") if model_entry.type == "model_change" \
+            else dict(model_entry.model or {})
+    invalidation = ancestry.invalidation[leaf_id]
+    depth = ancestry.depth
+
+    def trusted(source: Any) -> bool:
+        # The usage's entry is on the branch: it is trusted when it lies below the last edit or compaction.
+        return invalidation is None or depth.get(source, -1) > depth[invalidation.id]
+
+    return Projection(leaf_id, _project_entries(entries), compaction, model, thinking,
+                      branch=lambda: session.branch(leaf_id), usage_trusted=trusted)

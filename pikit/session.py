@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import jsjson
 from . import tree as _tree
+from .ancestry import Ancestry, build_ancestry
 from .entry import Entry
 from .errors import PikitError, UnknownEntryError
 from .loading import LoadReport, Problem
@@ -41,6 +42,7 @@ class Session:
         self.labels: dict[Any, str] = {}
         self.label_times: dict[Any, Any] = {}
         self._children: dict[Any, list[str]] | None = None
+        self._ancestry: Ancestry | bool | None = False
         self._roots: list[Any] | None = None
         self._build_index()
         self.leaf_id: Any = entries[-1].id if entries else None
@@ -203,6 +205,13 @@ class Session:
         self._child_map()
         assert self._roots is not None
         return list(self._roots)
+
+    @property
+    def ancestry(self) -> Ancestry | None:
+        """Inherited facts per entry (built on first use); ``None`` when parent cycles exist."""
+        if self._ancestry is False:
+            self._ancestry = build_ancestry(self.by_id)
+        return self._ancestry  # type: ignore[return-value]
 
     def _child_map(self) -> dict[Any, list[str]]:
         if self._children is None:
