@@ -97,7 +97,7 @@ def is_array_index(key: str) -> bool:
 def js_items(obj: Mapping[Any, Any]) -> Iterable[tuple[str, Any]]:
     """An object's entries in JavaScript's property order (keys are strings in JavaScript)."""
     if not all(isinstance(k, str) for k in obj):
-        obj = {str(k): v for k, v in obj.items()}
+        obj = {_js_string(k): v for k, v in obj.items()}
     keys = list(obj)
     index_keys = [k for k in keys if is_array_index(k)]
     if not index_keys:
@@ -105,6 +105,17 @@ def js_items(obj: Mapping[Any, Any]) -> Iterable[tuple[str, Any]]:
     index_keys.sort(key=int)
     rest = [k for k in keys if not is_array_index(k)]
     return [(k, obj[k]) for k in index_keys + rest]
+
+
+def _js_string(key: Any) -> str:
+    """JavaScript's ``String(key)`` for the scalar keys a Python dict may hold."""
+    if isinstance(key, str):
+        return key
+    if key is None:
+        return "null"
+    if isinstance(key, bool | int | float):
+        return js_number(key)
+    return str(key)
 
 
 def js_number(value: int | float) -> str:

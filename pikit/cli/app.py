@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable
+from typing import NoReturn
 
 from .. import __version__
 
@@ -55,12 +56,19 @@ def _untranslated(message: str) -> str:
     return message
 
 
+class _Parser(argparse.ArgumentParser):
+    """One line on stderr for a usage mistake (not the whole usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"pikit: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full ``pikit`` argument parser."""
     # argparse looks up a translation of every help string (a directory search each time,
     # tens of milliseconds at start-up); pikit's messages are English only.
     argparse._ = _untranslated  # type: ignore[attr-defined]
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pikit",
         description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",
     )
