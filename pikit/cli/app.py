@@ -130,7 +130,7 @@ def _summarizer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
 
 
-def _add_compaction_commands(sub: "argparse._SubParsersAction[_Parser]") -> None:
+def _add_compaction_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction")
     _session_arg(p)
     p.add_argument("--leaf", action="append", metavar="ID", help="leaf to compact at (repeatable with --dry-run)")
