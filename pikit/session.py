@@ -239,7 +239,10 @@ class Session:
         reset leaf for a root) and returns its text, to edit and send again; selecting
         anything else makes it the leaf and returns ``None``.
         """
-        new_leaf, text = _tree.selection(self.entry(target_id))
+        target = self.entry(target_id)
+        if target_id == self.leaf_id:
+            return None  # already there: nothing moves (as in Pi)
+        new_leaf, text = _tree.selection(target)
         self.leaf_id = new_leaf
         return text
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cmp_to_key
 from typing import TYPE_CHECKING, Any
 
 from . import jsjson
@@ -45,41 +46,18 @@ def path_to(by_id: Mapping[Any, Entry], leaf: Entry) -> list[Entry]:
 
 
 def js_sort(items: list[Any], compare: Callable[[Any, Any], float]) -> list[Any]:
-    """``Array.prototype.sort`` with a comparator as V8 runs it on short arrays.
+    """``Array.prototype.sort`` with a comparator, as V8 runs it.
 
-    Identical to a stable sort when the comparator is consistent; it also reproduces
-    V8's order when the comparator returns ``NaN`` (an unparseable timestamp).
+    V8 sorts with TimSort ported from CPython's own, and counts a ``NaN`` comparator
+    result as 0, so Python's sort with the same comparator gives the same order even when
+    the comparator is inconsistent (an unparseable timestamp).
     """
-    n = len(items)
-    a = list(items)
-    if n < 2:
-        return a
-    run = 2
-    descending = compare(a[1], a[0]) < 0
-    previous = a[1]
-    for i in range(2, n):
-        order = compare(a[i], previous)
-        if descending:
-            if order >= 0:
-                break
-        elif order < 0:
-            break
-        previous = a[i]
-        run += 1
-    if descending:
-        a[:run] = a[:run][::-1]
-    for start in range(run, n):
-        pivot = a[start]
-        left, right = 0, start
-        while left < right:
-            mid = left + ((right - left) >> 1)
-            if compare(pivot, a[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        a[left + 1:start + 1] = a[left:start]
-        a[left] = pivot
-    return a
+
+    def ordered(a: Any, b: Any) -> int:
+        result = compare(a, b)
+        return 0 if result != result or result == 0 else (1 if result > 0 else -1)
+
+    return sorted(items, key=cmp_to_key(ordered))
 
 
 def _by_time(by_id: Mapping[Any, Entry]) -> Callable[[Any, Any], float]:
@@ -115,7 +93,7 @@ def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tupl
     for parent, kids in children.items():
         if len(kids) > 1:
             times = [by_id[k].time_ms for k in kids]
-            if None in times or len(kids) < 64:
+            if None in times:
                 children[parent] = js_sort(kids, compare)
             else:
                 timed = sorted(zip(times, range(len(kids)), kids, strict=True))  # stable: ties keep file order

@@ -130,30 +130,27 @@ def fork_lines(session: Session, leaf_id: Any, parent_session: str | None = None
     lines: list[bytes] = []
     pending_labels: list[Any] = []
     label_successor: dict[Any, Any] = {}
-    kept: list[tuple[Any, Any]] = []
     previous: Any = None
     for entry in path:
         if entry.type == "label":
             pending_labels.append(entry.id)
             continue
+        # Labels seen so far now have a successor; a label further down is not known yet.
         for label_id in pending_labels:
             label_successor[label_id] = entry.id
         pending_labels.clear()
-        kept.append((entry, previous))
-        kept_ids.add(entry.id)
-        previous = entry.id
-    for entry, parent in kept:
         data = entry.data
-        changed = parent != entry.parent_id or "parentId" not in data
         new: dict[str, Any] | None = None
-        if changed:
-            new = {**data, "parentId": parent}
+        if previous != entry.parent_id or "parentId" not in data:
+            new = {**data, "parentId": previous}
         if entry.type == "compaction":
             first = data.get("firstKeptEntryId")
             remapped = first if first == entry.id else label_successor.get(first, first)
             if remapped != first:
                 new = {**(new or data), "firstKeptEntryId": remapped}
         lines.append(entry.raw if new is None else jsjson.stringify_bytes(new))
+        kept_ids.add(entry.id)
+        previous = entry.id
     parent = previous
     taken = set(kept_ids)
     for target, label in session.labels.items():

@@ -19,6 +19,7 @@ __all__ = [
     "esc",
     "fmt_delta",
     "fmt_int",
+    "gap",
     "message_body",
     "role_badge",
     "style_widget",
@@ -58,7 +59,7 @@ _ROLE_CLASS = {
     "bashExecution": "bash",
 }
 _ROLE_LABEL = {
-    "toolResult": "tool result", "compactionSummary": "compaction summary", "branchSummary": "branch summary",
+    "toolResult": "tool result", "compactionSummary": "summary", "branchSummary": "branch summary",
     "bashExecution": "bash",
 }
 
@@ -78,9 +79,10 @@ def _collapsible(text: str, css: str = "pikit-pre") -> str:
     if len(text) <= _LONG_CHARS and lines <= _LONG_LINES:
         return f'<div class="{css}">{esc(text)}</div>'
     head = "\n".join(text[:300].split("\n")[:4])
+    plural = "s" if lines != 1 else ""
     return (f'<div class="{css} pikit-head">{esc(head)}…</div>'
             f'<details class="pikit-more"><summary>show all ({fmt_int(len(text))} characters, '
-            f'{fmt_int(lines)} lines)</summary><div class="{css}">{esc(text)}</div></details>')
+            f'{fmt_int(lines)} line{plural})</summary><div class="{css}">{esc(text)}</div></details>')
 
 
 def _json(value: Any) -> str:
@@ -107,8 +109,8 @@ def message_body(message: Mapping[str, Any]) -> str:
                              f'({fmt_int(len(str(block.get("thinking"))))} characters)</summary>'
                              f'<div class="pikit-pre">{esc(block.get("thinking"))}</div></details>')
             elif kind == "toolCall":
-                call = f"{block.get('name')}({_json(block.get('arguments'))})"
-                parts.append(f'<div class="pikit-call">→ {_collapsible(call, "pikit-pre pikit-inline")}</div>')
+                call = f"→ {block.get('name')}({_json(block.get('arguments'))})"
+                parts.append(f'<div class="pikit-call">{_collapsible(call)}</div>')
         if isinstance(content, str):
             parts.append(_collapsible(content))
         stop = message.get("stopReason")
@@ -168,10 +170,10 @@ CSS = """
 .pikit-warn { color: var(--jp-warn-color0, #b45309); font-size: 0.92em; }
 .pikit-pre { white-space: pre-wrap; word-break: break-word; font-family: var(--jp-code-font-family, monospace);
   font-size: 0.92em; line-height: 1.35; }
-.pikit-pre.pikit-inline { display: inline; }
 .pikit-head { color: var(--jp-ui-font-color1, #333); }
 details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-block > summary {
   cursor: pointer; color: var(--jp-brand-color1, #1565c0); font-size: 0.9em; }
+.pikit-clamp { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
 .pikit-call { color: var(--jp-ui-font-color1, #333); margin: 2px 0; }
 .pikit-error { border: 1px solid var(--jp-error-color1, #d32f2f); background: var(--jp-error-color3, #fdecea);
   color: var(--jp-error-color0, #8e1b1b); border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
@@ -204,6 +206,11 @@ table.pikit-table td { vertical-align: top; padding: 3px 4px; border-bottom: 1px
   overflow: hidden; }
 table.pikit-table td.pikit-num, table.pikit-table th.pikit-num { text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
+.pikit-figures > span { display: block; line-height: 1.35; }
+.pikit-figures .pikit-est { font-weight: 600; }
+.pikit-figures .pikit-real, .pikit-figures .pikit-usage { color: var(--jp-ui-font-color2, #666); font-size: 0.9em; }
+.pikit-figures .pikit-usage-anchor { color: var(--jp-ui-font-color1, #222); font-weight: 600; }
+.pikit-unit { color: var(--jp-ui-font-color3, #999); font-size: 0.85em; font-weight: 400; }
 .pikit-scroll { max-height: 560px; overflow-y: auto; border: 1px solid var(--jp-border-color2, #ddd);
   border-radius: 4px; }
 tr.pikit-zone-summary td { background: rgba(156, 39, 176, 0.06); }
@@ -234,12 +241,19 @@ tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777
 .pikit-budget-summary { background: #ab47bc; }
 .pikit-budget-kept { background: #66bb6a; }
 .pikit-budget-new { background: #42a5f5; }
-.pikit-budget-line { position: absolute; top: -4px; height: 30px; width: 0; border-left: 2px dashed #d32f2f; }
+.pikit-budget-unitemized { background: repeating-linear-gradient(135deg, #b0bec5 0 4px, #cfd8dc 4px 8px); }
+.pikit-budget-line { position: absolute; top: -3px; height: 28px; width: 0; border-left: 2px dashed #d32f2f; }
 .pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--jp-ui-font-color1, #222); }
+.pikit-budget-line.pikit-budget-window { border-left: 2px solid var(--jp-ui-font-color2, #757575); }
 .pikit-budget-keep { position: absolute; height: 8px; border: 2px solid #2e7d32; border-top: none;
   margin-top: 2px; box-sizing: border-box; }
+.pikit-budget-marks { position: relative; height: 15px; font-size: 0.8em; color: #d32f2f; }
+.pikit-budget-marks span { position: absolute; transform: translateX(-100%); white-space: nowrap; padding-right: 2px;
+  margin-left: 5px; }
 .pikit-budget-axis { position: relative; height: 16px; font-size: 0.8em; color: var(--jp-ui-font-color2, #666); }
-.pikit-budget-axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
+.pikit-budget-axis span { position: absolute; white-space: nowrap; }
+.pikit-swatch-line { width: 0; border-left: 2px dashed #d32f2f; border-radius: 0; }
+.pikit-swatch-keep { height: 6px; border: 2px solid #2e7d32; border-top: none; border-radius: 0; }
 .pikit-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.9em; margin-top: 2px; }
 .pikit-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px;
   vertical-align: -1px; }
@@ -248,9 +262,16 @@ tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777
 .pikit-cut-previous { background: #ab47bc; } .pikit-cut-summarized { background: #9e9e9e; }
 .pikit-cut-prefix { background: #ffa726; } .pikit-cut-kept { background: #66bb6a; }
 .pikit-explorer-pane { min-width: 0; }
+.pikit-gap { gap: 8px; }
 .pikit-status { font-size: 0.9em; color: var(--jp-ui-font-color2, #555); margin: 2px 0; }
 .pikit-chart svg text { fill: var(--jp-ui-font-color1, #333); font-family: var(--jp-ui-font-family, sans-serif); }
 """
+
+
+def gap(box: Any) -> Any:
+    """Give a Box widget a gap between its children (ipywidgets' Layout has no ``gap``)."""
+    box.add_class("pikit-gap")
+    return box
 
 
 def style_widget() -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..describe import entry_kind, entry_preview
@@ -28,25 +28,26 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionState", "state_for"]
 
-_PREVIEW_CHARS = 160
+_PREVIEW_CHARS = 120
 _STATES: weakref.WeakKeyDictionary[Session, SessionState] = weakref.WeakKeyDictionary()
 
 
 def _one_line(text: str, limit: int = _PREVIEW_CHARS) -> str:
-    text = " ".join(text.split())
+    text = " ".join(text[: limit * 3].split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class SessionState:
     """Caches for one session (get it with :func:`state_for`)."""
 
-    def __init__(self, session: Session, projections: int = 16) -> None:
+    def __init__(self, session: Session, projections: int = 6) -> None:
         self.session = session
         self._projections: OrderedDict[Any, Projection] = OrderedDict()
         self._max_projections = projections
         self._estimates: dict[tuple[Any, int, Any], int] = {}
         self._counts: dict[tuple[str, Any, int, Any], int] = {}
         self._previews: dict[Any, tuple[str, str]] = {}
+        self._cells: dict[Any, tuple[str, str, str]] = {}
 
     # ------------------------------------------------------------------ projections
     def projection(self, leaf_id: Any) -> Projection:
@@ -94,14 +95,26 @@ class SessionState:
             value = self._counts[key] = counter.count_message(message)
         return value
 
+    def is_counted(self, counter: Counter, source: Any, position: int, edit: Any) -> bool:
+        """Whether :meth:`count` has this message's count cached."""
+        return (counter.name, source, position, edit) in self._counts
+
     # ------------------------------------------------------------------ previews
+    def tree_cell(self, entry: Entry, kind_of: Callable[[Entry], tuple[str, str]]) -> tuple[str, str, str]:
+        """``(css kind, badge, one-line preview)`` of an entry's tree row (cached per entry id)."""
+        cached = self._cells.get(entry.id)
+        if cached is None:
+            kind, badge = kind_of(entry)
+            cached = self._cells[entry.id] = (kind, badge, self.preview(entry)[1])
+        return cached
+
     def preview(self, entry: Entry) -> tuple[str, str]:
-        """``(kind, one-line preview)`` of an entry, at most 160 characters."""
+        """``(kind, one-line preview)`` of an entry, at most 120 characters."""
         cached = self._previews.get(entry.id)
         if cached is None:
             try:
                 text = entry_preview(entry)
-            except Exception as exc:  # noqa: BLE001 - a damaged entry must not break the tree
+            except Exception as exc:
                 text = f"<unreadable entry: {type(exc).__name__}>"
             cached = self._previews[entry.id] = (entry_kind(entry), _one_line(text))
         return cached

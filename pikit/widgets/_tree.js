@@ -1,7 +1,7 @@
 // pikit tree view: a virtualized list of /tree rows (only the rows in view are in the DOM).
 //
 // Model state (from Python):
-//   rows:        [[id, indent, parentRow, kindClass, badge, label, text, children], ...]
+//   rows_data:   UTF-8 JSON bytes of [[id, indent, parentRow, kindClass, badge, label, text, children], ...]
 //                (parentRow: the nearest shown ancestor's row, -1 = none)
 //   anchor_row:  row of the leaf, or of its nearest visible ancestor (-1: reset leaf / none)
 //   leaf_row:    row of the leaf itself (-1 when it is not shown)
@@ -34,7 +34,13 @@ function render({ model, el }) {
   root.appendChild(empty);
   el.appendChild(root);
 
-  let rows = model.get("rows") || [];
+  const decoder = new TextDecoder();
+  const readRows = () => {
+    const data = model.get("rows_data");
+    if (!data) return [];
+    try { return JSON.parse(typeof data === "string" ? data : decoder.decode(data)); } catch (e) { return []; }
+  };
+  let rows = readRows();
   let active = new Set();
   let focusRow = -1;
   let scheduled = false;
@@ -57,7 +63,9 @@ function render({ model, el }) {
     let cls = "pikit-tree-row";
     if (active.has(i)) cls += " pikit-active";
     else cls += " pikit-off-path";
+    const hiddenLeaf = leafRow < 0 && i === model.get("anchor_row");
     if (i === leafRow) cls += " pikit-leaf";
+    if (hiddenLeaf) cls += " pikit-leaf-hidden";
     if (i === model.get("selected_row")) cls += " pikit-selected";
     if (i === focusRow) cls += " pikit-focus";
     if (r[5]) cls += " pikit-labeled";
@@ -72,11 +80,16 @@ function render({ model, el }) {
 
     const gutter = document.createElement("span");
     gutter.className = "pikit-tree-gutter";
-    gutter.textContent = i === leafRow ? "●" : active.has(i) ? "│" : "";
+    gutter.textContent = i === leafRow ? "●" : hiddenLeaf ? "◌" : active.has(i) ? "│" : "";
+    if (hiddenLeaf) gutter.title = "the leaf is an entry below this row that the filter hides";
     div.appendChild(gutter);
     const indent = document.createElement("span");
     indent.className = "pikit-tree-indent";
-    indent.style.width = Math.min(r[1], 40) * 14 + "px";
+    // Deep trees: 14px a level up to 10 levels, then 3px a level, never more than a quarter of the width.
+    const level = r[1];
+    const cap = Math.max(56, Math.floor((viewport.clientWidth || 400) * 0.25));
+    indent.style.width = Math.min(cap, Math.min(level, 10) * 14 + Math.max(0, level - 10) * 3) + "px";
+    if (level > 10) indent.title = "indent " + level;
     div.appendChild(indent);
     const kind = document.createElement("span");
     kind.className = "pikit-badge pikit-kind-" + r[3];
@@ -95,8 +108,8 @@ function render({ model, el }) {
     if (r[7] > 1) {
       const fork = document.createElement("span");
       fork.className = "pikit-tree-fork";
-      fork.textContent = "⑂ " + r[7];
-      fork.title = r[7] + " branches start here";
+      fork.textContent = r[7] + " branches";
+      fork.title = "the tree forks here: " + r[7] + " branches start at this entry";
       div.appendChild(fork);
     }
     div.title = r[0] + (r[5] ? " [" + r[5] + "]" : "") + "\n" + r[6];
@@ -162,8 +175,8 @@ function render({ model, el }) {
     schedule();
   });
 
-  model.on("change:rows", () => {
-    rows = model.get("rows") || [];
+  model.on("change:rows_data", () => {
+    rows = readRows();
     focusRow = -1;
     computeActive();
     ensureVisible(model.get("anchor_row"));

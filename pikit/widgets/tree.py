@@ -4,8 +4,9 @@ Python lays the rows out once per filter mode / search with :meth:`pikit.Session
 (active branch first, single-child chains flat) and sends them in one compact list. The
 browser keeps only the rows in view in the DOM, and marks the active path itself by
 following each row's parent row from the leaf, so moving the leaf sends two integers, not
-the tree. The order does not jump while you click around; :meth:`TreeView.relayout` puts
-the active branch first again.
+the tree. The order does not jump while you click around: a leaf that the filter hides
+is marked on its nearest shown ancestor, and :meth:`TreeView.relayout` (run by every mode
+or search change) puts the active branch first again and shows the leaf, as Pi does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import orjson
 import traitlets
 
 from ..session import CURRENT, Session
@@ -41,11 +43,13 @@ _TREE_CSS = """
 .pikit-tree-row.pikit-off-path .pikit-badge { opacity: 0.75; }
 .pikit-tree-row.pikit-active { background: rgba(25, 118, 210, 0.05); }
 .pikit-tree-row.pikit-leaf { background: rgba(25, 118, 210, 0.16); font-weight: 600; }
+.pikit-tree-row.pikit-leaf-hidden { background: rgba(25, 118, 210, 0.10); }
 .pikit-tree-row.pikit-selected { outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: -2px; }
 .pikit-tree-row.pikit-focus { box-shadow: inset 0 0 0 1px var(--jp-brand-color2, #64b5f6); }
 .pikit-tree-gutter { flex: 0 0 14px; text-align: center; color: var(--jp-brand-color1, #1976d2); font-size: 11px; }
 .pikit-tree-indent { flex: 0 0 auto; }
 .pikit-tree-text { flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; }
+.pikit-tree-row .pikit-label { flex: 0 1 auto; max-width: 40%; overflow: hidden; text-overflow: ellipsis; }
 .pikit-tree-fork { flex: 0 0 auto; font-size: 0.85em; color: #ef6c00; padding-left: 4px; }
 .pikit-tree-empty { padding: 8px; color: var(--jp-ui-font-color2, #777); display: none; }
 """
@@ -92,7 +96,7 @@ class TreeView(anywidget.AnyWidget):
     _esm = _ESM
     _css = CSS + _TREE_CSS
 
-    rows = traitlets.List().tag(sync=True)
+    rows_data = traitlets.Bytes(b"[]").tag(sync=True)  # the rows as UTF-8 JSON (one binary buffer)
     anchor_row = traitlets.Int(-1).tag(sync=True)
     leaf_row = traitlets.Int(-1).tag(sync=True)
     selected_row = traitlets.Int(-1).tag(sync=True)
@@ -124,7 +128,7 @@ class TreeView(anywidget.AnyWidget):
         start = time.perf_counter()
         layout = self._compute(leaf, mode, search)
         # The first layout goes out with the widget's initial state (one message, not two).
-        super().__init__(height=height, leaf_id=leaf, mode=mode, search=search, rows=layout[0],
+        super().__init__(height=height, leaf_id=leaf, mode=mode, search=search, rows_data=_encode(layout[0]),
                          anchor_row=layout[3], leaf_row=layout[4], **kwargs)
         self._index, self._ids = layout[1], layout[2]
         self.layout_ms = (time.perf_counter() - start) * 1000
@@ -149,6 +153,16 @@ class TreeView(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ layout
     @property
+    def rows(self) -> list[list[Any]]:
+        """The rows sent to the browser: ``[id, indent, parent_row, kind, badge, label, text, children]``.
+
+        Decoded from :attr:`rows_data` on each access (only the compact bytes are kept, which
+        spares the garbage collector ~10 objects per row on big trees).
+        """
+        rows: list[list[Any]] = orjson.loads(self.rows_data)
+        return rows
+
+    @property
     def row_ids(self) -> list[Any]:
         """Entry ids of the rows, top to bottom."""
         return list(self._ids)
@@ -159,7 +173,7 @@ class TreeView(anywidget.AnyWidget):
         data, index, ids, anchor, leaf_row = self._compute(self.leaf_id, self.mode, self.search)
         self._index, self._ids = index, ids
         with self.hold_sync():
-            self.rows = data
+            self.rows_data = _encode(data)
             self.anchor_row = anchor
             self.leaf_row = leaf_row
             self.selected_row = index.get(self.selected_id, -1)
@@ -176,7 +190,7 @@ class TreeView(anywidget.AnyWidget):
 
         def shown_ancestor(entry_id: Any) -> int:
             """Row of the nearest ancestor of ``entry_id`` that has a row (-1 when none)."""
-            chain = []
+            chain: list[Any] = []
             current = by_id[entry_id].parent_id if entry_id in by_id else None
             found = -1
             while current is not None and len(chain) <= len(by_id):
@@ -194,25 +208,23 @@ class TreeView(anywidget.AnyWidget):
                 nearest[hidden] = found
             return found
 
-        preview = self.state.preview
+        describe = self.state.tree_cell
         data: list[list[Any]] = []
         for row in rows:
             entry = row.entry
-            kind, badge = row_kind(entry)
+            kind, badge, text = describe(entry, row_kind)
             parent = entry.parent_id
             parent_row = index[parent] if parent in index and parent != row.id else shown_ancestor(row.id)
-            data.append([_json_id(row.id), row.indent, parent_row, kind, badge, row.label or "",
-                         preview(entry)[1], row.children])
+            data.append([_json_id(row.id), row.indent, parent_row, kind, badge, row.label or "", text,
+                         row.children])
         ids = [row.id for row in rows]
         anchor, leaf_row = _anchor(by_id, index, leaf)
         return data, index, ids, anchor, leaf_row
 
     def _on_leaf(self, change: dict[str, Any]) -> None:
-        leaf = change["new"]
-        if leaf is not None and leaf not in self._index and not self.search.strip():
-            self.relayout()  # Pi always shows the leaf: lay out again so it gets a row
-            return
-        anchor, leaf_row = _anchor(self.session.by_id, self._index, leaf)
+        # The rows stay where they are (no jump under the mouse): a leaf the filter hides is
+        # marked on its nearest shown ancestor until the next layout (which shows it, as Pi does).
+        anchor, leaf_row = _anchor(self.session.by_id, self._index, change["new"])
         with self.hold_sync():
             self.anchor_row = anchor
             self.leaf_row = leaf_row
@@ -261,8 +273,13 @@ class TreeView(anywidget.AnyWidget):
         """Browser timings reported by the view: ``render_ms`` (view creation to first paint) and
         ``end_to_end_ms`` (widget construction in the kernel to first paint; same machine clock)."""
         end_to_end = self.paint_epoch_ms - self.created_epoch_ms if self.paint_epoch_ms else -1.0
-        return {"rows": float(len(self.rows)), "layout_ms": self.layout_ms, "render_ms": self.render_ms,
+        return {"rows": float(len(self._ids)), "layout_ms": self.layout_ms, "render_ms": self.render_ms,
                 "end_to_end_ms": end_to_end}
+
+
+def _encode(rows: list[list[Any]]) -> bytes:
+    """Rows as compact UTF-8 JSON: one binary buffer, cheap for ipywidgets to send."""
+    return orjson.dumps(rows)
 
 
 def _json_id(value: Any) -> Any:

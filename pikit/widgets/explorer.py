@@ -1,0 +1,184 @@
+"""The session explorer: the tree on the left, the leaf's budget and context on the right."""
+
+from __future__ import annotations
+
+import html
+import time
+from typing import Any
+
+import ipywidgets as widgets
+import traitlets
+
+from ..session import CURRENT, Session
+from ..tree import FILTER_MODES
+from ._html import esc, fmt_int, style_widget
+from ._html import gap as _gap
+from ._state import SessionState, state_for
+from .budget import BudgetBar
+from .context import ContextView
+from .tree import TreeView
+
+__all__ = ["SessionExplorer"]
+
+_MODE_HELP = {
+    "default": "the conversation, without settings entries",
+    "no-tools": "without tool results and settings entries",
+    "user-only": "your prompts only",
+    "labeled-only": "labelled entries only",
+    "all": "every entry",
+}
+_LIVE_SEARCH_LIMIT = 3_000  # above this many entries, search runs on Enter instead of on every key
+
+
+class SessionExplorer(widgets.VBox):
+    """Browse a session like Pi's ``/tree`` and see what the model gets at any leaf.
+
+    Left: search, filter mode, the tree (virtualized; labels, forks, the active path and the
+    leaf marked) and the editor. Right: the leaf's :class:`BudgetBar` and :class:`ContextView`.
+
+    Clicking an entry moves the leaf with Pi's semantics: a user (or custom) message puts
+    its text in the editor and moves the leaf to its parent; anything else becomes the leaf.
+    ``leaf_id`` is a traitlet: read it, set it (``explorer.leaf_id = "a1b2c3d4"``) or observe
+    it; every part follows. The session's own ``leaf_id`` is kept in step.
+
+    ``model``, ``context_window``, ``reserve_tokens`` and ``keep_recent_tokens`` set the budget
+    bar (by default: the leaf's model, its known window and the Pi settings).
+
+    Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``.
+    ``last_move_ms`` is the kernel time the last leaf move took.
+    """
+
+    leaf_id = traitlets.Any(None)
+    selected_id = traitlets.Any(None)
+
+    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, mode: str = "default",
+                 tree_height: int = 520, model: str | None = None, context_window: int | None = None,
+                 reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, page_size: int = 50,
+                 **kwargs: Any) -> None:
+        start = time.perf_counter()
+        self.session = session
+        self.state: SessionState = state_for(session)
+        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
+        if leaf is not None and leaf not in session:
+            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        self.last_move_ms = 0.0
+
+        self.tree = TreeView(session, leaf, mode=mode, height=tree_height)
+        self.search_box = widgets.Text(placeholder="search… (all words must match)",
+                                       continuous_update=len(session.entries) <= _LIVE_SEARCH_LIMIT,
+                                       layout=widgets.Layout(flex="1 1 auto", width="auto"))
+        self.search_box.add_class("pikit-search")
+        self.mode_picker = widgets.Dropdown(options=list(FILTER_MODES), value=mode,
+                                            tooltip="filter (as in Pi's /tree): " + "; ".join(
+                                                f"{m}: {_MODE_HELP[m]}" for m in FILTER_MODES),
+                                            layout=widgets.Layout(width="130px", flex="0 0 auto"))
+        self.mode_picker.add_class("pikit-mode")
+        self.resort_button = widgets.Button(description="re-sort", icon="sort",
+                                            tooltip="lay the tree out again: the active branch first at every fork",
+                                            layout=widgets.Layout(width="auto", flex="0 0 auto"))
+        self.resort_button.add_class("pikit-resort")
+        self.resort_button.on_click(lambda _b: self.tree.relayout())
+        self.tree_status = widgets.HTML()
+        self.tree_status.add_class("pikit-tree-status")
+        self.editor = widgets.Textarea(placeholder="Select a user message in the tree: Pi puts its text here to "
+                                                   "edit and send again, and moves the leaf to its parent.",
+                                       layout=widgets.Layout(width="100%", height="72px"))
+        self.editor.add_class("pikit-editor")
+        self.leaf_info = widgets.HTML()
+        self.leaf_info.add_class("pikit-leaf-info")
+        self.budget = BudgetBar(session, leaf, model=model, context_window=context_window,
+                                reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens)
+        self.context_view = ContextView(session, leaf, page_size=page_size)
+
+        header = widgets.HTML(self._header_html())
+        header.add_class("pikit-explorer-header")
+        left = widgets.VBox([
+            _gap(widgets.HBox([self.search_box, self.mode_picker])),
+            widgets.HBox([self.tree_status, self.resort_button],
+                         layout=widgets.Layout(justify_content="space-between", align_items="center",
+                                               flex_flow="row nowrap")),
+            self.tree,
+            widgets.HTML('<div class="pikit-sub">Editor</div>'),
+            self.editor,
+        ], layout=widgets.Layout(flex="1 1 340px", min_width="300px"))
+        left.add_class("pikit-explorer-pane")
+        right = widgets.VBox([self.leaf_info, self.budget, self.context_view],
+                             layout=widgets.Layout(flex="1.4 1 440px", min_width="360px"))
+        right.add_class("pikit-explorer-pane")
+        # Side by side; on a narrow page the context wraps below the tree.
+        body = _gap(widgets.HBox([left, right], layout=widgets.Layout(align_items="flex-start", flex_flow="row wrap")))
+        super().__init__([style_widget(), header, body], **kwargs)
+        self.add_class("pikit-root")
+        self.add_class("pikit-explorer")
+
+        self.set_trait("leaf_id", leaf)
+        session.leaf_id = leaf
+        self.tree.on_select(self._on_tree_select)
+        self.tree.observe(self._on_tree_leaf, names="leaf_id")
+        self.observe(self._on_leaf, names="leaf_id")
+        self.search_box.observe(lambda c: setattr(self.tree, "search", c["new"]), names="value")
+        self.mode_picker.observe(lambda c: setattr(self.tree, "mode", c["new"]), names="value")
+        self.tree.observe(lambda _c: self._update_status(), names="rows_data")
+        self._update_status()
+        self._update_leaf_info()
+        self.build_ms = (time.perf_counter() - start) * 1000
+
+    @traitlets.validate("leaf_id")
+    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
+        leaf = proposal["value"]
+        if leaf is not None and leaf not in self.session:
+            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        return leaf
+
+    # ------------------------------------------------------------------ actions
+    def select(self, entry_id: Any) -> str | None:
+        """Select an entry as a click in the tree does (Pi's selection); returns the editor text."""
+        return self.tree.select(entry_id)
+
+    def _on_tree_select(self, entry_id: Any, text: str | None) -> None:
+        self.selected_id = entry_id
+        self.editor.value = text or ""
+
+    def _on_tree_leaf(self, change: dict[str, Any]) -> None:
+        self.leaf_id = change["new"]
+
+    def _on_leaf(self, change: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        leaf = change["new"]
+        self.session.leaf_id = leaf
+        with self.hold_sync():
+            self.tree.leaf_id = leaf
+            self.context_view.leaf_id = leaf
+            self.budget.leaf_id = leaf
+            self._update_leaf_info()
+        self.last_move_ms = (time.perf_counter() - start) * 1000
+
+    # ------------------------------------------------------------------ text
+    def _header_html(self) -> str:
+        s = self.session
+        problems = len(s.report.problems)
+        note = (f' · <span class="pikit-warn">{problems} loading problem{"s" if problems != 1 else ""} '
+                "(see session.report)</span>" if problems else "")
+        name = esc(s.name) if s.name else '<span class="pikit-dim">(no name)</span>'
+        return (f'<div class="pikit-title">{name}</div><div class="pikit-sub">'
+                f'<span class="pikit-id">{esc(s.path or "<memory>")}</span> · {fmt_int(len(s.entries))} entries · '
+                f"{fmt_int(len(s.roots))} root{'s' if len(s.roots) != 1 else ''} · {len(s.labels)} labels{note}</div>")
+
+    def _update_status(self) -> None:
+        rows = len(self.tree.row_ids)
+        self.tree_status.value = f'<span class="pikit-status">{fmt_int(rows)} rows · ● leaf · │ active path</span>'
+
+    def _update_leaf_info(self) -> None:
+        leaf = self.leaf_id
+        if leaf is None:
+            self.leaf_info.value = ('<div class="pikit-sub">Leaf: <b>reset</b> (before the first entry): the next '
+                                    "message would start a new root.</div>")
+            return
+        entry = self.session.by_id[leaf]
+        kind, text = self.state.preview(entry)
+        label = self.session.labels.get(leaf)
+        depth = len(self.context_view.projection.path)
+        self.leaf_info.value = (
+            f'<div class="pikit-sub">Leaf <span class="pikit-id pikit-leaf-id">{esc(leaf)}</span>'
+            + (f' <span class="pikit-label">{esc(label)}</span>' if label else "")
+            + f" · {esc(kind)} · depth {fmt_int(depth)} — {html.escape(text[:120])}</div>")

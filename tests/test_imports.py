@@ -1,0 +1,143 @@
+"""The import direction: the core is light and never depends on the layers above it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pikit
+
+PACKAGE = Path(pikit.__file__).resolve().parent
+HEAVY = ("pandas", "matplotlib", "ipywidgets", "anywidget", "httpx", "tiktoken", "pydantic", "tqdm", "numpy")
+LAYERS = ("llm", "frames", "charts", "widgets", "cli")
+# Top-level modules that are not core: the frames/charts layers themselves and the CLI entry point.
+NOT_CORE = {"frames.py", "charts.py", "__main__.py"}
+
+
+def _imported_in_fresh_interpreter(statement: str) -> list[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+                            cwd=PACKAGE.parent)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import pikit",
+        "import pikit.cli.context, pikit.cli.tree, pikit.cli.files",
+        "import pikit.cli, pikit.cli.app, pikit.cli.common, pikit.cli.compact, pikit.cli.branch",
+        "import pikit; s = pikit.loads(open(r'{sessions}/tree-basic.jsonl', 'rb').read()); s.context().tokens",
+    ],
+)
+def test_core_imports_nothing_heavy(statement: str, shared_sessions: Path) -> None:
+    modules = _imported_in_fresh_interpreter(statement.replace("{sessions}", str(shared_sessions)))
+    assert "pikit" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert heavy == [], f"{statement!r} imported {heavy}"
+    layers = sorted(m for m in modules if m.startswith(("pikit.llm", "pikit.frames", "pikit.charts", "pikit.widgets")))
+    assert layers == [], f"{statement!r} imported {layers}"
+
+
+def _core_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.glob("*.py") if p.name not in NOT_CORE)
+
+
+def _layer_imports(path: Path) -> list[str]:
+    """Every import of pikit.llm/frames/charts/widgets/cli in a core module, lazy ones included."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1:  # from .x import y / from . import y
+                targets = [node.module] if node.module else [alias.name for alias in node.names]
+            elif node.level == 0 and node.module and node.module.startswith("pikit"):
+                rest = node.module.split(".", 1)
+                targets = [rest[1]] if len(rest) > 1 else [alias.name for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] in LAYERS:
+                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "pikit" and len(parts) > 1 and parts[1] in LAYERS:
+                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_there_are_core_modules() -> None:
+    names = {p.name for p in _core_modules()}
+    assert {"jsjson.py", "loading.py", "session.py", "tree.py", "projection.py", "tokens.py", "preparation.py",
+            "branch_summary.py", "write.py"} <= names
+
+
+@pytest.mark.parametrize("path", _core_modules(), ids=lambda p: p.name)
+def test_core_module_does_not_import_the_layers(path: Path) -> None:
+    assert _layer_imports(path) == []
+
+
+def test_the_ast_check_catches_layer_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from .llm import x\nfrom . import widgets\nimport pikit.frames\nfrom pikit.cli import main\n"
+                      "from .jsjson import loads\ndef f():\n    from .charts import plot\n")
+    assert len(_layer_imports(sample)) == 5
+
+
+def test_core_modules_import_heavy_packages_only_lazily() -> None:
+    """A heavy package may appear in a core module only inside a function (an optional feature)."""
+    offenders = []
+    for path in _core_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:  # module level only
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in HEAVY]
+    # pikit.models is the optional typed (pydantic) view, reached only through Entry.typed()
+    assert [o for o in offenders if not o.startswith("models.py")] == []
+
+
+# ---------------------------------------------------------------- the public API
+def test_all_names_resolve_and_are_unique() -> None:
+    assert len(pikit.__all__) == len(set(pikit.__all__))
+    for name in pikit.__all__:
+        assert getattr(pikit, name) is not None, name
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    public = {
+        name for name, value in vars(pikit).items()
+        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
+    }
+    assert public | {"__version__"} == set(pikit.__all__)
+
+
+def test_public_names_come_from_the_package() -> None:
+    for name in pikit.__all__:
+        value = getattr(pikit, name)
+        if name == "__version__":
+            assert isinstance(value, str)
+            continue
+        assert getattr(value, "__module__", "").startswith("pikit"), name
+
+
+def test_essential_api_is_exported() -> None:
+    for name in ("load", "loads", "Session", "Entry", "Projection", "ProjectedEntry", "LoadReport", "Problem",
+                 "estimate_tokens", "ContextSize", "PikitError", "SessionFileError", "NotASessionError",
+                 "DamagedLineError", "UnknownEntryError", "WriteError"):
+        assert name in pikit.__all__, name
+    assert issubclass(pikit.NotASessionError, pikit.SessionFileError)
+    assert issubclass(pikit.DamagedLineError, pikit.SessionFileError)
+    for error in (pikit.SessionFileError, pikit.UnknownEntryError, pikit.WriteError, pikit.SettingsError,
+                  pikit.SummarizerError, pikit.EntryError):
+        assert issubclass(error, pikit.PikitError)

@@ -1,0 +1,315 @@
+"""pikit.write: fork/clone lines, migrated copies, new files and appends (never a rewrite)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit import WriteError, jsjson
+from pikit import write as write_module
+from pikit.write import append_lines, copy_with_lines, fork, fork_lines, migrated_lines, uuid7, write_new
+
+# Checked against Pi 1.5.2's createBranchedSession (in memory) while writing this file: same entries, same
+# parents, compaction c1's firstKeptEntryId "l1" (a dropped label) becomes "a1", labels appended in map order.
+FORK_SOURCE = """\
+{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/proj"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}
+{"type":"label","id":"l1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","targetId":"u1","label":"first"}
+{"type":"label","id":"l2","parentId":"l1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","label":"ghost-target"}
+{"type":"message","id":"a1","parentId":"l2","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[],"timestamp":4}}
+{"type":"compaction","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:05.000Z","summary":"s","firstKeptEntryId":"l1","tokensBefore":1}
+{"type":"compaction","id":"c2","parentId":"c1","timestamp":"2026-01-01T00:00:06.000Z","summary":"s","firstKeptEntryId":"c2","tokensBefore":1}
+{"type":"label","id":"l3","parentId":"c2","timestamp":"2026-01-01T00:00:07.000Z","targetId":"u1","label":""}
+{"type":"label","id":"l4","parentId":"l3","timestamp":"2026-01-01T00:00:08.000Z","targetId":"u1","label":"again"}
+{"type":"label","id":"l5","parentId":"l4","timestamp":"2026-01-01T00:00:09.000Z","targetId":"zz","label":"off-path"}
+{"type":"message","id":"u2","parentId":"l5","timestamp":"2026-01-01T00:00:10.000Z","message":{"role":"user","content":"b","timestamp":10}}
+{"type":"message","id":"x1","parentId":"u1","timestamp":"2026-01-01T00:00:11.000Z","message":{"role":"user","content":"other","timestamp":11}}
+{"type":"label","id":"l6","parentId":"x1","timestamp":"2026-01-01T00:00:12.000Z","targetId":"x1","label":"other branch"}
+"""
+
+
+def lines_of(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line]
+
+
+# ---------------------------------------------------------------- fork / clone
+def test_fork_lines_follow_pi() -> None:
+    session = pikit.loads(FORK_SOURCE)
+    source = lines_of(FORK_SOURCE)
+    lines = fork_lines(session, "u2", "/sessions/source.jsonl")
+    header = jsjson.loads(lines[0])
+    assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == "/proj"
+    assert header["parentSession"] == "/sessions/source.jsonl"
+    assert header["id"] != "s" and re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+                                                header["id"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", header["timestamp"])
+    body = [jsjson.loads(line) for line in lines[1:]]
+    assert [(e["id"], e["parentId"]) for e in body[:5]] == [("u1", None), ("a1", "u1"), ("c1", "a1"), ("c2", "c1"),
+                                                             ("u2", "c2")]
+    assert body[2]["firstKeptEntryId"] == "a1"  # l1 was dropped: the next kept entry
+    assert body[3]["firstKeptEntryId"] == "c2"  # its own id stays
+    labels = body[5:]
+    assert [(e["targetId"], e["label"], e["timestamp"]) for e in labels] == [
+        ("a1", "ghost-target", "2026-01-01T00:00:03.000Z"),
+        ("u1", "again", "2026-01-01T00:00:08.000Z"),
+    ]
+    assert labels[0]["parentId"] == "u2" and labels[1]["parentId"] == labels[0]["id"]
+    assert all(list(e) == ["type", "id", "parentId", "timestamp", "targetId", "label"] for e in labels)
+    assert len({e["id"] for e in body}) == len(body)
+    # unchanged entries keep their bytes; re-chained ones keep their key order
+    assert lines[1] == source[1].encode()
+    assert lines[3] == source[5].replace('"firstKeptEntryId":"l1"', '"firstKeptEntryId":"a1"').encode()
+    assert lines[5] == source[10].replace('"parentId":"l5"', '"parentId":"c2"').encode()
+
+
+def test_fork_of_a_leaf_without_labels_or_changes_is_a_byte_copy() -> None:
+    session = pikit.loads(FORK_SOURCE)
+    lines = fork_lines(session, "x1")
+    assert lines[1:] == [lines_of(FORK_SOURCE)[1].encode(), lines_of(FORK_SOURCE)[11].encode(),
+                         jsjson.stringify_bytes({"type": "label", "id": jsjson.loads(lines[3])["id"], "parentId": "x1",
+                                                 "timestamp": "2026-01-01T00:00:08.000Z", "targetId": "u1",
+                                                 "label": "again"}),
+                         lines[4]]
+    assert jsjson.loads(lines[4])["targetId"] == "x1"
+    assert "parentSession" not in jsjson.loads(lines[0])
+
+
+def test_fork_unknown_leaf_raises() -> None:
+    with pytest.raises(pikit.UnknownEntryError):
+        fork_lines(pikit.loads(FORK_SOURCE), "nope")
+
+
+def test_fork_keeps_a_forward_label_reference_like_pi() -> None:
+    text = """\
+{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}
+{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","summary":"s","firstKeptEntryId":"l1","tokensBefore":1}
+{"type":"label","id":"l1","parentId":"c1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"u1","label":"x"}
+{"type":"message","id":"u2","parentId":"l1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"b","timestamp":4}}
+"""
+    lines = fork_lines(pikit.loads(text), "u2")
+    compaction = jsjson.loads(lines[2])
+    assert compaction["id"] == "c1"
+    assert compaction["firstKeptEntryId"] == "l1"  # Pi (checked with node): unchanged
+
+
+@pytest.mark.parametrize("name", ["tree-basic", "compaction-chain", "multi-root", "context-edits"])
+def test_fork_matches_the_goldens(shared_sessions: Path, name: str) -> None:
+    golden_dir = shared_sessions.parent / "conformance" / "golden"  # conftest's GOLDEN
+    golden = json.loads((golden_dir / f"{name}.golden.json").read_text(encoding="utf-8"))
+    session = pikit.load(shared_sessions / f"{name}.jsonl")
+    assert golden["forks"]
+    for leaf, want in golden["forks"].items():
+        body = [jsjson.loads(line) for line in fork_lines(session, leaf)[1:]]
+        assert [{"id": e["id"], "parentId": e.get("parentId")} for e in body if e["type"] != "label"] == want["entries"]
+        assert [{"targetId": e["targetId"], "label": e.get("label")} for e in body if e["type"] == "label"] == \
+            want["labels"]
+
+
+def test_fork_writes_a_new_file_and_leaves_the_source(tmp_path: Path) -> None:
+    source = tmp_path / "source.jsonl"
+    source.write_text(FORK_SOURCE, encoding="utf-8")
+    before = source.read_bytes()
+    mtime = source.stat().st_mtime_ns
+    session = pikit.load(source)
+    out = fork(session, "u2", tmp_path / "fork.jsonl")
+    assert out == str(tmp_path / "fork.jsonl")
+    assert source.read_bytes() == before and source.stat().st_mtime_ns == mtime
+    forked = pikit.load(out)
+    assert forked.header["parentSession"] == str(source.resolve())
+    assert forked.report.ok and forked.branch_ids()[:5] == ["u1", "a1", "c1", "c2", "u2"]
+    assert forked.labels == {"a1": "ghost-target", "u1": "again"}
+    with pytest.raises(WriteError, match="already exists"):
+        fork(session, "u2", out)
+    with pytest.raises(WriteError, match="source"):
+        fork(session, "u2", source, overwrite=True)
+    assert source.read_bytes() == before
+
+
+# ---------------------------------------------------------------- migration
+def test_migrated_lines_of_a_v1_file(shared_sessions: Path, tmp_path: Path) -> None:
+    legacy = pikit.load(shared_sessions / "large-session.v1.jsonl")
+    lines = migrated_lines(legacy)
+    header = jsjson.loads(lines[0])
+    assert header["version"] == 3 and header["id"] == legacy.id
+    assert header["provider"] == "anthropic"  # unknown header fields are kept
+    out = write_new(tmp_path / "migrated.jsonl", lines)
+    again = pikit.load(out)
+    assert again.report.ok and again.report.migrated_from is None
+    assert [e.id for e in again.entries] == [e.id for e in legacy.entries]
+    assert [e.parent_id for e in again.entries] == [e.parent_id for e in legacy.entries]
+    assert again.context().messages == legacy.context().messages
+
+
+def test_migrated_lines_of_a_current_file_keep_the_bytes(shared_sessions: Path) -> None:
+    path = shared_sessions / "tree-basic.jsonl"
+    lines = migrated_lines(pikit.load(path))
+    original = path.read_bytes().split(b"\n")
+    assert lines[1:] == [line for line in original[1:] if line]
+    assert jsjson.loads(lines[0]) == json.loads(original[0])
+
+
+def test_migrated_v2_hook_message() -> None:
+    text = ('{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}\n'
+            '{"type":"message","id":"h","parentId":null,"timestamp":"t","message":{"role":"hookMessage","content":"x"}}\n')
+    lines = migrated_lines(pikit.loads(text))
+    assert lines[1] == (b'{"type":"message","id":"h","parentId":null,"timestamp":"t",'
+                        b'"message":{"role":"custom","content":"x"}}')
+    assert jsjson.loads(lines[0])["version"] == 3
+
+
+# ---------------------------------------------------------------- write_new
+def test_write_new_writes_whole_lines(tmp_path: Path) -> None:
+    target = tmp_path / "new.jsonl"
+    assert write_new(target, [b'{"a":1}', b'{"b":"\xc3\xa9"}']) == str(target)
+    assert target.read_bytes() == b'{"a":1}\n{"b":"\xc3\xa9"}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["new.jsonl"]  # no temporary file left behind
+
+
+def test_write_new_refuses_existing_files_and_the_source(tmp_path: Path) -> None:
+    existing = tmp_path / "exists.jsonl"
+    existing.write_bytes(b"keep me\n")
+    with pytest.raises(WriteError, match="already exists"):
+        write_new(existing, [b"x"])
+    assert existing.read_bytes() == b"keep me\n"
+    write_new(existing, [b"replaced"], overwrite=True)
+    assert existing.read_bytes() == b"replaced\n"
+    source = tmp_path / "source.jsonl"
+    source.write_bytes(b"source\n")
+    for same in (source, str(source), tmp_path / "." / "source.jsonl"):
+        with pytest.raises(WriteError, match="source"):
+            write_new(same, [b"x"], source=str(source), overwrite=True)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(source)
+    with pytest.raises(WriteError, match="source"):
+        write_new(link, [b"x"], source=str(source), overwrite=True)
+    assert source.read_bytes() == b"source\n"
+
+
+def test_write_new_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(WriteError, match="does not exist"):
+        write_new(tmp_path / "no" / "such" / "dir.jsonl", [b"x"])
+
+
+def test_write_new_failure_leaves_nothing(tmp_path: Path) -> None:
+    def lines() -> Any:
+        yield b"first"
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        write_new(tmp_path / "partial.jsonl", lines())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_new_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(write_module.os, "fsync", fsync)
+    write_new(tmp_path / "f.jsonl", [b"x"])
+    assert calls
+
+
+# ---------------------------------------------------------------- append_lines
+def test_append_lines_adds_whole_lines_and_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    written: list[bytes] = []
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        written.append(path.read_bytes())  # what is on disk when fsync is called
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(write_module.os, "fsync", fsync)
+    append_lines(str(path), [b'{"b":2}', b'{"c":3}'])
+    assert path.read_bytes() == b'{"a":1}\n{"b":2}\n{"c":3}\n'
+    assert len(synced) == 1 and written == [b'{"a":1}\n{"b":2}\n{"c":3}\n']
+
+
+def test_append_after_an_unterminated_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n{"trunc')
+    append_lines(str(path), [b'{"b":2}'])
+    assert path.read_bytes() == b'{"a":1}\n{"trunc\n{"b":2}\n'  # the new entry is not glued to the damage
+
+
+def test_append_to_an_empty_file_and_crlf(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    append_lines(str(empty), [b"x"])
+    assert empty.read_bytes() == b"x\n"
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(b"a\r\n")
+    append_lines(str(crlf), [b"b"])
+    assert crlf.read_bytes() == b"a\r\nb\n"
+
+
+def test_append_to_a_missing_file_raises(tmp_path: Path) -> None:
+    with pytest.raises(WriteError, match="cannot append"):
+        append_lines(str(tmp_path / "missing.jsonl"), [b"x"])
+    assert not (tmp_path / "missing.jsonl").exists()
+
+
+def test_appended_entries_load_after_the_earlier_ones(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(FORK_SOURCE, encoding="utf-8")
+    entry = {"type": "label", "id": "new1", "parentId": "u2", "timestamp": "2026-01-01T00:01:00.000Z",
+             "targetId": "u2", "label": "appended"}
+    append_lines(str(path), [jsjson.stringify_bytes(entry)])
+    session = pikit.load(path)
+    assert session.report.ok and session.leaf_id == "new1" and session.labels["u2"] == "appended"
+    assert path.read_bytes().startswith(FORK_SOURCE.encode())
+
+
+# ---------------------------------------------------------------- copy_with_lines
+@pytest.mark.parametrize(
+    ("source_bytes", "expected_head"),
+    [
+        (b"line1\nline2\n", b"line1\nline2\n"),
+        (b"line1\r\nline2\r\n", b"line1\r\nline2\r\n"),
+        (b"line1\nunterminated", b"line1\nunterminated\n"),
+        (b"", b""),
+        (b"\xff\xfe raw \xe2\x80\xa8 bytes\n", b"\xff\xfe raw \xe2\x80\xa8 bytes\n"),
+    ],
+)
+def test_copy_with_lines_keeps_the_source_bytes(tmp_path: Path, source_bytes: bytes, expected_head: bytes) -> None:
+    source = tmp_path / "source.jsonl"
+    source.write_bytes(source_bytes)
+    out = copy_with_lines(str(source), tmp_path / "copy.jsonl", [b'{"new":1}'])
+    assert Path(out).read_bytes() == expected_head + b'{"new":1}\n'
+    assert source.read_bytes() == source_bytes
+
+
+def test_copy_with_lines_refuses_the_source_and_existing_targets(tmp_path: Path) -> None:
+    source = tmp_path / "source.jsonl"
+    source.write_bytes(b"a\n")
+    with pytest.raises(WriteError):
+        copy_with_lines(str(source), source, [b"x"], overwrite=True)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"other\n")
+    with pytest.raises(WriteError, match="already exists"):
+        copy_with_lines(str(source), other, [b"x"])
+    assert source.read_bytes() == b"a\n" and other.read_bytes() == b"other\n"
+
+
+# ---------------------------------------------------------------- ids
+def test_uuid7_is_time_ordered() -> None:
+    ids = [uuid7() for _ in range(50)]
+    for value in ids:
+        assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", value)
+    assert len(set(ids)) == 50
+    prefixes = [value[:13] for value in ids]  # the 48-bit millisecond timestamp
+    assert prefixes == sorted(prefixes)
