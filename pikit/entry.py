@@ -1,8 +1,9 @@
 """One session entry: its raw JSON line is the source of truth, the parsed form is a view.
 
 The loader indexes what the tree and the projection need (id, parent, type, timestamp,
-the message role and model) and may drop the parsed object of a large line to keep
-memory low; :attr:`Entry.data` parses it again on demand.
+the message role and model). For the large lines of a large file it reads only those
+fields (validating the rest without building it), which keeps memory low;
+:attr:`Entry.data` parses the line when it is first needed.
 """
 
 from __future__ import annotations
@@ -34,14 +35,27 @@ class Entry:
     model: dict[str, Any] | None
     line: int | None
 
-    def __init__(self, data: Mapping[str, Any], raw: bytes | None = None, line: int | None = None,
-                 keep: bool = True) -> None:
+    def __init__(self, data: Mapping[str, Any], raw: bytes | None = None, line: int | None = None) -> None:
         self._raw = raw
         self.line = line
         self._data: dict[str, Any] | None = dict(data) if not isinstance(data, dict) else data
         self._index()
-        if not keep and raw is not None:
-            self._data = None
+
+    @classmethod
+    def indexed(cls, raw: bytes, line: int | None, entry_id: Any, parent_id: Any, kind: Any, timestamp: Any,
+                role: Any, model: dict[str, Any] | None) -> Entry:
+        """An entry known by its index fields only; its JSON is parsed when first needed."""
+        entry = cls.__new__(cls)
+        entry._raw = raw
+        entry._data = None
+        entry.line = line
+        entry.id = entry_id
+        entry.parent_id = parent_id
+        entry.type = kind
+        entry.timestamp = timestamp
+        entry.role = role
+        entry.model = model
+        return entry
 
     def _index(self) -> None:
         data = self._data

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -248,15 +248,34 @@ def _encode_slow(value: Any) -> str:
 
 
 # orjson's output equals JavaScript's except for integer-like keys (JavaScript lists them
-# first) and some numbers: integral floats ("1.0"), exponents ("5e-6", "1e16") and integers
-# past 2**53. Outside strings a number follows ":", "[" or "," and is followed by ",", "]"
-# or "}"; the same text inside a string is a false alarm that only costs a closer look.
-_INDEX_KEY = re.compile(rb'[{,]"(?:0|[1-9][0-9]*)":')
-_ODD_NUMBER = re.compile(
-    rb"(?:\A|[:\[,])-?\d+(?:\.0|(?:\.\d+)?e[-+]?\d+)(?=[,\]}]|\Z)|(?:\A|[:\[,])-?\d{16,}(?=[,\]}]|\Z)"
-)
+# first) and some numbers: integral floats ("1.0"), exponents orjson uses where JavaScript
+# does not ("5e-6", "1e16", and "1e21" for "1e+21") and integers past 2**53. The checks
+# below use searches with a literal start (fast on outputs of hundreds of megabytes); a
+# hit is confirmed by looking back for the start of a number token after ":", "[" or ",".
+_INDEX_KEY = re.compile(rb'"(?:0|[1-9][0-9]*)":')
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")
+_EXPONENT = re.compile(rb"e-?[0-9]")
+_NUMBER_CHARS = frozenset(b"0123456789.-")
 # Every token this matches is a whole string or a whole number (scanning never starts inside a string).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+
+
+def _starts_a_number(data: bytes, pos: int) -> bool:
+    """Whether ``data[pos]`` is inside a run of number characters that follows ``:``, ``[``, ``,`` or the start."""
+    start = pos
+    while start > 0 and data[start - 1] in _NUMBER_CHARS:
+        start -= 1
+    if start == pos or not (data[start:start + 1].isdigit() or data[start:start + 1] == b"-"):
+        return False
+    return start == 0 or data[start - 1] in b":[,"
+
+
+def _has_odd_numbers(data: bytes) -> bool:
+    for pattern in (_INTEGRAL_FLOAT, _EXPONENT):
+        for match in pattern.finditer(data):
+            if _starts_a_number(data, match.start()):
+                return True
+    return False
 
 
 def _fix_number(match: re.Match[bytes]) -> bytes:
@@ -273,14 +292,21 @@ def _fix_number(match: re.Match[bytes]) -> bytes:
 def stringify_bytes(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (lone surrogates are escaped, so it is valid UTF-8)."""
     try:
-        data = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
+        data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
+        big_integers = False
+    except orjson.JSONEncodeError:
+        try:
+            data = orjson.dumps(value)  # an integer past 2**53 (or something only the exact encoder takes)
+        except (TypeError, orjson.JSONEncodeError):
+            return _encode_slow(value).encode("utf-8")
+        big_integers = True
+    except TypeError:
         return _encode_slow(value).encode("utf-8")
     if _INDEX_KEY.search(data) is not None:
         return _encode_slow(value).encode("utf-8")
-    if _ODD_NUMBER.search(data) is None:
-        return data
-    return _TOKEN.sub(_fix_number, data)
+    if big_integers or _has_odd_numbers(data):
+        return _TOKEN.sub(_fix_number, data)
+    return data
 
 
 def stringify(value: Any) -> str:
@@ -291,19 +317,3 @@ def stringify(value: Any) -> str:
 def stringify_len(value: Any) -> int:
     """``JSON.stringify(value).length`` in UTF-16 code units."""
     return utf16_len(stringify(value))
-
-
-def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """Split on ``\\n`` only, yielding (1-based line number, line bytes)."""
-    start = 0
-    number = 0
-    find = data.find
-    while True:
-        number += 1
-        end = find(b"\n", start)
-        if end < 0:
-            if start < len(data):
-                yield number, data[start:]
-            return
-        yield number, data[start:end]
-        start = end + 1

@@ -9,10 +9,14 @@ truncated last line.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+import orjson
 
 from . import jsjson
 from .entry import Entry
@@ -26,8 +30,6 @@ __all__ = ["LoadReport", "Problem", "load", "loads"]
 
 CHUNK_SIZE = 8 * 1024 * 1024
 _BAR_MIN_BYTES = 32 * 1024 * 1024
-# Lines longer than this keep only their index after loading a large file (parsed again on demand).
-_KEEP_LINE_BYTES = 2048
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
 
 ProgressCallback = Callable[[int, int], None]
@@ -54,13 +56,22 @@ class LoadReport:
     source: str
     lines: int = 0
     bytes: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    found: list[Problem] = field(default_factory=list)
     migrated_from: int | None = None
+    deferred: Callable[[], list[Problem]] | None = field(default=None, repr=False)
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Everything found: damaged lines, then checks of the tree (run on first access)."""
+        if self.deferred is not None:
+            check, self.deferred = self.deferred, None
+            self.found.extend(check())
+        return self.found
 
     @property
     def damaged_lines(self) -> list[Problem]:
         """Lines that were skipped."""
-        return [p for p in self.problems if p.kind == "damaged-line"]
+        return [p for p in self.found if p.kind == "damaged-line"]
 
     def of_kind(self, kind: str) -> list[Problem]:
         """Problems of one kind (``damaged-line``, ``duplicate-id``, ``orphan``, ``cycle``, ...)."""
@@ -77,6 +88,39 @@ class LoadReport:
         for p in self.problems:
             counts[p.kind] = counts.get(p.kind, 0) + 1
         return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items())
+
+
+class _MessageHead(msgspec.Struct):
+    role: Any = None
+    provider: Any = msgspec.UNSET
+    model: Any = msgspec.UNSET
+
+
+class _EntryHead(msgspec.Struct):
+    """The fields of an entry that the index needs; the rest is validated and skipped."""
+
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+    message: _MessageHead | None = None
+
+
+_index_decoder = msgspec.json.Decoder(_EntryHead)
+
+
+def _indexed_entry(line: bytes, number: int, head: _EntryHead) -> Entry:
+    role = model = None
+    message = head.message
+    if head.type == "message" and message is not None:
+        role = message.role
+        if role == "assistant":
+            model = {}
+            if message.provider is not msgspec.UNSET:
+                model["provider"] = message.provider
+            if message.model is not msgspec.UNSET:
+                model["modelId"] = message.model
+    return Entry.indexed(line, number, head.id, head.parentId, head.type, head.timestamp, role, model)
 
 
 def _is_blank(line: bytes) -> bool:
@@ -103,17 +147,29 @@ class _Builder:
     def damaged(self, number: int, reason: str) -> None:
         if self.strict:
             raise DamagedLineError(self.source, number, reason)
-        self.report.problems.append(Problem("damaged-line", reason, line=number))
+        self.report.found.append(Problem("damaged-line", reason, line=number))
 
     def feed(self, number: int, line: bytes) -> None:
-        self.report.lines = number
-        if _is_blank(line):
+        if not line.startswith(b"{") and _is_blank(line):
             return
+        if not self.keep_all and self.header is not None and self.objects is None:
+            # A line of a large file: validate it and read only what the index needs.
+            try:
+                head = _index_decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass  # parsed in full below (odd but valid JSON), or reported as damaged
+            else:
+                if head.type != "session":
+                    self.entries.append(_indexed_entry(line, number, head))
+                    return
         try:
-            obj = jsjson.loads(line)
-        except jsjson.JSONParseError as exc:
-            self.damaged(number, _describe_bad_json(line, str(exc)))
-            return
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            try:
+                obj = jsjson.loads(line)  # what orjson refuses but JavaScript accepts, or a damaged line
+            except jsjson.JSONParseError as exc:
+                self.damaged(number, _describe_bad_json(line, str(exc)))
+                return
         if not isinstance(obj, dict):
             self.damaged(number, f"a JSON {_js_type(obj)}, not an entry object")
             return
@@ -129,7 +185,7 @@ class _Builder:
                 self.objects = [obj]
             return
         if obj.get("type") == "session":
-            self.report.problems.append(
+            self.report.found.append(
                 Problem("extra-header", "a second session header (ignored)", line=number)
             )
             if self.objects is not None:
@@ -139,12 +195,11 @@ class _Builder:
             self.objects.append(obj)
             self.entries.append(Entry(obj, bytes(line), number))
             return
-        keep = self.keep_all or len(line) <= _KEEP_LINE_BYTES
-        self.entries.append(Entry(obj, bytes(line), number, keep=keep))
+        self.entries.append(Entry(obj, line, number))
 
     def finish(self) -> tuple[dict[str, Any], list[Entry], LoadReport]:
         if self.header is None:
-            what = "is empty" if not self.report.problems else "has no parseable session header"
+            what = "is empty" if not self.report.found else "has no parseable session header"
             raise NotASessionError(self.source, f"{what}; not a Pi session file")
         if self.objects is not None:
             renamed = {id(e) for e in self.entries if e.role == "hookMessage"}
@@ -209,7 +264,6 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
     Raises :class:`SessionFileError` for a missing or unreadable file and
     :class:`NotASessionError` when the file does not start with a session header.
     """
-    from .session import Session
 
     source = os.fspath(path)
     try:
@@ -220,6 +274,19 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
         raise SessionFileError(source, "is a directory, not a session file") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
+    # Loading allocates many objects and frees none: the cycle collector would only rescan them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_from(handle, source, strict, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None) -> Session:
+    from .session import Session
+
     with handle:
         try:
             total = os.fstat(handle.fileno()).st_size
@@ -240,24 +307,19 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
             if not chunk:
                 break
             done += len(chunk)
-            data = pending + chunk if pending else chunk
-            start = 0
-            find = data.find
+            lines = (pending + chunk if pending else chunk).split(b"\n")
+            pending = lines.pop()
             feed = builder.feed
-            while True:
-                end = find(b"\n", start)
-                if end < 0:
-                    break
+            for line in lines:
                 number += 1
-                feed(number, data[start:end])
-                start = end + 1
-            pending = data[start:]
+                feed(number, line)
             if callback is not None:
                 callback(done, total)
         if pending:
             number += 1
             builder.feed(number, pending)
         builder.report.bytes = done
+        builder.report.lines = number
         if close is not None:
             close()
     header, entries, report = builder.finish()
@@ -270,18 +332,14 @@ def loads(text: str | bytes | Iterable[str | bytes], *, source: str = "<string>"
     from .session import Session
 
     builder = _Builder(source, strict, keep_all=True)
-    if isinstance(text, str | bytes):
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        for number, line in jsjson.iter_lines(data):
+    items = [text] if isinstance(text, str | bytes) else text
+    number = 0
+    for item in items:
+        data = item.encode("utf-8", "surrogatepass") if isinstance(item, str) else item
+        # Each item is one or more lines; a final newline ends the last line.
+        for line in (data[:-1] if data.endswith(b"\n") else data).split(b"\n"):
+            number += 1
             builder.feed(number, line)
-    else:
-        number = 0
-        for item in text:
-            data = item.encode("utf-8", "surrogatepass") if isinstance(item, str) else item
-            if data.endswith(b"\n"):
-                data = data[:-1]
-            for line in data.split(b"\n"):
-                number += 1
-                builder.feed(number, line)
+    builder.report.lines = number
     header, entries, report = builder.finish()
     return Session(header, entries, path=None, report=report)

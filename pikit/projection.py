@@ -421,7 +421,7 @@ def _kept_and_after(session: Session, leaf: Entry, compaction: Entry) -> list[En
     return [compaction, *after]  # the first kept entry is not on the branch: nothing before is kept
 
 
-def project(session: Session, leaf_id: Any) -> Projection:
+def project(session: Session, leaf_id: Any, indexed: bool = True) -> Projection:
     """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context).
 
     With the session's ancestry index the cost is the size of the context, not the depth
@@ -429,7 +429,7 @@ def project(session: Session, leaf_id: Any) -> Projection:
     """
     if leaf_id is None:
         return project_path([], None)
-    ancestry = session.ancestry
+    ancestry = session.ancestry if indexed else None
     if ancestry is None:
         return project_path(session.branch(leaf_id), leaf_id)
     leaf = session.entry(leaf_id)

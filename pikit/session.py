@@ -43,6 +43,7 @@ class Session:
         self.label_times: dict[Any, Any] = {}
         self._children: dict[Any, list[str]] | None = None
         self._ancestry: Ancestry | bool | None = False
+        self._projections = 0
         self._roots: list[Any] | None = None
         self._build_index()
         self.leaf_id: Any = entries[-1].id if entries else None
@@ -69,7 +70,7 @@ class Session:
 
     def _build_index(self) -> None:
         by_id = self.by_id
-        problems = self.report.problems
+        problems = self.report.found
         for entry in self.entries:
             entry_id = entry.id
             if entry_id is None or not _hashable(entry_id):
@@ -92,11 +93,12 @@ class Session:
                 else:
                     self.labels.pop(target, None)
                     self.label_times.pop(target, None)
-        self._check_links()
+        self.report.deferred = self._check_links
 
-    def _check_links(self) -> None:
+    def _check_links(self) -> list[Problem]:
+        """Orphans and parent cycles (checked when the report's problems are first read)."""
         by_id = self.by_id
-        problems = self.report.problems
+        problems: list[Problem] = []
         state: dict[Any, int] = {}  # 1 = on the current walk, 2 = known to reach a root
         for start in by_id:
             if start in state:
@@ -123,6 +125,7 @@ class Session:
                 current = parent
             for node in walk:
                 state[node] = 2
+        return problems
 
     # ------------------------------------------------------------------ look-ups
     def __len__(self) -> int:
@@ -261,7 +264,9 @@ class Session:
         leaf_id = self.leaf_id if leaf is CURRENT else leaf
         if leaf_id is not None:
             self.entry(leaf_id)
-        return project(self, leaf_id)
+        # One projection walks its branch; from the second on, the ancestry index pays off.
+        self._projections += 1
+        return project(self, leaf_id, indexed=self._projections > 1)
 
     def __repr__(self) -> str:
         where = self.path or "<memory>"

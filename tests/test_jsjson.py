@@ -19,7 +19,6 @@ from pikit.jsjson import (
     JSONParseError,
     _encode_slow,
     is_array_index,
-    iter_lines,
     js_items,
     js_number,
     stringify,
@@ -301,13 +300,6 @@ def test_stringify_deep_nesting_is_iterative() -> None:
     for _ in range(50_000):
         value = [value]
     assert stringify(value) == "[" * 50_001 + "]" * 50_001
-
-
-def test_iter_lines_splits_on_newline_only() -> None:
-    data = b'a\r\nb\xe2\x80\xa8c\n\nd'
-    assert list(iter_lines(data)) == [(1, b"a\r"), (2, b"b\xe2\x80\xa8c"), (3, b""), (4, b"d")]
-    assert list(iter_lines(b"x\n")) == [(1, b"x")]
-    assert list(iter_lines(b"")) == []
 
 
 # ---------------------------------------------------------------- properties

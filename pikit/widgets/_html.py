@@ -20,6 +20,7 @@ __all__ = [
     "fmt_delta",
     "fmt_int",
     "gap",
+    "label_pill",
     "message_body",
     "role_badge",
     "style_widget",
@@ -69,6 +70,12 @@ def role_badge(role: Any) -> str:
     css = _ROLE_CLASS.get(role, "meta") if isinstance(role, str) else "meta"
     label = _ROLE_LABEL.get(role, role) if isinstance(role, str) else str(role)
     return f'<span class="pikit-badge pikit-kind-{css}">{esc(label)}</span>'
+
+
+def label_pill(label: Any) -> str:
+    """A label as a small yellow pill (escaped; the full text in its tooltip)."""
+    text = esc(label)
+    return f'<span class="pikit-label" title="{text}">{text}</span>'
 
 
 def _collapsible(text: str, css: str = "pikit-pre") -> str:
@@ -175,9 +182,10 @@ details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-bl
   cursor: pointer; color: var(--jp-brand-color1, #1565c0); font-size: 0.9em; }
 .pikit-clamp { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
 .pikit-call { color: var(--jp-ui-font-color1, #333); margin: 2px 0; }
-.pikit-error { border: 1px solid var(--jp-error-color1, #d32f2f); background: var(--jp-error-color3, #fdecea);
-  color: var(--jp-error-color0, #8e1b1b); border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
-.pikit-ok { border: 1px solid var(--jp-success-color1, #2e7d32); background: var(--jp-success-color3, #e8f5e9);
+.pikit-error { border: 1px solid #d32f2f; background: rgba(211, 47, 47, 0.10); color: var(--jp-ui-font-color1, #222);
+  border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
+.pikit-error b { color: #d32f2f; }
+.pikit-ok { border: 1px solid #2e7d32; background: rgba(46, 125, 50, 0.12); color: var(--jp-ui-font-color1, #222);
   border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
 .pikit-badge { display: inline-block; padding: 0 5px; border-radius: 3px; font-size: 0.85em; line-height: 1.5;
   white-space: nowrap; border: 1px solid transparent; }
@@ -193,7 +201,8 @@ details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-bl
 .pikit-kind-meta { background: transparent; color: var(--jp-ui-font-color2, #777);
   border-color: var(--jp-border-color2, #ddd); }
 .pikit-label { display: inline-block; padding: 0 5px; border-radius: 8px; font-size: 0.82em;
-  background: #fff3cd; color: #7a5b00; border: 1px solid #f0d98c; white-space: nowrap; }
+  background: #fff3cd; color: #7a5b00; border: 1px solid #f0d98c; white-space: nowrap; max-width: 100%;
+  overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; box-sizing: border-box; }
 .pikit-id { font-family: var(--jp-code-font-family, monospace); font-size: 0.88em;
   color: var(--jp-ui-font-color2, #666); }
 .pikit-stats { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 2px 0 6px; }

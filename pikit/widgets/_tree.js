@@ -118,6 +118,9 @@ function render({ model, el }) {
 
   function paint() {
     scheduled = false;
+    // Hidden (e.g. while JupyterLab re-lays the page out): the scroll position reads 0 then, so
+    // wait for the next resize instead of drawing the wrong slice.
+    if (viewport.isConnected && viewport.clientHeight === 0 && viewport.offsetParent === null) return;
     const h = rowH();
     spacer.style.height = rows.length * h + "px";
     empty.style.display = rows.length ? "none" : "block";
@@ -203,12 +206,23 @@ function render({ model, el }) {
     model.set("paint_epoch_ms", Date.now());
     model.save_changes();
   });
+  // The browser may restore the scroll position after a re-layout without a scroll event:
+  // repaint on resize and once more shortly after.
+  let timers = [];
+  const onResize = () => {
+    schedule();
+    timers.forEach(clearTimeout);
+    timers = [setTimeout(schedule, 60), setTimeout(schedule, 300)];
+  };
   let observer = null;
   if (typeof ResizeObserver !== "undefined") {
-    observer = new ResizeObserver(schedule);
+    observer = new ResizeObserver(onResize);
     observer.observe(viewport);
   }
-  return () => { if (observer) observer.disconnect(); };
+  return () => {
+    timers.forEach(clearTimeout);
+    if (observer) observer.disconnect();
+  };
 }
 
 export default { render };

@@ -14,7 +14,7 @@ from ..counting import Counter, get_counter
 from ..projection import ProjectedEntry, Projection
 from ..session import CURRENT, Session
 from ..tokens import estimate_tokens, message_usage, usage_total
-from ._html import esc, fmt_int, message_body, role_badge, style_widget
+from ._html import esc, fmt_int, label_pill, message_body, role_badge, style_widget
 from ._state import SessionState, state_for
 
 __all__ = ["ContextRow", "ContextView", "context_rows"]
@@ -88,6 +88,7 @@ class ContextView(widgets.VBox):
         self.counter: Counter | None = get_counter(encoding) if encoding else None
         self.render_ms = 0.0
         self._rows: list[ContextRow] = []
+        self._paging = True
         self._projection: Projection | None = None
         leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
         if leaf is not None and leaf not in session:
@@ -124,7 +125,7 @@ class ContextView(widgets.VBox):
         self.set_trait("leaf_id", leaf)
         widgets.link((self, "show_silent"), (self.silent_box, "value"))
         self.observe(self._on_leaf, names="leaf_id")
-        self.observe(lambda _c: self._render_page(), names=["page", "page_size"])
+        self.observe(self._on_page, names=["page", "page_size"])
         self.observe(lambda _c: self.refresh(), names="show_silent")
         self.refresh()
 
@@ -154,9 +155,16 @@ class ContextView(widgets.VBox):
         return max(1, -(-len(self._rows) // max(1, self.page_size)))
 
     def _on_leaf(self, _change: dict[str, Any]) -> None:
-        with self.hold_trait_notifications():
+        self._paging = False  # the new leaf opens on its last page; draw once, after the refresh
+        try:
             self.page = -1
+        finally:
+            self._paging = True
         self.refresh()
+
+    def _on_page(self, _change: dict[str, Any]) -> None:
+        if self._paging:
+            self._render_page()
 
     def show_projection(self, projection: Projection) -> None:
         """Show a projection made elsewhere (e.g. a what-if branch that is not in the file)."""
@@ -206,7 +214,7 @@ class ContextView(widgets.VBox):
         label = self.session.labels.get(leaf) if leaf is not None else None
         where = ("the reset leaf (empty context)" if leaf is None else
                  f'<span class="pikit-id">{esc(leaf)}</span>'
-                 + (f' <span class="pikit-label">{esc(label)}</span>' if label else "")
+                 + (f' {label_pill(label)}' if label else "")
                  + (f" ({esc(entry.type if entry.role is None else entry.role)})" if entry is not None else ""))
         if size.usage_index is not None and not size.stale:
             rule = (f"usage {fmt_int(size.usage_tokens)} recorded on message #{size.usage_index + 1} "
@@ -341,7 +349,7 @@ class ContextView(widgets.VBox):
             if row.zone in ("kept", "new"):
                 markers.append(f'<span class="pikit-marker pikit-dim">{row.zone}</span>')
             source_html = (f'<br><span class="pikit-id">{esc(source)}</span>'
-                           + (f'<br><span class="pikit-label">{esc(label)}</span>' if label else "")
+                           + (f'<br>{label_pill(label)}' if label else "")
                            + ("<br>" + "".join(markers) if markers else ""))
             classes = f"pikit-context-row pikit-status-{status}" + (f" pikit-zone-{row.zone}" if row.zone else "")
             if row.message is None:

@@ -12,7 +12,7 @@ from ..describe import message_preview
 from ..diff import DiffRow, ProjectionDiff, diff_contexts
 from ..projection import Projection
 from ..session import Session
-from ._html import error_box, esc, fmt_delta, fmt_int, role_badge, style_widget
+from ._html import error_box, esc, fmt_delta, fmt_int, label_pill, role_badge, style_widget
 from ._state import SessionState, state_for
 
 __all__ = ["ContextDiff", "leaf_choices"]
@@ -80,9 +80,9 @@ class ContextDiff(widgets.VBox):
         for leaf in (a, b, session.leaf_id):
             if leaf is not None and leaf in session and all(v != leaf for _, v in choices):
                 choices.insert(0, (f"{leaf} · {self.state.preview(session.by_id[leaf])[1][:60]}", leaf))
-        self.pick_a = widgets.Dropdown(options=choices, description="a (before)", value=None,
+        self.pick_a = widgets.Dropdown(options=choices, description="a", value=None,
                                        layout=widgets.Layout(width="48%"))
-        self.pick_b = widgets.Dropdown(options=choices, description="b (after)", value=None,
+        self.pick_b = widgets.Dropdown(options=choices, description="b", value=None,
                                        layout=widgets.Layout(width="48%"))
         self.pick_a.add_class("pikit-diff-pick-a")
         self.pick_b.add_class("pikit-diff-pick-b")
@@ -253,7 +253,7 @@ class ContextDiff(widgets.VBox):
             if value is None:
                 return ""
             label = labels.get(value)
-            tag = f'<br><span class="pikit-label">{esc(label)}</span>' if label else ""
+            tag = f'<br>{label_pill(label)}' if label else ""
             return f'<span class="pikit-id">{esc(value)}</span>{tag}'
 
         return (f'<tr class="pikit-diff-row pikit-diff-{row.status}" data-status="{row.status}" '

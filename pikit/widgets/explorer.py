@@ -11,7 +11,7 @@ import traitlets
 
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES
-from ._html import esc, fmt_int, style_widget
+from ._html import esc, fmt_int, label_pill, style_widget
 from ._html import gap as _gap
 from ._state import SessionState, state_for
 from .budget import BudgetBar
@@ -180,5 +180,5 @@ class SessionExplorer(widgets.VBox):
         depth = len(self.context_view.projection.path)
         self.leaf_info.value = (
             f'<div class="pikit-sub">Leaf <span class="pikit-id pikit-leaf-id">{esc(leaf)}</span>'
-            + (f' <span class="pikit-label">{esc(label)}</span>' if label else "")
+            + (f' {label_pill(label)}' if label else "")
             + f" · {esc(kind)} · depth {fmt_int(depth)} — {html.escape(text[:120])}</div>")
