@@ -25,7 +25,7 @@ class Entry:
     in-memory migration, serialize the way Pi's ``JSON.stringify`` would.
     """
 
-    __slots__ = ("_data", "_raw", "id", "line", "model", "parent_id", "role", "timestamp", "type")
+    __slots__ = ("_data", "_estimates", "_raw", "id", "line", "model", "parent_id", "role", "timestamp", "type")
 
     id: Any
     parent_id: Any
@@ -38,6 +38,7 @@ class Entry:
     def __init__(self, data: Mapping[str, Any], raw: bytes | None = None, line: int | None = None) -> None:
         self._raw = raw
         self.line = line
+        self._estimates: list[int] | None = None
         self._data: dict[str, Any] | None = dict(data) if not isinstance(data, dict) else data
         self._index()
 
@@ -48,6 +49,7 @@ class Entry:
         entry = cls.__new__(cls)
         entry._raw = raw
         entry._data = None
+        entry._estimates = None
         entry.line = line
         entry.id = entry_id
         entry.parent_id = parent_id
@@ -104,6 +106,7 @@ class Entry:
         """Give the entry new content (in-memory migration); it will serialize from it."""
         self._data = data
         self._raw = None
+        self._estimates = None
         self._index()
 
     @property

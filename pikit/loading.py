@@ -274,14 +274,18 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
         raise SessionFileError(source, "is a directory, not a session file") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    # Loading allocates many objects and frees none: the cycle collector would only rescan them.
+    # Loading allocates many objects and frees none: the cycle collector would only rescan
+    # them. Afterwards they are moved out of its reach (gc.freeze), so that later full
+    # collections do not walk a whole session on every leaf move.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load_from(handle, source, strict, progress)
+        session = _load_from(handle, source, strict, progress)
     finally:
         if collecting:
             gc.enable()
+    gc.freeze()
+    return session
 
 
 def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None) -> Session:

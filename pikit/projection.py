@@ -145,8 +145,27 @@ class ProjectedEntry:
     entry: Entry
     messages: list[dict[str, Any]]
     edit: Entry | None = None
-    _tokens: int | None = field(default=None, repr=False, compare=False)
+    plain: bool = False  # the entry's own messages, unedited: their estimates are cached on the entry
+    _estimates: list[int] | None = field(default=None, repr=False, compare=False)
     _roles: frozenset[Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def estimates(self) -> list[int]:
+        """Pi's estimate of each of the entry's messages (computed once per entry)."""
+        if self._estimates is None:
+            if self.plain:
+                cached = self.entry._estimates
+                if cached is None:
+                    cached = self.entry._estimates = [estimate_tokens(m) for m in self.messages]
+                self._estimates = cached
+            else:
+                self._estimates = [estimate_tokens(m) for m in self.messages]
+        return self._estimates
+
+    @property
+    def tokens(self) -> int:
+        """Pi's estimate of the entry's messages."""
+        return sum(self.estimates)
 
     @property
     def roles(self) -> frozenset[Any]:
@@ -154,13 +173,6 @@ class ProjectedEntry:
         if self._roles is None:
             self._roles = frozenset(m.get("role") for m in self.messages)
         return self._roles
-
-    @property
-    def tokens(self) -> int:
-        """Pi's estimate of the entry's messages (computed once)."""
-        if self._tokens is None:
-            self._tokens = sum(estimate_tokens(m) for m in self.messages)
-        return self._tokens
 
     @property
     def id(self) -> Any:
@@ -267,7 +279,7 @@ class Projection:
     @cached_property
     def estimates(self) -> list[int]:
         """Pi's token estimate of each message."""
-        return [estimate_tokens(m) for m in self.messages]
+        return [e for pe in self.entries for e in pe.estimates]
 
     @cached_property
     def system_message(self) -> dict[str, Any] | None:
@@ -385,7 +397,7 @@ def _project_entries(entries: list[Entry]) -> list[ProjectedEntry]:
             projected.append(ProjectedEntry(entry, []))
             continue
         edit = edits.get(entry.id)
-        projected.append(ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit))
+        projected.append(ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit, plain=edit is None))
     return projected
 
 

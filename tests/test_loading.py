@@ -444,8 +444,7 @@ def test_large_file_mode_keeps_lines_lazily(tmp_path: Path, monkeypatch: pytest.
     path = write(tmp_path, "\n".join(lines) + "\n")
     monkeypatch.setattr(loading_module, "_KEEP_ALL_BELOW", 0)
     s = pikit.load(path)
-    assert s.by_id["e0"].is_parsed
-    assert not s.by_id["e1"].is_parsed  # only its index is held
+    assert not s.by_id["e0"].is_parsed and not s.by_id["e1"].is_parsed  # only their index is held
     assert s.by_id["e1"].role == "user" and s.by_id["e1"].parent_id == "e0"
     assert s.context().messages[1]["content"] == big  # parsed again on demand
     assert s.by_id["e1"].raw == lines[2].encode()
@@ -482,7 +481,7 @@ def test_loads_empty_raises() -> None:
 
 
 def test_report_types_are_exported() -> None:
-    report = LoadReport("x", problems=[Problem("orphan", "m", entry_id="a"), Problem("orphan", "n")])
+    report = LoadReport("x", found=[Problem("orphan", "m", entry_id="a"), Problem("orphan", "n")])
     assert report.of_kind("orphan")[1].message == "n"
     assert report.summary() == "2 orphans"
     assert str(Problem("k", "message")) == "message"

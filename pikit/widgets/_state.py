@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..describe import entry_kind, entry_preview
-from ..tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from ..counting import Counter
@@ -44,7 +43,6 @@ class SessionState:
         self.session = session
         self._projections: OrderedDict[Any, Projection] = OrderedDict()
         self._max_projections = projections
-        self._estimates: dict[tuple[Any, int, Any], int] = {}
         self._counts: dict[tuple[str, Any, int, Any], int] = {}
         self._previews: dict[Any, tuple[str, str]] = {}
         self._cells: dict[Any, tuple[str, str, str]] = {}
@@ -65,26 +63,8 @@ class SessionState:
         return projection
 
     def fill_estimates(self, projection: Projection) -> list[int]:
-        """Pi's estimate of each message of ``projection``, from the cache where possible.
-
-        The list is stored as the projection's ``estimates`` (a ``functools.cached_property``
-        keeps its value in the instance dict), so the projection's own size computation
-        reuses it instead of estimating every message again.
-        """
-        if "estimates" in projection.__dict__:
-            return projection.estimates
-        out: list[int] = []
-        cache = self._estimates
-        for pe in projection.entries:
-            edit = pe.edit.id if pe.edit is not None else None
-            for k, message in enumerate(pe.messages):
-                key = (pe.entry.id, k, edit)
-                value = cache.get(key)
-                if value is None:
-                    value = cache[key] = estimate_tokens(message)
-                out.append(value)
-        projection.__dict__["estimates"] = out
-        return out
+        """Pi's estimate of each message of ``projection`` (the core caches them per entry)."""
+        return projection.estimates
 
     # ------------------------------------------------------------------ real counts
     def count(self, counter: Counter, source: Any, position: int, edit: Any, message: Mapping[str, Any]) -> int:

@@ -1,0 +1,203 @@
+"""CompactionPanel: live preview, running with a summarizer, where it writes, errors in the panel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pikit
+from pikit.errors import SummarizerError
+from pikit.settings import Settings
+from pikit.summarizer import SummaryRequest, SummaryResult
+from pikit.widgets import CompactionPanel, compaction_history
+from pikit.widgets.compaction import history_chart_html
+
+
+class FakeSummarizer:
+    """Answers every request with a fixed summary (and records what it was asked)."""
+
+    name = "fake"
+
+    def __init__(self, text: str = "## Goal\nRefactor the auth module.") -> None:
+        self.text = text
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.requests.append(request)
+        return SummaryResult(self.text, None)
+
+
+class FailingSummarizer:
+    name = "failing"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        raise SummarizerError("the model stopped for length: nothing was written")
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_preview_follows_the_sliders(compaction_chain: pikit.Session, tmp_path: Path) -> None:
+    panel = CompactionPanel(compaction_chain, settings=Settings({}), output_dir=tmp_path)
+    assert (panel.context_window, panel.reserve_tokens, panel.keep_recent_tokens) == (200_000, 16_384, 20_000)
+    assert panel.preparation is None  # everything after the last compaction fits in 20 000 tokens
+    assert "Nothing to compact" in panel.preview.value
+    panel.keep_slider.value = 2_000  # what dragging the slider does
+    assert panel.keep_recent_tokens == 2_000 == panel.budget.keep_recent_tokens
+    first = panel.preparation
+    assert first is not None and first.first_kept_entry_id in panel.preview.value
+    assert "pikit-cut-kept" in panel.preview.value and "pikit-cut-summarized" in panel.preview.value
+    panel.keep_slider.value = 500
+    assert panel.preparation is not None
+    assert panel.preparation.first_kept_index >= first.first_kept_index
+    panel.reserve_slider.value = 190_000  # threshold 10 000 < context size: Pi would compact
+    assert "Pi would compact here" in panel.preview.value
+    assert panel.preview_ms < 500
+
+
+def test_model_picker_loads_overrides_and_windows(compaction_chain: pikit.Session, tmp_path: Path) -> None:
+    settings = Settings({"compaction": {"keepRecentTokens": 9000, "modelOverrides": {
+        "openai/gpt-4o": {"reserveTokens": 4096, "keepRecentTokens": 1500}}}})
+    panel = CompactionPanel(compaction_chain, settings=settings, output_dir=tmp_path)
+    values = [v for _, v in panel.model_picker.options]
+    assert values[0] == "" and "openai/gpt-4o" in values and "anthropic/claude-haiku-4-5" in values
+    assert panel.keep_recent_tokens == 9000
+    panel.model_picker.value = "openai/gpt-4o"
+    assert (panel.context_window, panel.reserve_tokens, panel.keep_recent_tokens) == (128_000, 4096, 1500)
+    assert (panel.window_slider.value, panel.reserve_slider.value, panel.keep_slider.value) == (128_000, 4096, 1500)
+    assert panel.budget.model == "openai/gpt-4o" and panel.budget.context_window == 128_000
+    panel.model_picker.value = ""
+    assert panel.context_window == 200_000 and panel.keep_recent_tokens == 9000
+    panel.window_slider.value = 50_000.0  # dragging the (logarithmic) window slider
+    assert panel.context_window == 50_000 == panel.budget.context_window
+    assert panel.keep_slider.max == 50_000
+
+
+def test_run_writes_a_new_file_and_charts_it(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    original = compaction_copy.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    fake = FakeSummarizer()
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=fake)
+    panel.keep_recent_tokens = 2_000
+    seen = []
+    panel.on_compacted(lambda result, path: seen.append((result.entry["id"], path)))
+    panel.run_button.click()
+    assert panel.status == "done", panel.message.value
+    assert compaction_copy.read_bytes() == original  # the source is untouched
+    written = Path(panel.last_output or "")
+    assert written.parent == out and written.is_file()
+    new_id = panel.last_result.entry["id"]
+    assert seen == [(new_id, str(written))]
+    reloaded = pikit.load(written)
+    assert reloaded.by_id[new_id].type == "compaction"
+    assert reloaded.by_id[new_id].data["summary"].startswith("## Goal\nRefactor the auth module.")
+    assert panel.result_session is not None
+    assert fake.requests and fake.requests[0].kind == "history"
+    # The chart now shows the two compactions of the file and the new one.
+    points = panel.history
+    assert [p.id for p in points] == ["050385be", "799eac36", new_id]
+    assert points[-1].new and points[-1].tokens_before == panel.last_result.tokens_before
+    assert points[-1].tokens_after == panel.last_result.tokens_after
+    assert panel.chart.value.count('class="pikit-chart-bar"') == 6
+    assert "tokensBefore" in panel.message.value and "pikit-compaction-done" in panel.message.value
+    assert panel.progress.value == panel.progress.max
+    # A second run goes to another new file (the default output moved on).
+    assert panel.output.value != str(written)
+
+
+def test_in_place_appends_to_the_source(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    before = compaction_copy.read_bytes()
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path, summarizer=FakeSummarizer())
+    panel.keep_recent_tokens = 2_000
+    panel.in_place_box.value = True
+    assert panel.output.value == str(compaction_copy) and panel.output.disabled
+    panel.run()
+    assert panel.status == "done", panel.message.value
+    after = compaction_copy.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
+    assert panel.last_output == str(compaction_copy)
+    assert files_in(tmp_path) == ["source"]  # nothing else was written
+
+
+def test_failing_summarizer_shows_error_and_writes_nothing(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    out = tmp_path / "out"
+    out.mkdir()
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=FailingSummarizer())
+    panel.keep_recent_tokens = 2_000
+    panel.run_button.click()  # never raises
+    assert panel.status == "error"
+    assert "pikit-error" in panel.message.value and "stopped for length" in panel.message.value
+    assert "nothing was written" in panel.message.value
+    assert files_in(out) == []
+    assert not panel.run_button.disabled and panel.progress.bar_style == "danger"
+
+
+def test_factory_errors_and_nothing_to_compact_stay_in_the_panel(compaction_chain: pikit.Session,
+                                                                  tmp_path: Path) -> None:
+    def broken_factory(name: str, model: str | None, base_url: str | None) -> FakeSummarizer:
+        raise SummarizerError(f"cannot build {name}: no key")
+
+    panel = CompactionPanel(compaction_chain, settings=Settings({}), output_dir=tmp_path,
+                            summarizer_factory=broken_factory)
+    panel.keep_recent_tokens = 2_000
+    panel.summarizer_picker.value = "openai"
+    assert panel.run() is None
+    assert panel.status == "error" and "cannot build openai" in panel.message.value
+    # Nothing to compact with the default keepRecentTokens: an error in the panel, not an exception.
+    panel2 = CompactionPanel(compaction_chain, settings=Settings({}), output_dir=tmp_path,
+                             summarizer=FakeSummarizer())
+    panel2.run()
+    assert panel2.status == "error" and "nothing to compact" in panel2.message.value
+    # The reset leaf.
+    panel3 = CompactionPanel(compaction_chain, None, settings=Settings({}), output_dir=tmp_path,
+                             summarizer=FakeSummarizer())
+    panel3.run()
+    assert panel3.status == "error" and "reset" in panel3.message.value
+    assert files_in(tmp_path) == []
+
+
+def test_existing_output_is_never_overwritten(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    target = tmp_path / "taken.jsonl"
+    target.write_text("keep me\n")
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path, summarizer=FakeSummarizer())
+    panel.keep_recent_tokens = 2_000
+    panel.output.value = str(target)
+    panel.run()
+    assert panel.status == "error" and "already exists" in panel.message.value
+    assert target.read_text() == "keep me\n"
+
+
+def test_offline_summarizer_by_default(compaction_copy: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pikit.llm.offline")
+    session = pikit.load(compaction_copy)
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path)
+    assert panel.summarizer_picker.value == "offline"
+    panel.keep_recent_tokens = 2_000
+    panel.run()
+    assert panel.status == "done", panel.message.value
+    assert "## Goal" in panel.last_result.entry["summary"]
+
+
+def test_leaf_change_updates_preview_and_chart(compaction_chain: pikit.Session, tmp_path: Path) -> None:
+    panel = CompactionPanel(compaction_chain, settings=Settings({}), output_dir=tmp_path)
+    assert len(compaction_history(compaction_chain, compaction_chain.leaf_id)) == 2
+    panel.leaf_id = "c85b60a0"  # before any compaction
+    assert "No compaction on this branch yet" in panel.chart.value
+    panel.keep_recent_tokens = 100
+    assert panel.preparation is not None and panel.preparation.previous_compaction is None
+
+
+def test_chart_escapes_and_scales() -> None:
+    from pikit.widgets.compaction import CompactionPoint
+
+    html = history_chart_html([CompactionPoint("<b>x</b>", 100_000, 5_000, "k"),
+                               CompactionPoint("y", 50_000, 2_000, "k", new=True)], threshold=80_000)
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "pikit-chart-threshold" in html and "(new)" in html

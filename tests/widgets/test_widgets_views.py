@@ -1,0 +1,200 @@
+"""ContextView, BudgetBar and ContextDiff built headless: Python state and the HTML they render."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import traitlets
+
+from pikit import Session
+from pikit.settings import Settings
+from pikit.widgets import BudgetBar, ContextDiff, ContextView, budget_segments, context_rows
+
+
+def row_sources(html: str) -> list[str]:
+    return re.findall(r'<tr class="pikit-context-row[^"]*" data-entry-id="([^"]+)"', html)
+
+
+# ---------------------------------------------------------------------------------- ContextView
+def test_context_view_rows_and_figures(tree_basic: Session) -> None:
+    view = ContextView(tree_basic, "5c9c1898")
+    p = tree_basic.context("5c9c1898")
+    assert [r.entry.entry.id for r in view.rows if r.message is not None] == p.sources
+    html = view.body.value
+    assert row_sources(html) == p.sources
+    header = view.header.value
+    assert f"{len(p.messages)}</b> messages" in header
+    assert "context size" in header and "pikit-context-tokens" in header
+    # Each message row shows its estimate; recorded usage appears on assistant messages.
+    for i, estimate in enumerate(p.estimates):
+        assert f'data-index="{i}"' in html
+        assert str(estimate) in html
+    assert "real count" in header  # tiktoken (offline cl100k) is installed in the test environment
+
+
+def test_context_view_compaction_block_and_zones(compaction_chain: Session) -> None:
+    view = ContextView(compaction_chain)
+    zones = [r.zone for r in view.rows]
+    assert zones[0] == "summary"
+    assert zones[1:4] == ["kept", "kept", "kept"]
+    assert set(zones[4:]) == {"new"}
+    header = view.header.value
+    assert "pikit-compaction-block" in header and "799eac36" in header
+    assert "kept range: from" in header and "3fc6dd22" in header and "1bc870e5" in header
+    assert "pikit-zone-kept" in view.body.value and "pikit-zone-summary" in view.body.value
+    assert "pikit-marker-summary" in view.body.value
+
+
+def test_context_view_edit_markers(context_edits: Session) -> None:
+    view = ContextView(context_edits, "a98e926a")
+    body = view.body.value
+    assert "pikit-marker-omitted" in body and "omitted by edit 1de23150" in body
+    assert "pikit-marker-replaced" in body and "replaced by edit" in body
+    assert "<b>1</b> omitted, <b>2</b> replaced" in view.header.value
+
+
+def test_context_view_silent_entries_and_paging(compaction_chain: Session) -> None:
+    view = ContextView(compaction_chain, page_size=5)
+    assert view.pages == -(-len(view.rows) // 5)
+    assert view.current_page == view.pages - 1  # the leaf's end is shown first
+    last_page = row_sources(view.body.value)
+    view.page = 0
+    assert row_sources(view.body.value) == [r.entry.entry.id for r in view.rows[:5]]
+    assert last_page != row_sources(view.body.value)
+    buttons = {b._dom_classes[0]: b for b in view.pager.children if hasattr(b, "on_click")}
+    buttons["pikit-page-next"].click()
+    assert view.current_page == 1
+    buttons["pikit-page-last"].click()
+    assert view.current_page == view.pages - 1
+    buttons["pikit-page-first"].click()
+    assert view.current_page == 0
+    count = len(view.rows)
+    view.show_silent = True
+    assert len(view.rows) >= count
+
+
+def test_long_tool_output_is_collapsible(compaction_chain: Session) -> None:
+    view = ContextView(compaction_chain, page_size=500)
+    assert '<details class="pikit-more">' in view.body.value
+    assert "show all (" in view.body.value
+
+
+def test_context_view_reset_leaf_and_bad_leaf(tree_basic: Session) -> None:
+    view = ContextView(tree_basic, None)
+    assert "empty context" in view.header.value
+    assert "No messages" in view.body.value
+    with pytest.raises(traitlets.TraitError):
+        view.leaf_id = "nope"
+    with pytest.raises(traitlets.TraitError):
+        ContextView(tree_basic, "nope")
+
+
+def test_context_rows_helper(context_edits: Session) -> None:
+    p = context_edits.context("a98e926a")
+    rows = context_rows(p)
+    assert [r.index for r in rows if r.message is not None] == list(range(len(p.messages)))
+    assert any(r.message is None and r.entry.status == "omitted" for r in rows)
+    assert len(context_rows(p, include_silent=True)) >= len(rows)
+
+
+# ---------------------------------------------------------------------------------- BudgetBar
+def test_budget_segments_add_up(compaction_chain: Session) -> None:
+    p = compaction_chain.context()
+    seg = budget_segments(p)
+    assert seg.summary == 76  # the compaction summary's estimate
+    assert seg.kept + seg.new + seg.summary == sum(e for m, e in zip(p.messages, p.estimates, strict=True)
+                                                   if m["role"] != "system")
+    assert seg.tokens == p.tokens
+    assert seg.unitemized == max(0, p.tokens - seg.total)
+
+
+def test_budget_bar_html_and_traits(compaction_chain: Session) -> None:
+    bar = BudgetBar(compaction_chain, settings=Settings({}))
+    assert bar.model == "anthropic/claude-sonnet-4-5"
+    assert bar.context_window == 200_000 and bar.reserve_tokens == 16_384 and bar.keep_recent_tokens == 20_000
+    html = bar.html.value
+    for css in ("pikit-budget-summary", "pikit-budget-kept", "pikit-budget-new", "pikit-budget-threshold",
+                "pikit-budget-keep", "pikit-budget-size"):
+        assert css in html
+    assert "threshold 183\u202f616" in html
+    bar.reserve_tokens = 190_000  # threshold 10 000: now over it
+    assert "over the threshold" in bar.html.value
+    bar.context_window = 1_000_000
+    assert "window 1\u202f000\u202f000" in bar.html.value
+    bar.leaf_id = None
+    assert "context size <b class=\"pikit-budget-tokens\">0</b>" in bar.html.value
+
+
+def test_budget_bar_uses_model_overrides(compaction_chain: Session) -> None:
+    settings = Settings({"compaction": {"modelOverrides": {
+        "anthropic/claude-sonnet-4-5": {"reserveTokens": 5000, "keepRecentTokens": 3000}}}})
+    bar = BudgetBar(compaction_chain, settings=settings)
+    assert (bar.reserve_tokens, bar.keep_recent_tokens) == (5000, 3000)
+    bar2 = BudgetBar(compaction_chain, model="openai/gpt-4o", settings=settings)
+    assert bar2.context_window == 128_000 and bar2.reserve_tokens == 16_384
+
+
+def test_budget_bar_bad_settings_are_reported_not_raised(compaction_chain: Session, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text('{"compaction": {"reserveTokens": "lots"}}')
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    bar = BudgetBar(compaction_chain)
+    assert bar.reserve_tokens == 16_384
+    assert "settings could not be read" in bar.html.value
+
+
+# ---------------------------------------------------------------------------------- ContextDiff
+def test_context_diff_two_leaves(tree_basic: Session) -> None:
+    widget = ContextDiff(tree_basic, "f57dd6ab", "5c9c1898")
+    assert widget.diff is not None
+    t = widget.diff.totals
+    header = widget.header.value
+    assert f"+{t.added} added" in header and f"−{t.removed} removed" in header
+    assert "branches share the path up to" in header and "1e2feb89" in header
+    body = widget.body.value
+    assert body.count('data-status="added"') == t.added
+    assert body.count('data-status="removed"') == t.removed
+    widget.swap()
+    assert (widget.a, widget.b) == ("5c9c1898", "f57dd6ab")
+    assert widget.diff.totals.added == t.removed
+    assert widget.pick_a.value == "5c9c1898"
+    widget.pick_b.value = "5c9c1898"
+    assert widget.diff.identical
+
+
+def test_context_diff_around_a_compaction(compaction_chain: Session) -> None:
+    widget = ContextDiff(compaction_chain, compaction="799eac36")
+    assert widget.diff is not None
+    body = widget.body.value
+    assert body.count('data-status="added"') == 1
+    assert 'data-entry-id="799eac36"' in body
+    assert "identical" not in body or "pikit-diff-fold" in body
+    assert widget.pick_compaction.value == "799eac36"
+    widget.pick_compaction.value = None
+    assert widget.compaction is None
+    with pytest.raises(traitlets.TraitError):
+        widget.compaction = "3fc6dd22"  # not a compaction
+
+
+def test_context_diff_folds_long_unchanged_runs(compaction_chain: Session) -> None:
+    leaf = compaction_chain.leaf_id
+    parent = compaction_chain.by_id[leaf].parent_id
+    widget = ContextDiff(compaction_chain, parent, leaf)
+    assert "pikit-diff-fold" in widget.body.value and "identical messages" in widget.body.value
+    assert widget.body.value.count('data-status="added"') == 1
+
+
+def test_real_count_total_is_bounded_then_on_demand(compaction_chain: Session) -> None:
+    view = ContextView(compaction_chain, "f1d42f35", encoding="cl100k_base")
+    view.count_limit = 0  # pretend every branch is long
+    view.leaf_id = "b0f5393b"
+    if view.counter is None or not view.counter.exact:
+        pytest.skip("no tiktoken encoding available")
+    assert "not counted yet" in view.header.value and view.count_button.layout.display is None
+    total = view.count_all()
+    assert total > 0 and "pikit-real-total" in view.header.value
+    assert view.count_button.layout.display == "none"
