@@ -17,63 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pikit
 from pikit import Session, jsjson
 from pikit.fileops import FileOps, format_file_lists
 from pikit.preparation import Preparation, find_cut_point, prepare_compaction
 from pikit.tokens import estimate_tokens
+from tests.entries import asst, call, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
-T0 = 1767225600000
 HEADER = {"type": "session", "version": 3, "id": "sess-prep", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
-
-
-def ts(s: int) -> str:
-    return f"2026-01-01T00:{s // 60:02d}:{s % 60:02d}.000Z"
-
-
-def m(i: str, p: Any, s: int, message: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "message", "id": i, "parentId": p, "timestamp": ts(s),
-            "message": {**message, "timestamp": T0 + s * 1000}}
-
-
-def user(i: str, p: Any, s: int, content: Any) -> dict[str, Any]:
-    return m(i, p, s, {"role": "user", "content": content})
-
-
-def asst(i: str, p: Any, s: int, content: Any, usage: Any = None, stop: str = "stop") -> dict[str, Any]:
-    msg = {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
-           "model": "claude", "stopReason": stop}
-    if usage is not None:
-        msg["usage"] = usage
-    return m(i, p, s, msg)
-
-
-def tool_result(i: str, p: Any, s: int, content: Any, name: str = "read", **kw: Any) -> dict[str, Any]:
-    return m(i, p, s, {"role": "toolResult", "toolCallId": "c1", "toolName": name, "content": content,
-                       "isError": False, **kw})
-
-
-def usage(inp: int, out: int) -> dict[str, Any]:
-    return {"input": inp, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": inp + out,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
-
-
-def compaction(i: str, p: Any, s: int, first: Any, summary: str, tokens_before: int, **kw: Any) -> dict[str, Any]:
-    return {"type": "compaction", "id": i, "parentId": p, "timestamp": ts(s), "summary": summary,
-            "firstKeptEntryId": first, "tokensBefore": tokens_before, **kw}
-
-
-def edit(i: str, p: Any, s: int, target: Any, replacement: Any) -> dict[str, Any]:
-    return {"type": "context_edit", "id": i, "parentId": p, "timestamp": ts(s), "targetId": target,
-            "replacement": replacement}
-
-
-def text(t: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": t}]
-
-
-def call(cid: str, name: str, **args: Any) -> dict[str, Any]:
-    return {"type": "toolCall", "id": cid, "name": name, "arguments": args}
 
 
 PREP: dict[str, list[dict[str, Any]]] = {
@@ -144,8 +94,7 @@ PREP: dict[str, list[dict[str, Any]]] = {
 
 
 def build(entries: list[dict[str, Any]]) -> Session:
-    return pikit.loads("\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":"))
-                                 for e in [HEADER, *entries]) + "\n")
+    return session_of(HEADER, entries)
 
 
 def digest(obj: Any) -> str:

@@ -15,66 +15,15 @@ from typing import Any
 
 import pytest
 
-import pikit
 from pikit import Projection, Session, jsjson
 from pikit.entry import Entry
 from pikit.projection import apply_edit, context_entries, entry_messages, project_path, replay_system
+from tests.entries import T0, asst, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-proj", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 
-T0 = 1767225600000
-
-
-def ts(s: int) -> str:
-    return f"2026-01-01T00:{s // 60:02d}:{s % 60:02d}.000Z"
-
-
-def m(i: str, p: Any, s: int, message: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "message", "id": i, "parentId": p, "timestamp": ts(s),
-            "message": {**message, "timestamp": T0 + s * 1000}}
-
-
-def user(i: str, p: Any, s: int, content: Any) -> dict[str, Any]:
-    return m(i, p, s, {"role": "user", "content": content})
-
-
-def asst(i: str, p: Any, s: int, content: Any, usage: Any = None, stop: str = "stop", provider: str = "anthropic",
-         model: str = "claude") -> dict[str, Any]:
-    msg = {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": provider, "model": model,
-           "stopReason": stop}
-    if usage is not None:
-        msg["usage"] = usage
-    return m(i, p, s, msg)
-
-
-def tool_result(i: str, p: Any, s: int, content: Any, name: str = "read", **kw: Any) -> dict[str, Any]:
-    return m(i, p, s, {"role": "toolResult", "toolCallId": "c1", "toolName": name, "content": content,
-                       "isError": False, **kw})
-
-
 def system(i: str, p: Any, s: int, content: Any, **kw: Any) -> dict[str, Any]:
     return m(i, p, s, {"role": "system", "content": content, **kw})
-
-
-def usage(inp: int, out: int, cache_read: int = 0, cache_write: int = 0, total: int | None = None) -> dict[str, Any]:
-    return {"input": inp, "output": out, "cacheRead": cache_read, "cacheWrite": cache_write,
-            "totalTokens": inp + out + cache_read + cache_write if total is None else total,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
-
-
-def compaction(i: str, p: Any, s: int, first: Any, summary: str = "SUMMARY", tokens_before: int = 1000,
-               **kw: Any) -> dict[str, Any]:
-    return {"type": "compaction", "id": i, "parentId": p, "timestamp": ts(s), "summary": summary,
-            "firstKeptEntryId": first, "tokensBefore": tokens_before, **kw}
-
-
-def edit(i: str, p: Any, s: int, target: Any, replacement: Any) -> dict[str, Any]:
-    return {"type": "context_edit", "id": i, "parentId": p, "timestamp": ts(s), "targetId": target,
-            "replacement": replacement}
-
-
-def text(t: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": t}]
 
 
 IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
@@ -223,8 +172,7 @@ SESSIONS.update({
 
 
 def build(name: str) -> Session:
-    return pikit.loads("\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":"))
-                                 for e in [HEADER, *SESSIONS[name]]) + "\n")
+    return session_of(HEADER, SESSIONS[name])
 
 
 def digest(obj: Any) -> str:

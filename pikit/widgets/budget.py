@@ -14,7 +14,7 @@ from ..session import CURRENT, Session
 from ..settings import DEFAULTS, Settings, load_settings
 from ..tokens import estimate_tokens
 from ._html import error_box, esc, fmt_int, style_widget
-from ._state import SessionState, state_for
+from ._state import LeafOfSession, SessionState, state_for
 from .context import _zones
 
 __all__ = ["BudgetBar", "BudgetSegments", "budget_segments", "model_key", "resolve_budget"]
@@ -101,7 +101,7 @@ def resolve_budget(model: str | None, settings: Settings | None) -> tuple[int, i
     return window, reserve, keep, problem
 
 
-class BudgetBar(widgets.VBox):
+class BudgetBar(LeafOfSession, widgets.VBox):
     """System prompt, summary, kept and new messages stacked against the context window, with
     the threshold line (``context_window - reserve_tokens``), the context size by Pi's rule and
     the ``keep_recent_tokens`` span a compaction would keep.
@@ -143,13 +143,6 @@ class BudgetBar(widgets.VBox):
         self.observe(lambda _c: self.render(),
                      names=["model", "context_window", "reserve_tokens", "keep_recent_tokens"])
         self.render()
-
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
 
     @property
     def projection(self) -> Projection:

@@ -22,7 +22,7 @@ from ..settings import Settings, load_settings
 from ..summarizer import Summarizer, SummaryRequest, SummaryResult
 from ._html import error_box, esc, fmt_int, style_widget
 from ._html import gap as _gap
-from ._state import SessionState, state_for
+from ._state import LeafOfSession, SessionState, state_for
 from .budget import BudgetBar, model_key, resolve_budget
 
 __all__ = ["CompactionPanel", "CompactionPoint", "compaction_history", "history_chart_html"]
@@ -145,7 +145,7 @@ def _default_factory(name: str, model: str | None, base_url: str | None) -> Summ
     return get_summarizer(name, model=model or None, base_url=base_url or None)
 
 
-class CompactionPanel(widgets.VBox):
+class CompactionPanel(LeafOfSession, widgets.VBox):
     """Try compaction settings on a leaf and run a compaction.
 
     Sliders set ``keep_recent_tokens``, ``reserve_tokens`` and ``context_window`` (also
@@ -280,13 +280,6 @@ class CompactionPanel(widgets.VBox):
         self.update_chart()
 
     # ------------------------------------------------------------------ settings
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
-
     def _model_options(self, session_model: str) -> list[tuple[str, str]]:
         from ..llm.models import MODELS
 

@@ -15,7 +15,7 @@ from ..projection import ProjectedEntry, Projection
 from ..session import CURRENT, Session
 from ..tokens import estimate_tokens, message_usage, usage_total
 from ._html import esc, fmt_int, label_pill, message_body, role_badge, style_widget
-from ._state import SessionState, state_for
+from ._state import LeafOfSession, SessionState, state_for
 
 __all__ = ["ContextRow", "ContextView", "context_rows"]
 
@@ -63,7 +63,7 @@ def _zones(projection: Projection) -> list[str]:
             for i, pe in enumerate(projection.entries)]
 
 
-class ContextView(widgets.VBox):
+class ContextView(LeafOfSession, widgets.VBox):
     """What the model sees at ``leaf_id``: role, source entry, Pi's estimate, the real token count,
     the provider-reported usage where known, omitted/replaced markers, the compaction summary
     block and the kept range. Long content is collapsible; pages of ``page_size`` rows keep it fast.
@@ -128,13 +128,6 @@ class ContextView(widgets.VBox):
         self.observe(self._on_page, names=["page", "page_size"])
         self.observe(lambda _c: self.refresh(), names="show_silent")
         self.refresh()
-
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
 
     # ------------------------------------------------------------------ data
     @property

@@ -23,7 +23,7 @@ import traitlets
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES, selection
 from ._html import CSS
-from ._state import SessionState, state_for
+from ._state import LeafOfSession, SessionState, state_for
 
 __all__ = ["FILTER_MODES", "TreeView", "row_kind"]
 
@@ -80,7 +80,7 @@ def row_kind(entry: Any) -> tuple[str, str]:
     return _ENTRY_KINDS.get(entry.type, ("meta", str(entry.type)))
 
 
-class TreeView(anywidget.AnyWidget):
+class TreeView(LeafOfSession, anywidget.AnyWidget):
     """A virtualized ``/tree`` view of a session.
 
     Traits: ``leaf_id`` (the leaf it marks; set it to move the marks), ``mode`` (one of
@@ -143,13 +143,6 @@ class TreeView(anywidget.AnyWidget):
         if mode not in FILTER_MODES:
             raise traitlets.TraitError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
         return str(mode)
-
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
 
     # ------------------------------------------------------------------ layout
     @property
