@@ -21,7 +21,7 @@ from pikit.llm.models import usage_with_cost
 from pikit.llm.transport import HTTPSummarizer, token_count
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicSummarizer", "anthropic_usage"]
 
@@ -83,31 +83,6 @@ class AnthropicSummarizer(HTTPSummarizer):
     official_host: ClassVar[str] = "api.anthropic.com"
     api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
     endpoint: ClassVar[str] = "/messages"
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str = "https://api.anthropic.com/v1",
-        api_key: str | None = None,
-        timeout: float = 120,
-        retries: int = 3,
-        transport: httpx.BaseTransport | None = None,
-        *,
-        backoff: float = 0.5,
-        max_tokens: int | None = None,
-        provider: str | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url,
-            api_key,
-            timeout,
-            retries,
-            transport,
-            backoff=backoff,
-            max_tokens=max_tokens,
-            provider=provider,
-        )
 
     def _build_request(self, system_prompt: str, user_prompt: str) -> tuple[dict[str, str], dict[str, Any]]:
         headers = {
