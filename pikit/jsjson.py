@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -337,33 +337,48 @@ def _encode_slow(value: Any) -> str:
 
 # orjson's output equals JavaScript's except for integer-like keys (JavaScript lists them
 # first) and some numbers: integral floats ("1.0"), exponents orjson uses where JavaScript
-# does not ("5e-6"; "1e16" or "1e+16", by orjson version) and integers past 2**53. The checks
-# below use searches with a literal start (fast on outputs of hundreds of megabytes); a
-# hit is confirmed by looking back for the start of a number token after ":", "[" or ",".
-_INDEX_KEY = re.compile(rb'"(?:0|[1-9][0-9]*)":')
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")
-_EXPONENT = re.compile(rb"e[-+]?[0-9]")
-_NUMBER_CHARS = frozenset(b"0123456789.-")
+# does not ("5e-6": JavaScript switches to exponents only below 1e-6; "1e16"/"1e21" are
+# integral) and integers past 2**53. They are found by walking the value, skipping strings,
+# so the cost follows the number of JSON nodes, not the amount of text (a 100 MB context
+# is mostly text); scanning the encoded bytes would meet every "e7" and ".0" in the text.
+_EXACT, _FIX_NUMBERS, _SLOW = 0, 1, 2
+_SAFE_INT_LIMIT = 2**53
+
+
+def _orjson_verdict(value: Any) -> int:
+    """Whether orjson's encoding of ``value`` is exactly JavaScript's, needs its numbers
+    fixed, or needs the exact encoder (integer-like keys, unusual types)."""
+    verdict = _EXACT
+    stack = [value]
+    pop = stack.pop
+    extend = stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            continue
+        if kind is dict:
+            for key in item:
+                if type(key) is not str or (key[:1].isdigit() and is_array_index(key)):
+                    return _SLOW
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif kind is float:
+            if item.is_integer() or (item != 0 and -1e-5 < item < 1e-5):
+                verdict = _FIX_NUMBERS
+        elif kind is int:
+            if not -_SAFE_INT_LIMIT <= item <= _SAFE_INT_LIMIT:
+                verdict = _FIX_NUMBERS
+        elif item is None or item is True or item is False:
+            continue
+        else:
+            return _SLOW  # subclasses, tuples, other mappings: the exact encoder decides
+    return verdict
+
+
 # Every token this matches is a whole string or a whole number (scanning never starts inside a string).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
-
-
-def _starts_a_number(data: bytes, pos: int) -> bool:
-    """Whether ``data[pos]`` is inside a run of number characters that follows ``:``, ``[``, ``,`` or the start."""
-    start = pos
-    while start > 0 and data[start - 1] in _NUMBER_CHARS:
-        start -= 1
-    if start == pos or not (data[start:start + 1].isdigit() or data[start:start + 1] == b"-"):
-        return False
-    return start == 0 or data[start - 1] in b":[,"
-
-
-def _has_odd_numbers(data: bytes) -> bool:
-    for pattern in (_INTEGRAL_FLOAT, _EXPONENT):
-        for match in pattern.finditer(data):
-            if _starts_a_number(data, match.start()):
-                return True
-    return False
 
 
 def _fix_number(match: re.Match[bytes]) -> bytes:
@@ -379,22 +394,41 @@ def _fix_number(match: re.Match[bytes]) -> bytes:
 
 def stringify_bytes(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (lone surrogates are escaped, so it is valid UTF-8)."""
+    verdict = _orjson_verdict(value)
+    if verdict == _SLOW:
+        return _encode_slow(value).encode("utf-8")
     try:
-        data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
-        big_integers = False
-    except orjson.JSONEncodeError:
-        try:
-            data = orjson.dumps(value)  # an integer past 2**53 (or something only the exact encoder takes)
-        except (TypeError, orjson.JSONEncodeError):
-            return _encode_slow(value).encode("utf-8")
-        big_integers = True
-    except TypeError:
+        data = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
         return _encode_slow(value).encode("utf-8")
-    if _INDEX_KEY.search(data) is not None:
-        return _encode_slow(value).encode("utf-8")
-    if big_integers or _has_odd_numbers(data):
-        return _TOKEN.sub(_fix_number, data)
-    return data
+    if verdict == _EXACT:
+        return data
+    return _TOKEN.sub(_fix_number, data)
+
+
+def iter_stringify_bytes(value: Any, depth: int = 4, chunk: int = 256) -> Iterator[bytes]:
+    """``JSON.stringify(value)`` in pieces (their concatenation is :func:`stringify_bytes`).
+
+    Objects and arrays down to ``depth`` levels are opened here and long arrays are encoded
+    ``chunk`` items at a time, so a huge value is written without holding its whole
+    encoding (and the encoder's growing buffer) in memory at once.
+    """
+    kind = type(value)
+    if depth <= 0 or (kind is not dict and kind is not list):
+        yield stringify_bytes(value)
+        return
+    if kind is dict:
+        yield b"{"
+        for n, (key, item) in enumerate(js_items(value)):
+            yield (b"," if n else b"") + stringify_bytes(str(key)) + b":"
+            yield from iter_stringify_bytes(item, depth - 1, chunk)
+        yield b"}"
+        return
+    yield b"["
+    for start in range(0, len(value), chunk):
+        piece = stringify_bytes(value[start:start + chunk])
+        yield (b"," if start else b"") + piece[1:-1]
+    yield b"]"
 
 
 def stringify(value: Any) -> str:

@@ -6,6 +6,7 @@ Everything here works on the *projected* entry list of a branch (see
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,9 @@ def _recovery_suffix(suffix: Sequence[ProjectedEntry]) -> bool:
     def omitted(pe: ProjectedEntry) -> bool:
         return visible_by_nature(pe) and not pe.messages
 
+    # Cheapest test first: an ordinary visible entry after the cut fails it at once.
+    if not all(pe.entry.type != "compaction" and (not visible_by_nature(pe) or omitted(pe)) for pe in suffix):
+        return False
     omitted_ids = {pe.entry.id for pe in suffix if omitted(pe)}
     external_replacement = any(
         pe.entry.type == "context_edit" and pe.entry.data.get("replacement") is not None
@@ -91,9 +95,95 @@ def _recovery_suffix(suffix: Sequence[ProjectedEntry]) -> bool:
     )
     if external_replacement:
         return False
-    if not any(pe.entry.type == "message" and pe.entry.role == "assistant" and omitted(pe) for pe in suffix):
-        return False
-    return all(pe.entry.type != "compaction" and (not visible_by_nature(pe) or omitted(pe)) for pe in suffix)
+    return any(pe.entry.type == "message" and pe.entry.role == "assistant" and omitted(pe) for pe in suffix)
+
+
+class _SweepIndex:
+    """Figures of one projection that every preparation of it shares.
+
+    A sweep prepares the same projection for many keepRecentTokens values; with these the
+    cut point is two binary searches and the spans are slices instead of walks.
+    """
+
+    def __init__(self, proj: Projection) -> None:
+        entries = proj.entries
+        estimates = proj.estimates
+        n = len(entries)
+        self.prefix = prefix = [0] * (n + 1)  # prefix[i]: tokens of entries[:i]
+        self.tokens = tokens = [0] * n
+        self.cut_points: list[int] = []
+        self.turn_starts = [False] * n
+        self.conversation: list[dict[str, Any]] = []
+        self.offsets = offsets = [0] * (n + 1)  # offsets[i]: conversation messages of entries[:i]
+        self.head = -1  # the head compaction (the first compaction that projects messages)
+        k = 0
+        total = 0
+        for i, pe in enumerate(entries):
+            count = len(pe.messages)
+            t = sum(estimates[k:k + count]) if count else 0
+            k += count
+            tokens[i] = t
+            total += t
+            prefix[i + 1] = total
+            if _is_cut_point(pe):
+                self.cut_points.append(i)
+            self.turn_starts[i] = _starts_turn(pe)
+            if pe.entry.type == "compaction":
+                if self.head < 0 and pe.messages:
+                    self.head = i
+            else:
+                self.conversation.extend(m for m in pe.messages if m.get("role") != "system")
+            offsets[i + 1] = len(self.conversation)
+        # First occurrence (conversation index, path) of every read / written / edited path.
+        self.first_ops: tuple[list[tuple[int, str]], list[tuple[int, str]], list[tuple[int, str]]] = ([], [], [])
+        seen: tuple[set[Any], set[Any], set[Any]] = (set(), set(), set())
+        for j, message in enumerate(self.conversation):
+            if message.get("role") not in ("assistant", "toolResult"):
+                continue
+            ops = FileOps()
+            ops.add_message(message)
+            for found, first, known in zip((ops.read, ops.written, ops.edited), self.first_ops, seen, strict=True):
+                for path in found:
+                    if path not in known:
+                        known.add(path)
+                        first.append((j, path))
+
+    @staticmethod
+    def of(proj: Projection) -> _SweepIndex:
+        index = proj.__dict__.get("_sweep_index")
+        if index is None:
+            index = proj.__dict__["_sweep_index"] = _SweepIndex(proj)
+        return index
+
+    def cut_point(self, entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+        """:func:`find_cut_point` on the indexed figures (same answer)."""
+        cuts = self.cut_points
+        lo, hi = bisect_left(cuts, start), bisect_left(cuts, end)
+        if lo == hi:
+            return CutPoint(start, -1, False)
+        prefix, tokens = self.prefix, self.tokens
+        # The walk back stops at the last i whose suffix sum prefix[end] - prefix[i] reaches the budget.
+        i = bisect_right(prefix, prefix[end] - keep_recent_tokens, start, end + 1) - 1
+        i = min(i, end - 1)
+        while i >= start and tokens[i] == 0:  # entries estimating 0 are skipped by the walk
+            i -= 1
+        exceeded = i >= start and prefix[end] - prefix[i] >= keep_recent_tokens
+        if exceeded:
+            j = bisect_left(cuts, i, lo, hi)
+            cut = cuts[j] if j < hi else cuts[hi - 1]
+        else:
+            cut = cuts[lo]
+        if exceeded and _recovery_suffix(entries[cut + 1:end]):
+            cut += 1
+        while cut > start:
+            previous = entries[cut - 1]
+            if previous.entry.type == "compaction" or previous.messages:
+                break
+            cut -= 1
+        if self.turn_starts[cut]:
+            return CutPoint(cut, -1, False)
+        turn_start = next((i for i in range(cut, start - 1, -1) if self.turn_starts[i]), -1)
+        return CutPoint(cut, turn_start, turn_start != -1)
 
 
 def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, Any]]:
@@ -187,27 +277,38 @@ def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
         return None
     proj = projection if projection is not None else project_path(branch)
     entries = proj.entries
-    previous_index = next((i for i, pe in enumerate(entries) if pe.entry.type == "compaction" and pe.messages), -1)
+    index = _SweepIndex.of(proj)
+    previous_index = index.head
     previous: Entry | None = entries[previous_index].entry if previous_index >= 0 else None
     start = previous_index + 1 if previous is not None else 0
     previous_summary = _summary_of(previous.data) if previous is not None else None
     tokens_before = proj.tokens
-    cut = find_cut_point(entries, start, len(entries), keep_recent_tokens)
+    cut = index.cut_point(entries, start, len(entries), keep_recent_tokens)
     if cut.first_kept_index >= len(entries):
         return None
     first_kept = entries[cut.first_kept_index].entry
     if first_kept.id is None:
         return None
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = _conversation_messages(entries[start:history_end])
-    prefix = _conversation_messages(entries[cut.turn_start_index:cut.first_kept_index]) if cut.is_split_turn else []
+    offsets, conversation = index.offsets, index.conversation
+    to_summarize = conversation[offsets[start]:offsets[history_end]]
+    prefix = conversation[offsets[cut.turn_start_index]:offsets[cut.first_kept_index]] if cut.is_split_turn else []
     if not to_summarize and not prefix:
         return None
     ops = FileOps()
     if previous is not None and not previous.data.get("fromHook"):
         ops.add_details(previous.data.get("details"))
-    ops.add_messages(to_summarize)
-    if cut.is_split_turn:
+    # The files of the summarized span (history and split-turn prefix: together the
+    # conversation messages before the cut), in order of first appearance.
+    if offsets[start] == 0:
+        end = offsets[cut.first_kept_index]
+        for first, target in zip(index.first_ops, (ops.read, ops.written, ops.edited), strict=True):
+            for j, path in first:
+                if j >= end:
+                    break
+                target[path] = None
+    else:  # pragma: no cover - the span always starts at the first conversation message
+        ops.add_messages(to_summarize)
         ops.add_messages(prefix)
     return Preparation(proj, keep_recent_tokens, first_kept.id, cut.first_kept_index, cut.is_split_turn,
                        cut.turn_start_index, tokens_before, previous_summary, previous, to_summarize, prefix, ops)

@@ -7,13 +7,16 @@ line on stderr and a non-zero exit status, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
 import sys
 from collections.abc import Sequence
 
 from ..errors import PikitError
 from .app import build_parser
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,3 +38,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
         sys.stderr.close()
         return 0
+
+
+def run() -> None:
+    """The ``pikit`` executable: :func:`main`, then exit without tearing the heap down.
+
+    Freeing a loaded session object by object at interpreter exit costs a third of a
+    second on a 100 MB session; the operating system reclaims the memory at once. Output
+    is flushed first, and nothing else is pending: commands close the files they write.
+    The cyclic garbage collector stays off: a command is one pass over acyclic parsed JSON,
+    which the collector would only traverse again and again (a tenth of the time of
+    ``context --json`` on a 100 MB session).
+    """
+    gc.disable()
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):  # the reader went away, or stderr was closed
+            stream.flush()
+    os._exit(status)

@@ -72,7 +72,8 @@ def print_json(value: Any) -> None:
     gets a newline so the prompt starts on its own line.
     """
     out = sys.stdout.buffer
-    out.write(jsjson.stringify_bytes(value))
+    for piece in jsjson.iter_stringify_bytes(value):
+        out.write(piece)
     if sys.stdout.isatty():
         out.write(b"\n")
     out.flush()
