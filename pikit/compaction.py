@@ -215,8 +215,8 @@ def write_entry(session: Session, entry: Mapping[str, Any], *, output: str | os.
         raise WriteError("choose where to write: an output file (-o OUT) or --in-place (appends to FILE)")
     line = jsjson.stringify_bytes(entry)
     if in_place:
-        size = os.path.getsize(session.path)
-        if size != session.report.bytes:
+        stat = os.stat(session.path)
+        if stat.st_size != session.report.bytes or stat.st_mtime_ns != session.report.mtime_ns:
             raise WriteError(f"{session.path}: the file changed since it was loaded; load it again and retry")
         append_lines(session.path, [line])
         return session.path

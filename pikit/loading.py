@@ -58,6 +58,7 @@ class LoadReport:
     bytes: int = 0
     found: list[Problem] = field(default_factory=list)
     migrated_from: int | None = None
+    mtime_ns: int | None = None
     deferred: Callable[[], list[Problem]] | None = field(default=None, repr=False)
 
     @property
@@ -293,9 +294,10 @@ def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallbac
 
     with handle:
         try:
-            total = os.fstat(handle.fileno()).st_size
+            stat = os.fstat(handle.fileno())
+            total, mtime_ns = stat.st_size, stat.st_mtime_ns
         except OSError:
-            total = 0
+            total, mtime_ns = 0, None
         builder = _Builder(source, strict, keep_all=total < _KEEP_ALL_BELOW)
         close: Callable[[], None] | None = None
         callback: ProgressCallback | None = None
@@ -324,6 +326,7 @@ def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallbac
             builder.feed(number, pending)
         builder.report.bytes = done
         builder.report.lines = number
+        builder.report.mtime_ns = mtime_ns
         if close is not None:
             close()
     header, entries, report = builder.finish()

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "branchSummary": {"reserveTokens": 16384},
 }
 _MAX_SAFE = 2**53 - 1
+_ABSENT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ class Settings:
         return " + ".join(self.files) if self.files else "the built-in defaults"
 
     def _check(self, value: Any, key: str) -> None:
-        if value is not None and not _is_token_count(value):
+        # Absent is fine; anything present (null included) must be a token count, as in Pi.
+        if value is not _ABSENT and not _is_token_count(value):
             raise SettingsError(f"{self._where()}: {key} is {json.dumps(value)}; expected a non-negative whole number")
 
     def _compaction(self) -> Mapping[str, Any]:
@@ -97,25 +99,27 @@ class Settings:
     def for_model(self, model: str | None = None) -> CompactionSettings:
         """The effective compaction settings for ``provider/modelId`` (exact, case-sensitive)."""
         section = self._compaction()
-        enabled = section.get("enabled", DEFAULTS["compaction"]["enabled"])
+        enabled = section.get("enabled")
+        if enabled is None:  # absent or null: the default, as in Pi
+            enabled = DEFAULTS["compaction"]["enabled"]
         if not isinstance(enabled, bool):
             raise SettingsError(f"{self._where()}: compaction.enabled is {json.dumps(enabled)}; expected true or false")
         overrides = section.get("modelOverrides")
         if overrides is not None and not isinstance(overrides, Mapping):
             raise SettingsError(f"{self._where()}: compaction.modelOverrides must be an object")
-        entry = overrides.get(model) if model is not None and overrides is not None else None
-        if entry is not None and not isinstance(entry, Mapping):
+        entry = overrides.get(model, _ABSENT) if model is not None and overrides is not None else _ABSENT
+        if entry is not _ABSENT and not isinstance(entry, Mapping):
             raise SettingsError(f'{self._where()}: compaction.modelOverrides["{model}"] must be an object')
         values: dict[str, int] = {}
         sources: dict[str, str] = {}
         for key in ("reserveTokens", "keepRecentTokens"):
-            ordinary = section.get(key)
+            ordinary = section.get(key, _ABSENT)
             self._check(ordinary, f"compaction.{key}")
-            override = entry.get(key) if entry is not None else None
+            override = entry.get(key, _ABSENT) if entry is not _ABSENT else _ABSENT
             self._check(override, f'compaction.modelOverrides["{model}"].{key}')
-            if override is not None:
+            if override is not _ABSENT:
                 values[key], sources[key] = int(override), f"modelOverrides[{model}]"
-            elif ordinary is not None:
+            elif ordinary is not _ABSENT:
                 values[key], sources[key] = int(ordinary), "settings"
             else:
                 values[key], sources[key] = DEFAULTS["compaction"][key], "default"
@@ -125,9 +129,11 @@ class Settings:
     def branch_summary_reserve_tokens(self) -> int:
         """``branchSummary.reserveTokens`` (the budget is the context window minus this)."""
         section = self.data.get("branchSummary", {})
-        value = section.get("reserveTokens") if isinstance(section, Mapping) else None
+        if not isinstance(section, Mapping):
+            raise SettingsError(f"{self._where()}: branchSummary must be an object, got {json.dumps(section)}")
+        value = section.get("reserveTokens", _ABSENT)
         self._check(value, "branchSummary.reserveTokens")
-        return int(value) if value is not None else DEFAULTS["branchSummary"]["reserveTokens"]
+        return int(value) if value is not _ABSENT else DEFAULTS["branchSummary"]["reserveTokens"]
 
 
 def _read(path: str) -> dict[str, Any] | None:
