@@ -438,4 +438,7 @@ def stringify(value: Any) -> str:
 
 def stringify_len(value: Any) -> int:
     """``JSON.stringify(value).length`` in UTF-16 code units."""
-    return utf16_len(stringify(value))
+    data = stringify_bytes(value)
+    if data.isascii():
+        return len(data)
+    return utf16_len(data.decode("utf-8"))

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .jsjson import stringify, utf16_len
+from .jsjson import stringify_len, utf16_len
 
 __all__ = [
     "IMAGE_CHARS",
@@ -79,7 +79,7 @@ def estimate_chars(message: Mapping[str, Any]) -> int:
             elif kind == "toolCall":
                 chars += _text_len(block.get("name"))
                 if "arguments" in block:
-                    chars += utf16_len(stringify(block["arguments"]))
+                    chars += stringify_len(block["arguments"])
         return chars
     if role == "system":
         chars = _content_chars(message.get("content"))
@@ -90,7 +90,7 @@ def estimate_chars(message: Mapping[str, Any]) -> int:
                     chars += utf16_len(text)
         tools = message.get("toolsAdded")
         if js_truthy(tools):
-            chars += utf16_len(stringify(tools))
+            chars += stringify_len(tools)
         return chars
     if role == "bashExecution":
         return _text_len(message.get("command")) + _text_len(message.get("output"))
