@@ -7,7 +7,7 @@ Everything here works on the *projected* entry list of a branch (see
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,13 @@ def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep
             exceeded = True
             cut = next((c for c in cut_points if c >= i), cut_points[-1])
             break
+    return _settle_cut(entries, start, end, cut, exceeded, lambda i: _starts_turn(entries[i]))
+
+
+def _settle_cut(entries: Sequence[ProjectedEntry], start: int, end: int, cut: int, exceeded: bool,
+                starts_turn: Callable[[int], bool]) -> CutPoint:
+    """The last steps of finding a cut: the recovery rule, pulling the cut back over silent
+    metadata entries, and finding the turn it splits (if any)."""
     if exceeded and _recovery_suffix(entries[cut + 1:end]):
         cut += 1
     while cut > start:
@@ -69,9 +76,9 @@ def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep
         if previous.entry.type == "compaction" or previous.messages:
             break
         cut -= 1
-    if _starts_turn(entries[cut]):
+    if starts_turn(cut):
         return CutPoint(cut, -1, False)
-    turn_start = next((i for i in range(cut, start - 1, -1) if _starts_turn(entries[i])), -1)
+    turn_start = next((i for i in range(cut, start - 1, -1) if starts_turn(i)), -1)
     return CutPoint(cut, turn_start, turn_start != -1)
 
 
@@ -173,17 +180,7 @@ class _SweepIndex:
             cut = cuts[j] if j < hi else cuts[hi - 1]
         else:
             cut = cuts[lo]
-        if exceeded and _recovery_suffix(entries[cut + 1:end]):
-            cut += 1
-        while cut > start:
-            previous = entries[cut - 1]
-            if previous.entry.type == "compaction" or previous.messages:
-                break
-            cut -= 1
-        if self.turn_starts[cut]:
-            return CutPoint(cut, -1, False)
-        turn_start = next((i for i in range(cut, start - 1, -1) if self.turn_starts[i]), -1)
-        return CutPoint(cut, turn_start, turn_start != -1)
+        return _settle_cut(entries, start, end, cut, exceeded, self.turn_starts.__getitem__)
 
 
 def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, Any]]:
