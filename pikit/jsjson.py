@@ -338,72 +338,59 @@ def _encode_slow(value: Any) -> str:
 # orjson's output equals JavaScript's except for integer-like keys (JavaScript lists them
 # first) and some numbers: integral floats ("1.0"), exponents orjson uses where JavaScript
 # does not ("5e-6": JavaScript switches to exponents only below 1e-6; "1e16"/"1e21" are
-# integral) and integers past 2**53. They are found by walking the value, skipping strings,
-# so the cost follows the number of JSON nodes, not the amount of text (a 100 MB context
-# is mostly text); scanning the encoded bytes would meet every "e7" and ".0" in the text.
-_EXACT, _FIX_NUMBERS, _SLOW = 0, 1, 2
+# integral) and integers past 2**53. A walk over the value (strings skipped, so the cost
+# follows the number of JSON nodes, not the amount of text) hands orjson such numbers
+# already formatted (orjson.Fragment), copying only the containers on the way to them;
+# integer-like keys and unusual types go to the exact encoder.
 _SAFE_INT_LIMIT = 2**53
 
 
-def _orjson_verdict(value: Any) -> int:
-    """Whether orjson's encoding of ``value`` is exactly JavaScript's, needs its numbers
-    fixed, or needs the exact encoder (integer-like keys, unusual types)."""
-    verdict = _EXACT
-    stack = [value]
-    pop = stack.pop
-    extend = stack.extend
-    while stack:
-        item = pop()
-        kind = type(item)
-        if kind is str:
-            continue
-        if kind is dict:
-            for key in item:
-                if type(key) is not str or (key[:1].isdigit() and is_array_index(key)):
-                    return _SLOW
-            extend(item.values())
-        elif kind is list:
-            extend(item)
-        elif kind is float:
-            if item.is_integer() or (item != 0 and -1e-5 < item < 1e-5):
-                verdict = _FIX_NUMBERS
-        elif kind is int:
-            if not -_SAFE_INT_LIMIT <= item <= _SAFE_INT_LIMIT:
-                verdict = _FIX_NUMBERS
-        elif item is None or item is True or item is False:
-            continue
-        else:
-            return _SLOW  # subclasses, tuples, other mappings: the exact encoder decides
-    return verdict
+class _NeedsExactEncoder(Exception):
+    """The value holds something orjson would not write the JavaScript way."""
 
 
-# Every token this matches is a whole string or a whole number (scanning never starts inside a string).
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
-
-
-def _fix_number(match: re.Match[bytes]) -> bytes:
-    token = match.group()
-    if token[0] == 0x22:  # a string: unchanged
-        return token
-    if b"." in token or b"e" in token or b"E" in token:
-        return js_number(float(token)).encode()
-    if len(token) > 15:
-        return js_number(int(token)).encode()
-    return token
+def _js_ready(value: Any) -> Any:
+    """``value``, or a copy with its oddly formatted numbers replaced by preformatted fragments."""
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return value
+    if kind is float:
+        if value.is_integer() or (value != 0 and -1e-5 < value < 1e-5):
+            return orjson.Fragment(js_number(value).encode())
+        return value
+    if kind is int:
+        if -_SAFE_INT_LIMIT <= value <= _SAFE_INT_LIMIT:
+            return value
+        return orjson.Fragment(js_number(value).encode())
+    if kind is dict:
+        copy: dict[str, Any] | None = None
+        for key, item in value.items():
+            if type(key) is not str or (key[:1].isdigit() and is_array_index(key)):
+                raise _NeedsExactEncoder
+            ready = _js_ready(item)
+            if ready is not item:
+                if copy is None:
+                    copy = dict(value)
+                copy[key] = ready
+        return value if copy is None else copy
+    if kind is list:
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            ready = _js_ready(item)
+            if ready is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = ready
+        return value if items is None else items
+    raise _NeedsExactEncoder  # subclasses, tuples, other mappings: the exact encoder decides
 
 
 def stringify_bytes(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (lone surrogates are escaped, so it is valid UTF-8)."""
-    verdict = _orjson_verdict(value)
-    if verdict == _SLOW:
-        return _encode_slow(value).encode("utf-8")
     try:
-        data = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
+        return orjson.dumps(_js_ready(value))
+    except (_NeedsExactEncoder, RecursionError, TypeError, orjson.JSONEncodeError):
         return _encode_slow(value).encode("utf-8")
-    if verdict == _EXACT:
-        return data
-    return _TOKEN.sub(_fix_number, data)
 
 
 def iter_stringify_bytes(value: Any, depth: int = 4, chunk: int = 256) -> Iterator[bytes]:
