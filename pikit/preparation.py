@@ -295,18 +295,15 @@ def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
     ops = FileOps()
     if previous is not None and not previous.data.get("fromHook"):
         ops.add_details(previous.data.get("details"))
-    # The files of the summarized span (history and split-turn prefix: together the
-    # conversation messages before the cut), in order of first appearance.
-    if offsets[start] == 0:
-        end = offsets[cut.first_kept_index]
-        for first, target in zip(index.first_ops, (ops.read, ops.written, ops.edited), strict=True):
-            for j, path in first:
-                if j >= end:
-                    break
-                target[path] = None
-    else:  # pragma: no cover - the span always starts at the first conversation message
-        ops.add_messages(to_summarize)
-        ops.add_messages(prefix)
+    # The files of the summarized span: history and split-turn prefix are together the
+    # conversation messages before the cut (the span starts at the first one: a head
+    # compaction contributes no conversation message).
+    end = offsets[cut.first_kept_index]
+    for first, target in zip(index.first_ops, (ops.read, ops.written, ops.edited), strict=True):
+        for j, path in first:
+            if j >= end:
+                break
+            target[path] = None
     return Preparation(proj, keep_recent_tokens, first_kept.id, cut.first_kept_index, cut.is_split_turn,
                        cut.turn_start_index, tokens_before, previous_summary, previous, to_summarize, prefix, ops)
 
