@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .content import content_text
 from .entry import Entry
 from .timestamps import parse_ms
-from .tokens import ContextSize, estimate_tokens, js_truthy, message_usage, usage_total
+from .tokens import ContextSize, context_size, estimate_tokens, js_truthy, message_usage
 
 if TYPE_CHECKING:
     from .session import Session
@@ -255,7 +255,7 @@ class Projection:
     def __init__(self, leaf_id: Any, entries: list[ProjectedEntry], compaction: Entry | None,
                  model: dict[str, Any] | None, thinking_level: Any, *, path: list[Entry] | None = None,
                  branch: Callable[[], list[Entry]] | None = None,
-                 usage_trusted: Callable[[Any], bool] | None = None) -> None:
+                 usage_positions: Callable[[Any], tuple[int, int]] | None = None) -> None:
         self.leaf_id = leaf_id
         self.entries = entries
         self.compaction = compaction
@@ -263,7 +263,7 @@ class Projection:
         self.thinking_level = thinking_level
         self._path = path
         self._branch = branch
-        self._usage_trusted = usage_trusted
+        self._usage_positions = usage_positions
         self.messages: list[dict[str, Any]] = [m for pe in entries for m in pe.messages]
         self.sources: list[Any] = [pe.entry.id for pe in entries for _ in pe.messages]
 
@@ -287,33 +287,25 @@ class Projection:
         """The replayed current system message (prompt, sections, tools)."""
         return replay_system(self.messages)
 
-    def _trusted(self, source: Any) -> bool:
-        """Whether usage recorded by entry ``source`` is still valid (no edit or compaction after it)."""
-        if self._usage_trusted is not None:
-            return self._usage_trusted(source)
+    def _positions(self, source: Any) -> tuple[int, int]:
+        """Branch positions of entry ``source`` and of the last edit or compaction (-1: none)."""
+        if self._usage_positions is not None:
+            return self._usage_positions(source)
         path = self.path
         usage_position = next((i for i in range(len(path) - 1, -1, -1) if path[i].id == source), -1)
         invalidation = next((i for i in range(len(path) - 1, -1, -1)
                              if path[i].type in ("context_edit", "compaction")), -1)
-        return usage_position > invalidation
+        return usage_position, invalidation
 
     @cached_property
     def size(self) -> ContextSize:
         """The context size by Pi's rule (last usable usage + trailing estimates, or estimates)."""
         messages = self.messages
         index = next((i for i in range(len(messages) - 1, -1, -1) if message_usage(messages[i]) is not None), None)
-        if index is not None and self._trusted(self.sources[index]):
-            used = usage_total(messages[index]["usage"])
-            if "estimates" in self.__dict__:
-                trailing = sum(self.estimates[index + 1:])
-            else:
-                trailing = sum(estimate_tokens(m) for m in messages[index + 1:])
-            return ContextSize(used + trailing, used, trailing, index)
+        usage_position, invalidation = self._positions(self.sources[index]) if index is not None else (-1, -1)
         system = self.system_message
-        estimates = self.estimates
-        tokens = (estimate_tokens(system) if system is not None else 0) + sum(
-            e for m, e in zip(messages, estimates, strict=True) if m.get("role") != "system")
-        return ContextSize(tokens, 0, tokens, None, stale=index is not None)
+        return context_size(messages, self.estimates, usage_position, invalidation,
+                            estimate_tokens(system) if system is not None else 0)
 
     @property
     def tokens(self) -> int:
@@ -473,9 +465,9 @@ def _project(session: Session, leaf_id: Any, indexed: bool) -> Projection:
     invalidation = ancestry.invalidation[leaf_id]
     depth = ancestry.depth
 
-    def trusted(source: Any) -> bool:
-        # The usage's entry is on the branch: it is trusted when it lies below the last edit or compaction.
-        return invalidation is None or depth.get(source, -1) > depth[invalidation.id]
+    def positions(source: Any) -> tuple[int, int]:
+        # Depth is the position on the branch (the usage's entry and the invalidating one are on it).
+        return depth.get(source, -1), depth[invalidation.id] if invalidation is not None else -1
 
     return Projection(leaf_id, _project_entries(entries), compaction, model, thinking,
-                      branch=lambda: session.branch(leaf_id), usage_trusted=trusted)
+                      branch=lambda: session.branch(leaf_id), usage_positions=positions)
