@@ -11,9 +11,8 @@ The core (this package's top level) is pure Python and imports nothing heavy; th
 
 from __future__ import annotations
 
-import importlib as _importlib
-import typing as _typing
-
+from .branch_summary import collect_branch, prepare_branch
+from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
 from .entry import Entry
 from .errors import (
     DamagedLineError,
@@ -31,29 +30,9 @@ from .preparation import Preparation, prepare_compaction
 from .projection import ProjectedEntry, Projection
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
-from .simulate import SimulationResult, simulate  # eager: the function shares its module's name
+from .simulate import SimulationResult, simulate
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
 from .tokens import ContextSize, estimate_tokens
-
-if _typing.TYPE_CHECKING:
-    from .branch_summary import collect_branch, prepare_branch
-    from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
-
-# Imported on first use, so that reading a session loads only what reading needs.
-_LAZY = {
-    "collect_branch": "branch_summary", "prepare_branch": "branch_summary",
-    "build_branch_summary": "compaction", "build_compaction": "compaction", "context_edit_entry": "compaction",
-    "label_entry": "compaction", "write_entry": "compaction",
-}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pikit' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
 
 __version__ = "0.1.0"
 

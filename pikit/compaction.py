@@ -34,8 +34,10 @@ __all__ = [
     "CompactionResult",
     "build_branch_summary",
     "build_compaction",
+    "compaction_entry",
     "context_edit_entry",
     "label_entry",
+    "summarize_preparation",
     "write_entry",
 ]
 
@@ -98,6 +100,19 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
     if prep is None:
         raise PikitError(f"nothing to compact at {leaf_id} with keepRecentTokens={keep_recent_tokens} "
                          "(the leaf is a compaction, or everything fits in the kept part)")
+    summary, usage = summarize_preparation(prep, summarizer, instructions)
+    entry = compaction_entry(prep, new_id(session.by_id), leaf_id, summary, usage)
+    after = project_path([*branch, Entry(entry)])
+    return CompactionResult(entry, prep, prep.tokens_before, after.tokens)
+
+
+def summarize_preparation(prep: Preparation, summarizer: Summarizer,
+                          instructions: str | None = None) -> tuple[str, dict[str, Any] | None]:
+    """The summary of a prepared compaction (file lists appended) and the usage of its call(s).
+
+    A split turn takes two calls, the history (or the previous summary, or a "no prior
+    history" note when there is nothing before the turn) and the turn's beginning.
+    """
     history_request = SummaryRequest("history", prep.conversation_text, prep.messages_to_summarize,
                                      prep.previous_summary, instructions)
     usage: dict[str, Any] | None = None
@@ -111,14 +126,18 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
         usage = combine_usage(usage, prefix_usage)
     else:
         summary, usage = _summarize(summarizer, history_request)
+    return summary + prep.file_lists_text, usage
+
+
+def compaction_entry(prep: Preparation, entry_id: str, parent_id: Any, summary: str,
+                     usage: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``compaction`` entry for a prepared compaction and its summary, timestamped now."""
     read_files, modified_files = prep.file_ops.lists()
-    summary += prep.file_lists_text
-    entry_id = new_id(session.by_id)
     timestamp = iso_now()
     entry: dict[str, Any] = {
         "type": "compaction",
         "id": entry_id,
-        "parentId": leaf_id,
+        "parentId": parent_id,
         "timestamp": timestamp,
         "summary": summary,
         "firstKeptEntryId": prep.first_kept_entry_id,
@@ -130,8 +149,7 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
     system = prep.projection.system_message
     if system is not None:
         entry["systemMessage"] = {**system, "timestamp": parse_ms(timestamp)}
-    after = project_path([*branch, Entry(entry)])
-    return CompactionResult(entry, prep, prep.tokens_before, after.tokens)
+    return entry
 
 
 def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summarizer: Summarizer,

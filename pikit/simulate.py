@@ -18,14 +18,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .compaction import compaction_entry, summarize_preparation
 from .entry import Entry
 from .migration import new_id
 from .preparation import prepare_compaction
 from .projection import project_path
 from .session import CURRENT
 from .settings import CompactionSettings
-from .summarizer import Summarizer, SummaryRequest
-from .timestamps import iso_now
+from .summarizer import Summarizer
 from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -181,32 +181,10 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
     prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
     if prep is None:
         return None
-    if prep.is_split_turn and prep.turn_prefix_messages:
-        parts = []
-        if prep.messages_to_summarize:
-            parts.append(summarizer.summarize(SummaryRequest(
-                "history", prep.conversation_text, prep.messages_to_summarize, prep.previous_summary)).text)
-        else:
-            parts.append(prep.previous_summary or "No prior history.")
-        parts.append(summarizer.summarize(SummaryRequest(
-            "turn_prefix", prep.turn_prefix_text, prep.turn_prefix_messages)).text)
-        summary = "\n\n---\n\n**Turn Context (split turn):**\n\n".join(parts)
-    else:
-        summary = summarizer.summarize(SummaryRequest(
-            "history", prep.conversation_text, prep.messages_to_summarize, prep.previous_summary)).text
-    summary += prep.file_lists_text
+    summary, usage = summarize_preparation(prep, summarizer)
     entry_id = new_id(taken)
     taken.add(entry_id)
-    read, modified = prep.file_ops.lists()
-    data: dict[str, Any] = {
-        "type": "compaction", "id": entry_id, "parentId": ctx.path[-1].id, "timestamp": iso_now(),
-        "summary": summary, "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
-        "details": {"readFiles": read, "modifiedFiles": modified},
-    }
-    system = prep.projection.system_message
-    if system is not None:
-        data["systemMessage"] = system
-    ctx.add(Entry(data))
+    ctx.add(Entry(compaction_entry(prep, entry_id, ctx.path[-1].id, summary, usage)))
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
     return SimulationEvent(after_id, index, before, ctx.tokens, prep.first_kept_entry_id, prep.is_split_turn,
                            summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}))
