@@ -11,6 +11,7 @@ from typing import Any
 from .. import jsjson
 from ..loading import load
 from ..session import Session
+from ..settings import Settings, load_settings
 
 _PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -58,6 +59,13 @@ def open_session(args: Any) -> Session:
         print(f"pikit: warning: {path}: skipped {len(damaged)} damaged line(s): {lines} "
               f"(see `pikit info {path}`)", file=sys.stderr)
     return session
+
+
+def session_settings(args: Any, session: Session) -> Settings:
+    """``--settings FILE``, or Pi's global settings merged with the project settings of the
+    session's folder (when that folder exists on this machine)."""
+    cwd = session.header.get("cwd")
+    return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
 
 
 def resolve_leaf(session: Session, text: str) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import PikitError
 from ..preparation import Preparation, prepare_compaction
 from ..session import Session
-from .common import one_line, open_session, print_json, resolve_leaf
+from .common import one_line, open_session, print_json, resolve_leaf, session_settings
 
 
 def run(args: Namespace) -> int:
@@ -29,9 +29,7 @@ def keep_values(args: Namespace, session: Session) -> list[int]:
     """The keepRecentTokens values to try: the option, or the effective setting."""
     if args.keep_recent_tokens:
         return list(args.keep_recent_tokens)
-    from ..settings import load_settings
-
-    return [load_settings(args.settings, cwd=session.header.get("cwd")).for_model(args.model).keep_recent_tokens]
+    return [session_settings(args, session).for_model(args.model).keep_recent_tokens]
 
 
 def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from argparse import Namespace
 from typing import Any
@@ -10,13 +9,7 @@ from typing import Any
 from ..compaction import build_branch_summary, build_compaction, write_entry
 from ..errors import WriteError
 from ..session import Session
-from ..settings import Settings, load_settings
-from .common import print_json
-
-
-def _settings(args: Namespace, session: Session) -> Settings:
-    cwd = session.header.get("cwd")
-    return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+from .common import print_json, session_settings
 
 
 def _check_target(args: Namespace) -> None:
@@ -43,7 +36,7 @@ def _model_spec(args: Namespace, session: Session, leaf: Any) -> str | None:
 
 def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
     _check_target(args)
-    settings = _settings(args, session).for_model(_model_spec(args, session, leaf))
+    settings = session_settings(args, session).for_model(_model_spec(args, session, leaf))
     keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
     summarizer = _summarizer(args)
     if not args.json and sys.stderr.isatty():
@@ -73,7 +66,7 @@ def run_branch_summary(session: Session, pair: tuple[Any, Any], budget: int | No
 
         spec = _model_spec(args, session, old)
         window = lookup_model(spec).context_window if spec else 128000
-        budget = max(0, window - _settings(args, session).branch_summary_reserve_tokens)
+        budget = max(0, window - session_settings(args, session).branch_summary_reserve_tokens)
     summarizer = _summarizer(args)
     result = build_branch_summary(session, old, target, summarizer=summarizer, budget=budget,
                                   instructions=args.instructions)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import itertools
-import os
 from argparse import Namespace
 
-from ..settings import CompactionSettings, load_settings
+from ..settings import CompactionSettings
 from ..simulate import SimulationResult, simulate, threshold_table
-from .common import open_session, print_json, resolve_leaf
+from .common import open_session, print_json, resolve_leaf, session_settings
 
 
 def run(args: Namespace) -> int:
     session = open_session(args)
     leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
-    cwd = session.header.get("cwd")
-    base = load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
-    effective = base.for_model(args.model)
+    effective = session_settings(args, session).for_model(args.model)
     reserves = args.reserve_tokens or [effective.reserve_tokens]
     keeps = args.keep_recent_tokens or [effective.keep_recent_tokens]
     from ..llm.select import get_summarizer
