@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .entry import Entry
 from .fileops import FileOps, format_file_lists
-from .projection import _compaction_summary, apply_edit, entry_messages
+from .projection import _compaction_summary, apply_edit, entry_messages, latest_edits
 from .serialize import serialize_conversation, to_model_messages
 from .timestamps import parse_ms
 from .tokens import estimate_tokens
@@ -114,12 +114,7 @@ def prepare_branch(entries: Sequence[Entry], budget: int = 0, common_ancestor_id
     for entry in entries:
         if entry.type == "branch_summary" and not entry.data.get("fromHook"):
             ops.add_details(entry.data.get("details"))
-    edits: dict[Any, Entry] = {}
-    for entry in entries:
-        if entry.type == "context_edit":
-            target = entry.data.get("targetId")
-            if isinstance(target, str | int | float | bool) or target is None:
-                edits[target] = entry
+    edits = latest_edits(entries)
     messages: list[dict[str, Any]] = []
     total = 0
     for entry in reversed(entries):

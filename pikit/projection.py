@@ -30,6 +30,7 @@ __all__ = [
     "Projection",
     "context_entries",
     "entry_messages",
+    "latest_edits",
     "project",
     "project_path",
     "replay_system",
@@ -377,13 +378,19 @@ def _model(data: Mapping[str, Any], provider_key: str, model_key: str) -> dict[s
     return out
 
 
-def _project_entries(entries: list[Entry]) -> list[ProjectedEntry]:
+def latest_edits(entries: Iterable[Entry]) -> dict[Any, Entry]:
+    """The latest ``context_edit`` per target id among ``entries``."""
     edits: dict[Any, Entry] = {}
     for entry in entries:
         if entry.type == "context_edit":
             target = entry.data.get("targetId")
             if isinstance(target, str | int | float | bool) or target is None:
                 edits[target] = entry
+    return edits
+
+
+def _project_entries(entries: list[Entry]) -> list[ProjectedEntry]:
+    edits = latest_edits(entries)
     projected = []
     for index, entry in enumerate(entries):
         if entry.type == "compaction" and index > 0:
