@@ -51,22 +51,17 @@ class SessionState:
 
     # ------------------------------------------------------------------ projections
     def projection(self, leaf_id: Any) -> Projection:
-        """The projection at ``leaf_id`` (``None``: the empty reset leaf), estimates filled from the cache."""
+        """The projection at ``leaf_id`` (``None``: the empty reset leaf), kept for a few moves."""
         key = ("leaf", leaf_id)
         cached = self._projections.get(key)
         if cached is not None:
             self._projections.move_to_end(key)
             return cached
         projection = self.session.context(leaf_id)
-        self.fill_estimates(projection)
         self._projections[key] = projection
         if len(self._projections) > self._max_projections:
             self._projections.popitem(last=False)
         return projection
-
-    def fill_estimates(self, projection: Projection) -> list[int]:
-        """Pi's estimate of each message of ``projection`` (the core caches them per entry)."""
-        return projection.estimates
 
     # ------------------------------------------------------------------ real counts
     def count(self, counter: Counter, source: Any, position: int, edit: Any, message: Mapping[str, Any]) -> int:

@@ -155,7 +155,7 @@ class BudgetBar(LeafOfSession, widgets.VBox):
     def segments(self) -> BudgetSegments:
         """The stacked parts at the current leaf."""
         p = self.projection
-        return budget_segments(p, self.state.fill_estimates(p))
+        return budget_segments(p, p.estimates)
 
     @property
     def threshold(self) -> int:
@@ -168,7 +168,6 @@ class BudgetBar(LeafOfSession, widgets.VBox):
 
     def show_projection(self, projection: Projection) -> None:
         """Measure a projection made elsewhere (e.g. a what-if branch)."""
-        self.state.fill_estimates(projection)
         self._projection = projection
         self.render()
 

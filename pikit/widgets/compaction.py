@@ -377,7 +377,7 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
                     '<div><b>Nothing to compact</b> at this leaf with these settings: the leaf is a compaction, '
                     f"or everything already fits in keepRecentTokens.</div>{problem}</div>")
         entries = prep.projection.entries
-        estimates = self.state.fill_estimates(prep.projection)
+        estimates = prep.projection.estimates
         per_entry: list[int] = []  # tokens of each entry without system messages (never summarized or kept)
         index = 0
         for pe in entries:

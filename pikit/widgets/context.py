@@ -161,7 +161,6 @@ class ContextView(LeafOfSession, widgets.VBox):
 
     def show_projection(self, projection: Projection) -> None:
         """Show a projection made elsewhere (e.g. a what-if branch that is not in the file)."""
-        self.state.fill_estimates(projection)
         self._projection = projection
         self._rebuild()
 

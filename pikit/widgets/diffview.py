@@ -164,8 +164,6 @@ class ContextDiff(widgets.VBox):
     def show(self, a: Projection, b: Projection, titles: tuple[str, str] = ("a", "b")) -> ProjectionDiff:
         """Compare two projections (from this session or made elsewhere) and draw the result."""
         start = time.perf_counter()
-        self.state.fill_estimates(a)
-        self.state.fill_estimates(b)
         self.diff = diff_contexts(a, b)
         self._titles = titles
         self.header.value = self._header_html(self.diff, titles)
