@@ -107,18 +107,21 @@ def _read_at(handle: BinaryIO, position: int, size: int) -> bytes:
 
 
 def _open_regular(source: str) -> BinaryIO:
+    # Without blocking: opening a named pipe for reading would wait for a writer.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        handle = open(source, "rb")  # noqa: SIM115 - the caller closes it
+        descriptor = os.open(source, flags)
     except FileNotFoundError:
         raise SessionFileError(source, "no such file; check the path") from None
     except IsADirectoryError:
         raise SessionFileError(source, "is a directory, not a session file") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    if not _stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        handle.close()
-        raise SessionFileError(source, "is not a regular file; give the path of a session file")
-    return handle
+    if not _stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        what = "a directory" if os.path.isdir(source) else "not a regular file"
+        raise SessionFileError(source, f"is {what}; give the path of a session file")
+    return os.fdopen(descriptor, "rb")
 
 
 def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *,
@@ -143,7 +146,9 @@ def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *,
             return Appended([], FileMark(), rewritten=reason)
         size = status.st_size
         if size == mark.offset or (size == mark.size and status.st_mtime_ns == mark.mtime_ns):
-            return Appended([], _remark(mark, status, mark.head, mark.tail), pending=size - mark.offset)
+            seen = FileMark(mark.offset, mark.line, status.st_dev, status.st_ino, mark.head, mark.tail, size,
+                            status.st_mtime_ns)
+            return Appended([], seen, pending=size - mark.offset)
         data, more = _complete_lines(handle, mark.offset, size, max_bytes)
         end = mark.offset + len(data)
         lines = data.split(b"\n")[:-1] if data else []
@@ -153,14 +158,10 @@ def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *,
                 head = _digest(_read_at(handle, 0, min(end, DIGEST_BYTES)))
             start = max(0, end - DIGEST_BYTES)
             tail = _digest(data[start - mark.offset:] if start >= mark.offset else _read_at(handle, start, end - start))
-        new = FileMark(end, mark.line + len(lines), status.st_dev, status.st_ino, head, tail, size,
+        # The size is that of the file only when every complete line in it was read.
+        new = FileMark(end, mark.line + len(lines), status.st_dev, status.st_ino, head, tail, end if more else size,
                        status.st_mtime_ns)
         return Appended(lines, new, pending=size - end, more=more)
-
-
-def _remark(mark: FileMark, status: os.stat_result, head: str, tail: str) -> FileMark:
-    return FileMark(mark.offset, mark.line, status.st_dev, status.st_ino, head, tail, status.st_size,
-                    status.st_mtime_ns)
 
 
 def _complete_lines(handle: BinaryIO, offset: int, size: int, max_bytes: int) -> tuple[bytes, bool]:
@@ -181,7 +182,7 @@ def _complete_lines(handle: BinaryIO, offset: int, size: int, max_bytes: int) ->
         cut = chunk.find(b"\n")
         if cut >= 0:
             parts.append(chunk[:cut + 1])
-            return b"".join(parts), position < size
+            return b"".join(parts), position < size or b"\n" in chunk[cut + 1:]
         parts.append(chunk)
     return b"", False
 
