@@ -10,13 +10,15 @@ Each widget works alone and they compose:
 * :class:`BudgetBar` — system prompt, summary, kept and new messages against the context window;
 * :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction.
 
-Session text is always HTML-escaped before it is shown.
+Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
+(:mod:`pikit.widgets.views`), testable without a kernel. Session text is always HTML-escaped
+before it is shown.
 """
 
 from __future__ import annotations
 
 from .budget import BudgetBar, budget_segments
-from .compaction import CompactionPanel, compaction_history
+from .compaction import CompactionPanel, CompactionRun, compaction_history
 from .context import ContextView, context_rows
 from .diffview import ContextDiff
 from .explorer import SessionExplorer
@@ -25,6 +27,7 @@ from .tree import TreeView
 __all__ = [
     "BudgetBar",
     "CompactionPanel",
+    "CompactionRun",
     "ContextDiff",
     "ContextView",
     "SessionExplorer",

@@ -11,7 +11,7 @@ from pikit.errors import SummarizerError
 from pikit.settings import Settings
 from pikit.summarizer import SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
-from pikit.widgets.compaction import history_chart_html
+from pikit.widgets.views.compaction import ChartGroup, CompactionPoint, RunSettings, render_chart
 
 
 class FakeSummarizer:
@@ -195,9 +195,10 @@ def test_leaf_change_updates_preview_and_chart(compaction_chain: pikit.Session, 
 
 
 def test_chart_escapes_and_scales() -> None:
-    from pikit.widgets.compaction import CompactionPoint
-
-    html = history_chart_html([CompactionPoint("<b>x</b>", 100_000, 5_000, "k"),
-                               CompactionPoint("y", 50_000, 2_000, "k", new=True)], threshold=80_000)
+    html = render_chart([ChartGroup("<i>branch</i>", (CompactionPoint("<b>x</b>", 100_000, 5_000, "k"),)),
+                         ChartGroup("run 1", (CompactionPoint("y", 50_000, 2_000, "k", new=True),),
+                                    RunSettings(4000, 3000, 16384, "<script>"))], threshold=80_000)
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
-    assert "pikit-chart-threshold" in html and "(new)" in html
+    assert "<i>" not in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert "pikit-chart-threshold" in html and html.count('class="pikit-chart-group') == 2
+    assert "keep 4.0k · reserve 3.0k" in html
