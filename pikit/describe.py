@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import jsjson
 from .content import content_text
 from .entry import Entry
 from .message import CONTENT_ROLES, MessageView, ToolCall, view
 
-__all__ = ["entry_kind", "entry_preview", "message_preview", "tool_calls"]
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["entry_kind", "entry_preview", "first_request", "message_preview", "session_title", "tool_calls"]
+
+TITLE_WIDTH = 72
 
 
 def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -111,3 +117,41 @@ def entry_preview(entry: Entry) -> str:
     if kind == "custom":
         return f"custom <{data.get('customType')}>"
     return str(kind)
+
+
+def first_request(session: Session) -> str | None:
+    """The text of the session's first user message (file order, one line), or ``None``."""
+    for entry in session.entries:
+        if entry.type == "message" and entry.role == "user":
+            text = " ".join(content_text((entry.message or {}).get("content"), " ").split())
+            if text:
+                return text
+    return None
+
+
+def session_title(session: Session, width: int = TITLE_WIDTH) -> str:
+    """What to call a session in listings, widgets and pages (one line, at most ``width`` characters).
+
+    A named session is called by its name. An unnamed one by its file name (without
+    ``.jsonl``; the session id for one held in memory) and its first user request:
+    ``2026-01-05_a1b2 — Refactor the auth module…``.
+    """
+    name = session.name
+    if name:
+        return _cut(" ".join(name.split()), width)
+    if session.path:
+        base = os.path.basename(session.path)
+        stem = base[:-len(".jsonl")] if base.endswith(".jsonl") else base
+    else:
+        stem = f"session {session.id[:8]}"
+    request = first_request(session)
+    if request is None:
+        return _cut(stem, width)
+    room = width - len(stem) - 3
+    if room < 12:
+        return _cut(stem, width)
+    return f"{stem} — {_cut(request, room)}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)].rstrip() + "…"
