@@ -181,6 +181,13 @@ class Session:
         return None
 
     @property
+    def title(self) -> str:
+        """The name, or for an unnamed session its file name and first user request (one line)."""
+        from .describe import session_title
+
+        return session_title(self)
+
+    @property
     def leaf(self) -> Entry | None:
         """The current leaf entry (``None`` for the reset leaf or an empty session)."""
         return self.by_id.get(self.leaf_id) if _hashable(self.leaf_id) else None
@@ -269,8 +276,15 @@ class Session:
         return project(self, leaf_id, indexed=self._projections > 1)
 
     def __repr__(self) -> str:
-        where = self.path or "<memory>"
-        return f"<Session {self.id} {len(self.entries)} entries from {where}>"
+        from .display import session_repr
+
+        return session_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import session_html
+
+        return session_html(self)
 
 
 def _hashable(value: object) -> bool:
