@@ -17,12 +17,24 @@ before it is shown.
 
 from __future__ import annotations
 
-from .budget import BudgetBar, budget_segments
-from .compaction import CompactionPanel, CompactionRun, compaction_history
-from .context import ContextView, context_rows
-from .diffview import ContextDiff
-from .explorer import SessionExplorer
-from .tree import TreeView
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .budget import BudgetBar, budget_segments
+    from .compaction import CompactionPanel, CompactionRun, compaction_history
+    from .context import ContextView, context_rows
+    from .diffview import ContextDiff
+    from .explorer import SessionExplorer
+    from .tree import TreeView
+
+# The widgets load ipywidgets and anywidget when first used, so the pure view models
+# (pikit.widgets.views) import without them.
+_HOMES = {
+    "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
+    "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",
+    "context_rows": "context", "ContextDiff": "diffview", "SessionExplorer": "explorer", "TreeView": "tree",
+}
 
 __all__ = [
     "BudgetBar",
@@ -36,3 +48,16 @@ __all__ = [
     "compaction_history",
     "context_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

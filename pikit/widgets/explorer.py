@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
+from ..formatting import plural
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES
 from ._base import LeafWidget
@@ -25,11 +27,11 @@ if TYPE_CHECKING:
 __all__ = ["SessionExplorer"]
 
 _MODE_HELP = {
-    "default": "the conversation, without settings entries",
-    "no-tools": "without tool results and settings entries",
-    "user-only": "your prompts only",
-    "labeled-only": "labelled entries only",
-    "all": "every entry",
+    "default": "settings entries are hidden",
+    "no-tools": "tool results and settings entries are hidden",
+    "user-only": "only the user's prompts are shown",
+    "labeled-only": "only labelled entries are shown",
+    "all": "every entry is shown",
 }
 _LIVE_SEARCH_LIMIT = 3_000  # above this many entries, search runs on Enter instead of on every key
 
@@ -102,7 +104,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
             _gap(widgets.HBox([self.search_box, self.mode_picker])),
             widgets.HBox([self.tree_status, self.resort_button],
                          layout=widgets.Layout(justify_content="space-between", align_items="center",
-                                               flex_flow="row nowrap")),
+                                               flex_flow="row wrap")),
             self.tree,
             self.tree.callback_errors,
             widgets.HTML('<div class="pikit-sub">Editor</div>'),
@@ -124,13 +126,13 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.tree.observe(self._on_tree_leaf, names="leaf_id")
         self.search_box.observe(lambda c: setattr(self.tree, "search", c["new"]), names="value")
         self.mode_picker.observe(lambda c: setattr(self.tree, "mode", c["new"]), names="value")
-        self.tree.observe(lambda _c: self._update_status(), names="rows_data")
+        self.tree.observe(lambda _c: self._update_status(), names=["rows_data", "mode", "search"])
         self._update_status()
         self._update_leaf_info()
         self.build_ms = (time.perf_counter() - start) * 1000
 
     def __repr__(self) -> str:
-        return (f"<SessionExplorer {self.session.name or self.session.path or 'session'!s} leaf={self.leaf_id!r} "
+        return (f"<SessionExplorer {session_title(self.session)!r} leaf={self.leaf_id!r} "
                 f"mode={self.tree.mode!r} rows={len(self.tree.row_ids)}>")
 
     @property
@@ -184,16 +186,29 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     def _header_html(self) -> str:
         s = self.session
         problems = len(s.report.problems)
-        note = (f' · <span class="pikit-warn">{problems} loading problem{"s" if problems != 1 else ""} '
-                "(see session.report)</span>" if problems else "")
-        name = esc(s.name) if s.name else '<span class="pikit-dim">(no name)</span>'
-        return (f'<div class="pikit-title">{name}</div><div class="pikit-sub">'
-                f'<span class="pikit-id">{esc(s.path or "<memory>")}</span> · {fmt_int(len(s.entries))} entries · '
-                f"{fmt_int(len(s.roots))} root{'s' if len(s.roots) != 1 else ''} · {len(s.labels)} labels{note}</div>")
+        note = (f' · <span class="pikit-warn">{plural(problems, "loading problem")} (see session.report)</span>'
+                if problems else "")
+        return (f'<div class="pikit-title">{esc(session_title(s))}</div><div class="pikit-sub">'
+                f'<span class="pikit-id">{esc(s.path or "<memory>")}</span> · {plural(len(s.entries), "entry")} · '
+                f'{plural(len(s.roots), "root")} · {plural(len(s.labels), "label")}{note}</div>')
+
+    @property
+    def hidden(self) -> int:
+        """How many entries the filter mode and the search hide from the tree."""
+        return max(0, len(self.session.by_id) - len(self.tree.row_ids))
 
     def _update_status(self) -> None:
         rows = len(self.tree.row_ids)
-        self.tree_status.value = f'<span class="pikit-status">{fmt_int(rows)} rows · ● leaf · │ active path</span>'
+        hidden = self.hidden
+        why = ""
+        if hidden:
+            search = f" and the search “{esc(self.tree.search)}”" if self.tree.search.strip() else ""
+            mode = self.tree.mode
+            why = (f' · <span class="pikit-hidden" title="{esc(_MODE_HELP[mode])}">'
+                   f'{plural(hidden, "entry")} hidden by the filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}'
+                   "</span>")
+        self.tree_status.value = (f'<span class="pikit-status">{plural(rows, "row")}{why} · ● leaf · │ active path'
+                                  "</span>")
 
     def _update_leaf_info(self) -> None:
         leaf = self.leaf_id

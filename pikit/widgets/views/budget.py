@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...palette import SEGMENT_LABELS
 from ...projection import Projection
 from ...tokens import estimate_tokens
 from .._html import esc, fmt_int
@@ -129,11 +130,11 @@ _HINTS = {
 def _parts(seg: BudgetSegments) -> list[tuple[str, str, int, str]]:
     compacted = bool(seg.summary or seg.kept)
     new_hint = "messages after the compaction" if compacted else "the conversation"
-    return [("system", "system prompt", seg.system, _HINTS["system"]),
-            ("unitemized", "not itemized", seg.unitemized, _HINTS["unitemized"]),
-            ("summary", "summary", seg.summary, _HINTS["summary"]),
-            ("kept", "kept", seg.kept, _HINTS["kept"]),
-            ("new", "new" if compacted else "messages", seg.new, new_hint)]
+    return [("system", SEGMENT_LABELS["system"], seg.system, _HINTS["system"]),
+            ("unitemized", SEGMENT_LABELS["unitemized"], seg.unitemized, _HINTS["unitemized"]),
+            ("summary", SEGMENT_LABELS["summary"], seg.summary, _HINTS["summary"]),
+            ("kept", SEGMENT_LABELS["kept"], seg.kept, _HINTS["kept"]),
+            ("new", SEGMENT_LABELS["new"] if compacted else "messages", seg.new, new_hint)]
 
 
 class _Scale:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...formatting import fmt_short
+from ...palette import LINES, SEGMENTS
 from ...preparation import Preparation
 from .._html import esc, fmt_int
 
@@ -162,7 +164,7 @@ class RunSettings:
     @property
     def caption(self) -> str:
         """``keep 4k · reserve 3k · offline``."""
-        return (f"keep {_short(self.keep_recent_tokens)} · reserve {_short(self.reserve_tokens)} · "
+        return (f"keep {fmt_short(self.keep_recent_tokens)} · reserve {fmt_short(self.reserve_tokens)} · "
                 f"{self.summarizer}")
 
 
@@ -175,18 +177,8 @@ class ChartGroup:
     settings: RunSettings | None = None
 
 
-def _short(value: int) -> str:
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f}M"
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 1000:
-        return f"{value / 1000:.1f}k"
-    return str(value)
-
-
 _BAR, _GAP, _LEFT, _TOP, _HEIGHT, _MIN_WIDTH = 26, 4, 56, 22, 170, 960
-_BEFORE, _AFTER = "#90a4ae", "#42a5f5"
+_BEFORE, _AFTER, _RUN = LINES["tokens_before"], LINES["tokens_after"], SEGMENTS["summary"]
 
 
 class _Plot:
@@ -207,15 +199,15 @@ def _grid(plot: _Plot, threshold: int | None) -> list[str]:
     for frac in (0, 0.5, 1):
         value = int(plot.peak * frac)
         parts.append(f'<line x1="{_LEFT}" x2="{plot.width - 8}" y1="{plot.y(value):.1f}" y2="{plot.y(value):.1f}" '
-                     'stroke="#9e9e9e" stroke-opacity="0.35"/>'
+                     f'stroke="{LINES["grid"]}" stroke-opacity="0.35"/>'
                      f'<text x="{_LEFT - 6}" y="{plot.y(value) + 4:.1f}" font-size="11" text-anchor="end">'
-                     f"{esc(_short(value))}</text>")
+                     f"{esc(fmt_short(value))}</text>")
     if threshold is not None and threshold > 0:
         y = plot.y(threshold)
         parts.append(f'<line class="pikit-chart-threshold" x1="{_LEFT}" x2="{plot.width - 8}" y1="{y:.1f}" '
-                     f'y2="{y:.1f}" stroke="#d32f2f" stroke-dasharray="5 3"/>'
+                     f'y2="{y:.1f}" stroke="{LINES["threshold"]}" stroke-dasharray="5 3"/>'
                      f'<text x="{plot.width - 10}" y="{y - 4:.1f}" font-size="11" text-anchor="end" '
-                     f'style="fill:#d32f2f">threshold {esc(_short(threshold))}</text>')
+                     f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
     return parts
 
 
@@ -224,12 +216,12 @@ def _bars(plot: _Plot, x: float, number: int, point: CompactionPoint) -> list[st
     for j, (value, color, what) in enumerate(((point.tokens_before, _BEFORE, "tokensBefore"),
                                               (point.tokens_after, _AFTER, "tokensAfter"))):
         bx = x + j * (_BAR + _GAP)
-        stroke = ' stroke="#6a1b9a" stroke-width="2"' if point.new else ""
+        stroke = f' stroke="{_RUN}" stroke-width="2"' if point.new else ""
         parts.append(f'<rect class="pikit-chart-bar" x="{bx:.1f}" y="{plot.y(value):.1f}" width="{_BAR}" '
                      f'height="{max(0.0, plot.base - plot.y(value)):.1f}" fill="{color}"{stroke}>'
                      f"<title>{esc(point.id)} {what}: {fmt_int(value)}</title></rect>"
                      f'<text x="{bx + _BAR / 2:.1f}" y="{plot.y(value) - 3:.1f}" font-size="10" '
-                     f'text-anchor="middle">{esc(_short(value))}</text>')
+                     f'text-anchor="middle">{esc(fmt_short(value))}</text>')
     center = x + _BAR + _GAP / 2
     parts.append(f'<text x="{center:.1f}" y="{plot.base + 14}" font-size="10" text-anchor="middle">#{number}</text>'
                  f'<text x="{center:.1f}" y="{plot.base + 26}" font-size="9" text-anchor="middle" '
@@ -241,7 +233,7 @@ def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup) -
     css = "pikit-chart-run" if group.settings is not None else "pikit-chart-branch"
     parts = [f'<g class="pikit-chart-group {css}" data-group="{index}" data-label="{esc(group.label)}">',
              f'<rect x="{x:.1f}" y="{_TOP - 16}" width="{width:.1f}" height="{_HEIGHT + 60}" rx="4" '
-             f'fill="{"#6a1b9a" if group.settings else "#9e9e9e"}" fill-opacity="0.05"/>']
+             f'fill="{_RUN if group.settings else LINES["grid"]}" fill-opacity="0.06"/>']
     inner = x + _GAP + max(0.0, (width - len(group.points) * (2 * _BAR + 3 * _GAP)) / 2)
     for k, point in enumerate(group.points):
         parts.extend(_bars(plot, inner + k * (2 * _BAR + 3 * _GAP), k + 1, point))
@@ -272,7 +264,7 @@ def render_chart(groups: Sequence[ChartGroup], threshold: int | None = None) -> 
     legend = (f'<div class="pikit-legend"><span><span class="pikit-swatch" style="background:{_BEFORE}"></span>'
               f'tokensBefore (recorded)</span><span><span class="pikit-swatch" style="background:{_AFTER}"></span>'
               "tokensAfter (context size the compaction leaves)</span>"
-              '<span><span class="pikit-swatch" style="border:2px solid #6a1b9a;box-sizing:border-box"></span>'
+              f'<span><span class="pikit-swatch" style="border:2px solid {_RUN};box-sizing:border-box"></span>'
               "a compaction run here</span></div>")
     return (f'<div class="pikit-chart" aria-label="compaction chart"><div class="pikit-sub">tokensBefore → '
             f"tokensAfter of every compaction on the branch, and of each run</div>{''.join(parts)}{legend}</div>")
