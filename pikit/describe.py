@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from . import jsjson
 from .content import content_text
 from .entry import Entry
+from .message import CONTENT_ROLES, MessageView, ToolCall, view
 
 if TYPE_CHECKING:
     from .session import Session
@@ -20,55 +21,59 @@ TITLE_WIDTH = 72
 
 def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(name, arguments) of an assistant message's tool calls."""
-    content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
-        return []
-    return [(str(b.get("name")), b.get("arguments")) for b in content
-            if isinstance(b, dict) and b.get("type") == "toolCall"]
+    v = view(message)
+    return [(c.name, c.arguments) for c in v.list_blocks if type(c) is ToolCall] if v.role == "assistant" else []
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _content_preview(v: MessageView) -> str:
+    text = v.text(" ")
+    if v.images:
+        text = f"{text} [{_plural(v.images, 'image')}]".strip()
+    if v.role == "toolResult":
+        return f"{v.tool_name or 'tool'}{' ERROR' if v.is_error else ''}: {text}"
+    if v.role == "custom":
+        return f"<{v.custom_type}> {text}"
+    return text
+
+
+def _assistant_preview(v: MessageView) -> str:
+    parts = [v.text(" ")]
+    calls = [f"{c.name}({_args(c.arguments)})" for c in v.list_blocks if type(c) is ToolCall]
+    if calls:
+        parts.append("→ " + "; ".join(calls))
+    if v.stopped_early:
+        parts.append(f"[{v.stop_reason}{': ' + v.error_message if v.error_message else ''}]")
+    return " ".join(p for p in parts if p)
+
+
+def _system_preview(v: MessageView) -> str:
+    extras = []
+    if v.sections:
+        extras.append(f"sections: {', '.join(s.name for s in v.sections)}")
+    for tools, sign in ((v.tools_added, "+"), (v.tools_removed, "-")):
+        if tools:
+            extras.append(f"tools {sign}" + ",".join(t.name for t in tools))
+    return " ".join([v.text(" "), *(f"[{e}]" for e in extras)]).strip()
 
 
 def message_preview(message: Mapping[str, Any]) -> str:
     """The gist of a message in one line of text (not shortened)."""
-    role = message.get("role")
-    if role in ("user", "custom", "toolResult"):
-        text = content_text(message.get("content"), " ")
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
-        if images:
-            text = f"{text} [{images} image{'s' if images > 1 else ''}]".strip()
-        if role == "toolResult":
-            prefix = f"{message.get('toolName') or 'tool'}"
-            if message.get("isError"):
-                prefix += " ERROR"
-            return f"{prefix}: {text}"
-        if role == "custom":
-            return f"<{message.get('customType')}> {text}"
-        return text
-    if role == "assistant":
-        parts = [content_text(message.get("content"), " ")]
-        calls = [f"{name}({_args(args)})" for name, args in tool_calls(message)]
-        if calls:
-            parts.append("→ " + "; ".join(calls))
-        stop = message.get("stopReason")
-        if stop in ("error", "aborted", "length"):
-            parts.append(f"[{stop}{': ' + str(message.get('errorMessage')) if message.get('errorMessage') else ''}]")
-        return " ".join(p for p in parts if p)
-    if role == "system":
-        text = content_text(message.get("content"), " ")
-        extras = []
-        if message.get("sections"):
-            extras.append(f"sections: {', '.join(map(str, message['sections']))}")
-        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
-            tools = message.get(key)
-            if isinstance(tools, list) and tools:
-                extras.append(f"tools {sign}" + ",".join(str(t.get("name")) for t in tools if isinstance(t, dict)))
-        return " ".join([text, *(f"[{e}]" for e in extras)]).strip()
-    if role == "bashExecution":
-        return f"$ {message.get('command')} (exit {message.get('exitCode')})"
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    return str(role)
+    v = view(message)
+    if v.role in CONTENT_ROLES:
+        return _content_preview(v)
+    if v.role == "assistant":
+        return _assistant_preview(v)
+    if v.role == "system":
+        return _system_preview(v)
+    if v.bash is not None:
+        return f"$ {v.bash.command} (exit {v.bash.exit_code})"
+    if v.summary is not None:
+        return v.summary
+    return str(v.role)
 
 
 def _args(args: Any) -> str:
