@@ -373,7 +373,7 @@ def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
     ids = tuple(after.entries[i].entry.id for i, mark in sorted(marks.items()) if mark != "skipped")
     return Step(7, STEP_TITLES[6],
                 f"Pi appends the compaction entry: the model now sees the summary and then the "
-                f"{plural(len(after.entries) - 1, 'kept entry', 'kept entries')}, "
+                f"{plural(len(ids) - 1, 'kept entry', 'kept entries')}, "
                 f"{fmt_int(result.tokens_after)} tokens instead of {fmt_int(result.tokens_before)}.",
                 ids, rows.window(marks, ids),
                 (("tokensBefore", fmt_int(result.tokens_before)), ("tokensAfter", fmt_int(result.tokens_after)),
