@@ -152,6 +152,13 @@ class Session:
         return None
 
     @property
+    def title(self) -> str:
+        """The name, or for an unnamed session its file name and first user request (one line)."""
+        from .describe import session_title
+
+        return session_title(self)
+
+    @property
     def leaf(self) -> Entry | None:
         """The current leaf entry (``None`` for the reset leaf or an empty session)."""
         return self.by_id.get(self.leaf_id) if _hashable(self.leaf_id) else None
