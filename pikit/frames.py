@@ -429,31 +429,9 @@ def _projection(source: Session | Projection, leaf: Any) -> Projection:
 
 
 def message_segments(projection: Projection) -> list[str]:
-    """For each projected message: ``system``, ``summary``, ``kept`` or ``new``.
-
-    ``summary`` is the head compaction's summary; ``kept`` the messages of the entries the
-    head compaction kept (before it on the branch); ``new`` everything after it (or every
-    non-system message when there is no compaction).
-    """
-    compaction = projection.compaction
-    before: set[Any] = set()
-    if compaction is not None:
-        for entry in projection.path:
-            if entry is compaction:
-                break
-            before.add(entry.id)
-    out = []
-    for message, source in zip(projection.messages, projection.sources, strict=True):
-        role = message.get("role")
-        if role == "system":
-            out.append("system")
-        elif role == "compactionSummary" and compaction is not None and source == compaction.id:
-            out.append("summary")
-        elif source in before:
-            out.append("kept")
-        else:
-            out.append("new")
-    return out
+    """For each projected message: ``system``, ``summary``, ``kept`` or ``new``
+    (:attr:`pikit.projection.Projection.segments`)."""
+    return list(projection.segments)
 
 
 def messages(source: Session | Projection, leaf: Any = None, counter: Counter | None = None) -> pd.DataFrame:
