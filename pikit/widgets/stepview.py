@@ -155,8 +155,9 @@ def _sizes(step: Step) -> str:
     before, after = step.sizes
     top = max(before, after, 1)
     bars = [("before", before, LINES["tokens_before"]), ("after", after, LINES["tokens_after"])]
-    cells = "".join(f'<div>{label} <b>{fmt_int(value)}</b> tokens</div><div><span style="width:{100 * value / top:.2f}%;'
-                    f'background:{colour}"></span></div>' for label, value, colour in bars)
+    cells = "".join(f'<div>{label} <b>{fmt_int(value)}</b> tokens</div>'
+                    f'<div><span style="width:{100 * value / top:.2f}%; background:{colour}"></span></div>'
+                    for label, value, colour in bars)
     return f'<div class="pikit-step-sizes" aria-label="context size before and after">{cells}</div>'
 
 
