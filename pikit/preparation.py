@@ -257,7 +257,7 @@ def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, 
     return [m for pe in entries if pe.entry.type != "compaction" for m in pe.messages if m.get("role") != "system"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Preparation:
     """What a compaction at one leaf would summarize and keep."""
 
@@ -273,6 +273,17 @@ class Preparation:
     messages_to_summarize: list[dict[str, Any]]
     turn_prefix_messages: list[dict[str, Any]]
     file_ops: FileOps = field(repr=False)
+
+    def __repr__(self) -> str:
+        from .display import preparation_repr
+
+        return preparation_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import preparation_html
+
+        return preparation_html(self)
 
     @property
     def read_files(self) -> list[str]:

@@ -276,8 +276,15 @@ class Session:
         return project(self, leaf_id, indexed=self._projections > 1)
 
     def __repr__(self) -> str:
-        where = self.path or "<memory>"
-        return f"<Session {self.id} {len(self.entries)} entries from {where}>"
+        from .display import session_repr
+
+        return session_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import session_html
+
+        return session_html(self)
 
 
 def _hashable(value: object) -> bool:

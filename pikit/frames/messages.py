@@ -33,31 +33,9 @@ def projection_of(source: Session | Projection, leaf: Any) -> Projection:
 
 
 def message_segments(projection: Projection) -> list[str]:
-    """For each projected message: ``system``, ``summary``, ``kept`` or ``new``.
-
-    ``summary`` is the head compaction's summary; ``kept`` the messages of the entries the
-    head compaction kept (before it on the branch); ``new`` everything after it (or every
-    non-system message when there is no compaction).
-    """
-    compaction = projection.compaction
-    before: set[Any] = set()
-    if compaction is not None:
-        for entry in projection.path:
-            if entry is compaction:
-                break
-            before.add(entry.id)
-    out = []
-    for message, source in zip(projection.messages, projection.sources, strict=True):
-        role = message.get("role")
-        if role == "system":
-            out.append("system")
-        elif role == "compactionSummary" and compaction is not None and source == compaction.id:
-            out.append("summary")
-        elif source in before:
-            out.append("kept")
-        else:
-            out.append("new")
-    return out
+    """For each projected message: ``system``, ``summary``, ``kept`` or ``new``
+    (:attr:`pikit.projection.Projection.segments`)."""
+    return list(projection.segments)
 
 
 @dataclass
@@ -160,7 +138,7 @@ MESSAGE_COLUMNS = (
 
 
 def _message_rows(projection: Projection, counts: Sequence[int] | None) -> list[MessageRow]:
-    segments = message_segments(projection)
+    segments = projection.segments
     rows: list[MessageRow] = []
     running = 0
     for pe in projection.entries:
