@@ -8,7 +8,8 @@ Each widget works alone and they compose:
 * :class:`ContextView` — the projected context at a leaf, with provenance and token figures;
 * :class:`ContextDiff` — two leaves, or before/after a compaction, with token deltas;
 * :class:`BudgetBar` — system prompt, summary, kept and new messages against the context window;
-* :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction.
+* :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction;
+* :class:`CompactionStepper` — Pi's compaction algorithm on one leaf, one step at a time.
 
 Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
 (:mod:`pikit.widgets.views`), testable without a kernel. Session text is always HTML-escaped
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .context import ContextView, context_rows
     from .diffview import ContextDiff
     from .explorer import SessionExplorer
+    from .stepper import CompactionStepper
     from .tree import TreeView
 
 # The widgets load ipywidgets and anywidget when first used, so the pure view models
@@ -34,12 +36,14 @@ _HOMES = {
     "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
     "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",
     "context_rows": "context", "ContextDiff": "diffview", "SessionExplorer": "explorer", "TreeView": "tree",
+    "CompactionStepper": "stepper",
 }
 
 __all__ = [
     "BudgetBar",
     "CompactionPanel",
     "CompactionRun",
+    "CompactionStepper",
     "ContextDiff",
     "ContextView",
     "SessionExplorer",
