@@ -84,6 +84,8 @@ def _plain_value(value: Any) -> Any:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
+    if args.scheduler and args.engine != "dask":
+        raise PikitError("--scheduler goes with --engine dask")
     with _client(args) as client:
         corpus = _open(args, client)
         with corpus:
@@ -119,9 +121,26 @@ def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
     print(f"{len(rows):,} session(s)")
 
 
+def _check_usage_args(args: argparse.Namespace) -> None:
+    """Mistakes in the options, before any scanning."""
+    from ..corpus.usage import check_date
+
+    check_date(args.since)
+    check_date(args.until)
+    if args.timezone:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(args.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise PikitError(f"unknown time zone {args.timezone!r}; use an IANA name such as Europe/Berlin "
+                             "or UTC") from None
+
+
 def run_usage(args: argparse.Namespace) -> int:
     from ..corpus.usage import FIELDS
 
+    _check_usage_args(args)
     with _client(args) as client:
         corpus = _open(args, client)
         with corpus:

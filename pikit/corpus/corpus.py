@@ -154,7 +154,8 @@ class Corpus:
         """``timezone`` checked, or the machine's time zone."""
         name = timezone or self.connection.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
         try:
-            self.connection.execute("SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')", {"tz": name}).fetchall()
+            probe = "SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
+            self.connection.execute(probe, {"tz": name}).fetchall()
         except Exception:
             raise PikitError(f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC") from None
         return str(name)

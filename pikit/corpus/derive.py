@@ -59,7 +59,10 @@ def _tree(state: FileState) -> _Tree:
     parent = [-1] * n
     children = [0] * n
     for i, ref in enumerate(state.parents):
-        p = ref if isinstance(ref, int) and state.ids[i] is None else position.get(ref, -1) if isinstance(ref, str) else -1
+        if isinstance(ref, int) and state.ids[i] is None:
+            p = ref  # a version-1 entry: its parent is the entry before it
+        else:
+            p = position.get(ref, -1) if isinstance(ref, str) else -1
         if p is None or p == i:
             p = -1
         parent[i] = p
@@ -141,11 +144,18 @@ class _Context:
         return max(parsed)[1] if parsed else None
 
     def model_before(self, entry: int) -> tuple[str | None, str | None]:
-        """Provider and model of the last assistant message on the branch up to ``entry``."""
+        """Provider and model of the last assistant message on the branch up to ``entry``.
+
+        Without one there (a branch summary written where the leaf went back to the start), the
+        last assistant message before it in the file: the model that was in use.
+        """
         by_entry = self.by_entry
         source = _walk_up(self.tree, entry, lambda i: i in by_entry and by_entry[i].role == "assistant"
                           and by_entry[i].model is not None)
-        return (by_entry[source].provider, by_entry[source].model) if source >= 0 else (None, None)
+        if source < 0:
+            earlier = [m for m in self.state.messages if m.entry < entry and m.role == "assistant" and m.model]
+            return (earlier[-1].provider, earlier[-1].model) if earlier else (None, None)
+        return by_entry[source].provider, by_entry[source].model
 
     def entry_id(self, entry: int) -> Any:
         value = self.state.ids[entry]
@@ -173,8 +183,8 @@ def _after_compaction(ctx: _Context) -> dict[int, int]:
             continue
         node = ctx.tree.parent[m.entry]
         for _ in range(64):
-            if node < 0 or ctx.state.types[node] == "message" and node in ctx.by_entry \
-                    and ctx.by_entry[node].role == "assistant":
+            if node < 0 or (ctx.state.types[node] == "message" and node in ctx.by_entry \
+                    and ctx.by_entry[node].role == "assistant"):
                 break
             if node in compaction_entries:
                 if node not in found:

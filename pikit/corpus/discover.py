@@ -7,11 +7,16 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Found", "default_root", "find_files", "order_key", "project_of"]
+__all__ = ["Found", "default_root", "find_files", "is_url", "order_key", "project_of"]
+
+
+def is_url(path: str) -> bool:
+    """Whether ``path`` is a URL for fsspec (``s3://…``, ``file://…``) rather than a local path."""
+    return "://" in path
 
 
 def default_root() -> str:
-    """Pi's sessions directory: ``$PI_CODING_AGENT_DIR/sessions`` (a leading ``~`` expanded), else ``~/.pi/agent/sessions``."""
+    """Pi's sessions directory: ``$PI_CODING_AGENT_DIR/sessions`` (``~`` expanded), else ``~/.pi/agent/sessions``."""
     agent = os.environ.get("PI_CODING_AGENT_DIR")
     base = os.path.expanduser(agent) if agent else os.path.join(os.path.expanduser("~"), ".pi", "agent")
     return os.path.join(base, "sessions")
@@ -24,13 +29,13 @@ def order_key(path: str) -> tuple[int, tuple[bytes, ...]]:
     each folder sorted by name, the files of a folder before those of its subfolders), which
     decides which copy of a forked entry is counted.
     """
-    parts = tuple(os.fsencode(p) for p in path.split(os.sep) if p)
+    parts = tuple(os.fsencode(p) for p in path.replace("://", "/").split("/") if p)
     return len(parts), parts
 
 
 def project_of(path: str) -> str:
     """The folder a session file sits in (``unknown`` without one)."""
-    parent = os.path.basename(os.path.dirname(path))
+    parent = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""
     return parent or "unknown"
 
 
@@ -67,7 +72,9 @@ def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] |
     problems: list[tuple[str, str, str]] = []
     if root is None:
         root = default_root()
-    if isinstance(root, str | os.PathLike):
+    if isinstance(root, str) and is_url(root):
+        files = _remote_files(root, problems)
+    elif isinstance(root, str | os.PathLike):
         text = os.path.expanduser(os.fspath(root))
         if os.path.isdir(text):
             files = list(_walk(text, problems))
@@ -84,6 +91,24 @@ def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] |
 
             raise PikitError(f"{text}: no such file or folder; check the path")
     else:
-        files = [os.path.abspath(os.path.expanduser(os.fspath(p))) for p in root]
+        files = [os.fspath(p) if is_url(os.fspath(p)) else os.path.abspath(os.path.expanduser(os.fspath(p)))
+                 for p in root]
     unique = sorted(set(files), key=order_key)
     return Found(unique, problems)
+
+
+def _remote_files(url: str, problems: list[tuple[str, str, str]]) -> list[str]:
+    """The ``.jsonl`` files below (or matching) a URL that fsspec serves."""
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url)
+    protocol = url.split("://", 1)[0]
+    pattern = path if glob.has_magic(path) else path.rstrip("/") + "/**/*.jsonl"
+    try:
+        found = [p for p in fs.glob(pattern) if p.endswith(".jsonl")]
+    except OSError as exc:
+        problems.append((url, "unreadable", f"cannot list ({exc})"))
+        return []
+    if not found:
+        problems.append((url, "no-sessions", "no .jsonl files there"))
+    return [f"{protocol}://{p.lstrip('/')}" if protocol != "file" else f"file:///{p.lstrip('/')}" for p in found]

@@ -27,7 +27,7 @@ import msgspec
 from ..errors import PikitError, SessionFileError
 from ..tail import FileMark, read_appended
 from .derive import FileInfo, Rows, derive
-from .discover import find_files, order_key, project_of
+from .discover import find_files, is_url, order_key, project_of
 from .scan import FileState, feed, new_state
 from .schema import DUCKDB_TYPES, TABLES, create_sql
 
@@ -82,6 +82,8 @@ def _vanished(path: str, file_id: int, kind: str, message: str) -> FileResult:
 
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None) -> FileResult:
     """Scan one file from ``mark`` (with its stored state), or whole; never raises for a bad file."""
+    if is_url(path):
+        return scan_url(path, file_id, mark, state_blob)
     try:
         status = os.stat(path)
     except FileNotFoundError:
@@ -92,8 +94,8 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
         return _vanished(path, file_id, "unreadable", "not a regular file")
     if mark is not None and state_blob is not None and status.st_size == mark.size \
             and status.st_mtime_ns == mark.mtime_ns and status.st_ino == mark.inode:
-        return FileResult(path, file_id, Rows([], [], [], [], [], []), [], mark, state_blob, status.st_size, status.st_mtime_ns,
-                          False, 0, unchanged=True)
+        return FileResult(path, file_id, Rows([], [], [], [], [], []), [], mark, state_blob, status.st_size,
+                          status.st_mtime_ns, False, 0, unchanged=True)
     state = _state_decoder.decode(state_blob) if mark is not None and state_blob is not None else None
     start = mark if state is not None and mark is not None else FileMark()
     try:
@@ -147,6 +149,55 @@ def _arrow_table(table: str, rows: Sequence[tuple[Any, ...]], extra: Sequence[tu
 def _insert_columns(table: str, extra: Sequence[tuple[str, str]]) -> str:
     columns = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *extra]
     return ", ".join(f'TRY_CAST("{c}" AS TIMESTAMPTZ)' if d.startswith("datetime") else f'"{c}"' for c, d in columns)
+
+
+def scan_url(url: str, file_id: int, mark: FileMark | None, state_blob: bytes | None) -> FileResult:
+    """Scan a file that fsspec serves (read whole when it changed: stores cannot append in place)."""
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        info = fs.info(path)
+        size, stamp = int(info.get("size") or 0), _remote_stamp(info)
+        if mark is not None and state_blob is not None and (size, stamp) == (mark.size, mark.mtime_ns):
+            return FileResult(url, file_id, Rows([], [], [], [], [], []), [], mark, state_blob, size, stamp, False,
+                              0, unchanged=True)
+        data = fs.cat_file(path)
+    except FileNotFoundError:
+        return _vanished(url, file_id, "vanished", "the file disappeared before it could be read")
+    except OSError as exc:
+        return _vanished(url, file_id, "unreadable", f"cannot be read ({exc})")
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].split(b"\n")[:-1]
+    state = feed(new_state(url), lines, 1)
+    new_mark = FileMark(end, len(lines), None, None, None, None, size, stamp)
+    rows = derive(state, FileInfo(file_id, url, project_of(url), size, stamp // 1_000_000), len(data) - end)
+    texts = [(file_id, entry, role, text) for entry, role, text in state.texts]
+    state.texts = []
+    return FileResult(url, file_id, rows, texts, new_mark, _state_encoder.encode(state), size, stamp, True, len(data))
+
+
+def _remote_stamp(info: dict[str, Any]) -> int:
+    """A number that changes when a stored object changes (modification time in ns, or a hash of its ETag)."""
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = info.get(key)
+        if isinstance(value, int | float):
+            return int(value * 1_000_000_000)
+        if value is not None and hasattr(value, "timestamp"):
+            return int(value.timestamp() * 1_000_000_000)
+    etag = str(info.get("ETag") or info.get("etag") or "")
+    return int.from_bytes(etag.encode()[:7].ljust(7, b"\0"), "big") if etag else 0
+
+
+def remote_unchanged(url: str, mark: FileMark) -> bool:
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        info = fs.info(path)
+    except OSError:
+        return False
+    return (int(info.get("size") or 0), _remote_stamp(info)) == (mark.size, mark.mtime_ns)
 
 
 class Index:
@@ -278,7 +329,7 @@ def plan(index: Index, root: Any) -> tuple[list[tuple[str, int, FileMark | None]
         todo.append((path, file_id, mark))
     import pyarrow as pa
 
-    cols = list(zip(*new_rows, strict=True)) if new_rows else [[], [], []]
+    cols: list[Any] = list(zip(*new_rows, strict=True)) if new_rows else [(), (), ()]
     index.con.register("_files", pa.table({"file_id": pa.array(cols[0], pa.int64()),
                                            "path": pa.array(cols[1], pa.string()),
                                            "path_order": pa.array(cols[2], pa.int64())}))
@@ -291,9 +342,12 @@ def plan(index: Index, root: Any) -> tuple[list[tuple[str, int, FileMark | None]
     return todo, found.problems, len(gone)
 
 
-def _unchanged(path: str, mark: FileMark | None) -> bool:
+def unchanged(path: str, mark: FileMark | None) -> bool:
+    """Whether the file still has the size, modification time and inode it had when ``mark`` was taken."""
     if mark is None:
         return False
+    if is_url(path):
+        return remote_unchanged(path, mark)
     try:
         status = os.stat(path)
     except OSError:
@@ -324,11 +378,11 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     """Bring the index in step with the files of ``root``; ``workers`` processes read the changed files."""
     todo, listing, removed = plan(index, root)
     report = ScanReport(files=len(todo), removed=removed)
-    changed = [job for job in todo if not _unchanged(job[0], job[2])]
+    changed = [job for job in todo if not unchanged(job[0], job[2])]
     report.unchanged = len(todo) - len(changed)
     index.con.execute("BEGIN")  # one transaction: a scan lands whole or not at all
     try:
-        _collect(index, report, _results(index, changed, workers), progress, len(changed))
+        collect(index, report, _results(index, changed, workers), progress, len(changed))
         record_listing(index, listing)
         index.con.execute("COMMIT")
     except BaseException:
@@ -338,7 +392,7 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     return report
 
 
-def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
+def collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
              total: int) -> None:
     batch: list[FileResult] = []
     pending_rows = 0

@@ -55,7 +55,7 @@ class _Usage(msgspec.Struct, gc=False):
 
 class _Msg(msgspec.Struct, gc=False):
     role: Any = None
-    content: str | list[_Block] | None | msgspec.UnsetType = msgspec.UNSET
+    content: str | list[_Block] | msgspec.UnsetType | None = msgspec.UNSET
     provider: Any = msgspec.UNSET
     model: Any = msgspec.UNSET
     usage: _Usage | msgspec.UnsetType = msgspec.UNSET
@@ -138,6 +138,7 @@ _ABSENT: Any = object()
 
 def _usage(usage: Any) -> list[Any] | None:
     """input, output, cacheRead, cacheWrite, totalTokens, cost as @ccusage/pi reads them; None if it would not."""
+    cost: Any
     if isinstance(usage, _Usage):
         cost = usage.cost.total if isinstance(usage.cost, _Cost) else 0
         total = usage.totalTokens
@@ -233,9 +234,9 @@ def _from_dict(value: dict[str, Any]) -> _Line:
     if isinstance(message, dict):
         msg = _Msg(role=message.get("role"), content=_Generic(),  # type: ignore[arg-type]
                    provider=message.get("provider", msgspec.UNSET), model=message.get("model", msgspec.UNSET),
-                   usage=message.get("usage", msgspec.UNSET))  # type: ignore[arg-type]
+                   usage=message.get("usage", msgspec.UNSET))
     fields = {f: value.get(f) for f in _Line.__struct_fields__ if f not in ("message", "type")}
-    kind = value["type"] if "type" in value else msgspec.UNSET
+    kind = value.get("type", msgspec.UNSET)
     return _Line(type=kind, message=msg, **fields)
 
 
@@ -276,7 +277,7 @@ def _entry(state: FileState, line: bytes, head: _Line, number: int) -> None:
     index = len(state.ids)
     kind = head.type if isinstance(head.type, str) else None
     version = state.header.get("version") if state.header else None
-    v1 = not _number(version) or version < 2
+    v1 = not _number(version) or version < 2  # type: ignore[operator]
     if v1 and head.id is None:
         state.ids.append(None)
         state.parents.append(index - 1 if index else None)  # v1: the previous entry (by position)

@@ -65,7 +65,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("estimate", "Int64", "Pi's token estimate of the message (ceil(UTF-16 chars / 4))"),
         ("on_active_branch", "boolean", "whether the entry is on the path from the root to the current leaf"),
         ("countable", "boolean", "whether the usage is countable (the filters @ccusage/pi applies)"),
-        ("counted", "boolean", "whether this occurrence is the one usage reports count (see the no-double-counting rule)"),
+        ("counted", "boolean", "whether usage reports count this occurrence (the no-double-counting rule)"),
     ),
     "compactions": (
         ("session_id", "string", "the session"),

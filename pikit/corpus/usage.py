@@ -5,9 +5,14 @@ timestamps and usage. A report counts each assistant message once: among the occ
 of one message (same entry timestamp and id; for a version-1 entry without an id, the same
 timestamp and totalTokens) the one in the file read first counts, files being read in
 ``@ccusage/pi``'s order (:func:`pikit.corpus.discover.order_key`). This is the
-``messages.counted`` column. Which lines count at all follows ``@ccusage/pi`` too (an
-assistant message entry with numeric ``usage.input`` and ``usage.output`` and an ISO entry
-timestamp); days and months are the timestamp's date in the report's time zone.
+``messages.counted`` column. (``@ccusage/pi`` walks folders asynchronously: with several
+libuv threads, the order folder listings complete in decides which file comes first, so its
+per-session split of forked copies can change from run to run; with ``UV_THREADPOOL_SIZE=1``
+its order is pikit's. Per-day and per-month totals do not depend on the order.)
+
+Which lines count at all follows ``@ccusage/pi`` too (an assistant message entry with numeric
+``usage.input`` and ``usage.output`` and an ISO entry timestamp); days and months are the
+timestamp's date in the report's time zone, the machine's by default.
 
 Deliberately more exact than ``@ccusage/pi``:
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BY", "FIELDS", "usage_query"]
+__all__ = ["BY", "FIELDS", "check_date", "usage_query"]
 
 BY = ("day", "month", "session", "model", "project")
 FIELDS = ("inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
@@ -38,7 +43,8 @@ _KEYS = {
 }
 
 
-def _date(value: str | None) -> str | None:
+def check_date(value: str | None) -> str | None:
+    """A ``--since``/``--until`` date as ``YYYYMMDD`` (``YYYY-MM-DD`` or ``YYYYMMDD`` accepted)."""
     if value is None:
         return None
     digits = value.replace("-", "")
@@ -56,13 +62,14 @@ def usage_query(by: str, *, since: str | None = None, until: str | None = None, 
         from ..errors import PikitError
 
         raise PikitError(f"--by must be one of {', '.join(BY)}, not {by!r}")
-    params: dict[str, Any] = {"tz": timezone or "", "since": _date(since), "until": _date(until)}
+    params: dict[str, Any] = {"tz": timezone or "", "since": check_date(since), "until": check_date(until)}
     key = _KEYS[by]
     day = "strftime(timezone($tz, timestamp), '%Y%m%d')"
     branch = "CASE WHEN on_active_branch THEN 'active' ELSE 'abandoned' END" if split_branch else "''"
     # @ccusage/pi filters a session by the date of its last activity, everything else message by message
     if by == "session":
-        date_filter = "QUALIFY max(last_day) OVER (PARTITION BY key) BETWEEN coalesce($since, '0') AND coalesce($until, '9')"
+        date_filter = ("QUALIFY max(last_day) OVER (PARTITION BY key) "
+                       "BETWEEN coalesce($since, '0') AND coalesce($until, '9')")
     else:
         date_filter = "WHERE last_day BETWEEN coalesce($since, '0') AND coalesce($until, '9')"
     sql = f"""
