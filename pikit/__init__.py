@@ -26,7 +26,7 @@ from .errors import (
     WriteError,
 )
 from .loading import LoadReport, Problem, load, loads
-from .preparation import Preparation, prepare_compaction
+from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CompactionSettings",
+    "CompactionTrace",
     "ContextSize",
     "DamagedLineError",
     "Entry",
@@ -73,5 +74,6 @@ __all__ = [
     "prepare_branch",
     "prepare_compaction",
     "simulate",
+    "trace_compaction",
     "write_entry",
 ]
