@@ -23,16 +23,16 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import frames
+from .formatting import fmt_int
+from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from .projection import Projection
-from .session import Session
+from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
 
 __all__ = ["budget", "budget_segments", "calibration", "compactions", "context_growth", "keep_recent_sweep"]
 
 LABEL_WIDTH = 40
-_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-_SEGMENT_COLORS = {"system": "#7f7f7f", "summary": "#9467bd", "kept": "#1f77b4", "new": "#2ca02c"}
 
 
 def _figure(width: float = 10.0, height: float = 4.5) -> Figure:
@@ -46,7 +46,7 @@ def _short(text: Any, width: int = LABEL_WIDTH) -> str:
 def _thousands(ax: Axes, axis: str = "y") -> None:
     from matplotlib.ticker import FuncFormatter
 
-    formatter = FuncFormatter(lambda value, _pos: f"{value:,.0f}")
+    formatter = FuncFormatter(lambda value, _pos: fmt_int(round(value)))
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
 
 
@@ -59,7 +59,7 @@ def _legend_outside(ax: Axes, handles: list[Any] | None = None, labels: list[str
 
 
 def _empty(ax: Axes, message: str) -> None:
-    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#555555")
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color=LINES["window"])
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -92,7 +92,7 @@ def _traces(sources: Sequence[Any], leaf: Any) -> list[tuple[str, pd.DataFrame, 
 
 
 def _settings_label(window: int, reserve: int, keep: int) -> str:
-    return f"simulated W={window:,} R={reserve:,} K={keep:,}"
+    return f"simulated W={fmt_int(window)} R={fmt_int(reserve)} K={fmt_int(keep)}"
 
 
 def _run_label(result: SimulationResult) -> str:
@@ -113,7 +113,7 @@ def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
     return xs, ys
 
 
-def context_growth(*sources: Any, leaf: Any = None, context_window: int | None = None,
+def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | None = None,
                    reserve_tokens: int | None = None, title: str | None = None,
                    show_estimate: bool = True, show_usage: bool = True) -> Figure:
     """Context size over the branch, with its compactions (the sawtooth).
@@ -140,7 +140,7 @@ def context_growth(*sources: Any, leaf: Any = None, context_window: int | None =
         reserve_tokens = results[0].settings.reserve_tokens
     drawn = 0
     for number, (label, trace, _result) in enumerate(traces):
-        color = _COLORS[number % len(_COLORS)]
+        color = series_color(number)
         if trace.empty:
             ax.plot([], [], color=color, label=f"{label} (no check points)")
             ax.plot([], [], linestyle="none", marker="v", color=color, gid="compactions")
@@ -161,15 +161,15 @@ def context_growth(*sources: Any, leaf: Any = None, context_window: int | None =
                         gid="usage")
         events = trace[trace["compacted"].fillna(False).astype(bool)]
         ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
-                marker="v", markersize=8, color=color, markeredgecolor="black", markeredgewidth=0.6,
+                marker="v", markersize=8, color=color, markeredgecolor=TEXT, markeredgewidth=0.6,
                 label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
     if context_window is not None:
-        ax.axhline(context_window, color="black", linewidth=1, linestyle=":", gid="window",
-                   label=f"context window {context_window:,}")
+        ax.axhline(context_window, color=LINES["window"], linewidth=1, linestyle=":", gid="window",
+                   label=f"context window {fmt_int(context_window)}")
         if reserve_tokens is not None:
             threshold = context_window - reserve_tokens
-            ax.axhline(threshold, color="#d62728", linewidth=1.2, linestyle="-.", gid="threshold",
-                       label=f"threshold {threshold:,} (window − reserve)")
+            ax.axhline(threshold, color=LINES["threshold"], linewidth=1.2, linestyle="-.", gid="threshold",
+                       label=f"threshold {fmt_int(threshold)} (window − reserve)")
     ax.set_xlabel("position on the branch (entry index)")
     ax.set_ylabel("context size (tokens)")
     ax.set_title(title or "Context size over the branch")
@@ -206,11 +206,11 @@ def compactions(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     before = [int(v) if pd.notna(v) else 0 for v in df["tokens_before"]]
     after = [int(v) if pd.notna(v) else 0 for v in df["tokens_after"]]
     bars_before = ax.bar([p - width / 2 for p in positions], before, width, label="tokens before",
-                         color="#d62728", gid="tokens_before")
+                         color=LINES["tokens_before"], gid="tokens_before")
     bars_after = ax.bar([p + width / 2 for p in positions], after, width, label="tokens after",
-                        color="#2ca02c", gid="tokens_after")
-    ax.bar_label(bars_before, labels=[f"{v:,}" for v in before], fontsize="x-small", padding=2)
-    ax.bar_label(bars_after, labels=[f"{v:,}" for v in after], fontsize="x-small", padding=2)
+                        color=LINES["tokens_after"], gid="tokens_after")
+    ax.bar_label(bars_before, labels=[fmt_int(v) for v in before], fontsize="x-small", padding=2)
+    ax.bar_label(bars_after, labels=[fmt_int(v) for v in after], fontsize="x-small", padding=2)
     ax.set_xticks(positions, labels, rotation=30 if len(df) > 6 else 0, ha="right" if len(df) > 6 else "center")
     ax.set_ylabel("context size (tokens)")
     _thousands(ax)
@@ -239,12 +239,12 @@ def calibration(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     tokens = df["tokens"].astype("float64")
     estimate = df["estimate"].astype("float64")
     outlier = df["outlier"].fillna(False).astype(bool)
-    left.scatter(tokens[~outlier], estimate[~outlier], s=14, alpha=0.6, color="#1f77b4", label="message",
+    left.scatter(tokens[~outlier], estimate[~outlier], s=14, alpha=0.6, color=series_color(0), label="message",
                  gid="messages")
-    left.scatter(tokens[outlier], estimate[outlier], s=36, facecolors="none", edgecolors="#d62728", linewidths=1.2,
-                 label=f"outlier ({int(outlier.sum())})", gid="outliers")
+    left.scatter(tokens[outlier], estimate[outlier], s=36, facecolors="none", edgecolors=DIFF["removed"],
+                 linewidths=1.2, label=f"outlier ({int(outlier.sum())})", gid="outliers")
     top = float(max(tokens.max(), estimate.max(), 1.0))
-    left.plot([0, top], [0, top], color="black", linewidth=0.8, linestyle=":", label="estimate = count", gid="diagonal")
+    left.plot([0, top], [0, top], color=TEXT, linewidth=0.8, linestyle=":", label="estimate = count", gid="diagonal")
     left.set_xlabel(f"real tokens ({counter})")
     left.set_ylabel("Pi's estimate (ceil(chars / 4))")
     left.set_title("Per message", fontsize="medium")
@@ -257,13 +257,13 @@ def calibration(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     xs = [int(t) for t in turns.index]
     width = 0.28
     right.bar([x - width for x in xs], turns["turn_estimate"].astype("float64"), width, label="estimate",
-              color="#1f77b4", gid="turn_estimate")
-    right.bar(xs, turns["turn_tokens"].astype("float64"), width, label=f"real ({counter})", color="#ff7f0e",
+              color=series_color(0), gid="turn_estimate")
+    right.bar(xs, turns["turn_tokens"].astype("float64"), width, label=f"real ({counter})", color=series_color(4),
               gid="turn_tokens")
     delta = turns["turn_usage_delta"].astype("float64") if "turn_usage_delta" in turns.columns else None
     if delta is not None and delta.notna().any():
         right.bar([x + width for x in xs], delta.fillna(0.0), width, label="recorded usage growth",
-                  color="#2ca02c", gid="turn_usage")
+                  color=LINES["usage"], gid="turn_usage")
     from matplotlib.ticker import MaxNLocator
 
     right.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -306,32 +306,32 @@ def budget(projection: Projection, context_window: int, reserve_tokens: int, kee
     total = sum(segments.values())
     fig = _figure(12.0, 3.2)
     ax = fig.add_subplot()
-    names = {"system": "system prompt", "summary": "compaction summary", "kept": "kept messages",
-             "new": "new messages"}
     left = 0
     for key, value in segments.items():
-        bars = ax.barh([0], [value], left=left, height=0.5, color=_SEGMENT_COLORS[key],
-                       label=f"{names[key]}: {value:,}", gid=f"budget:{key}")
+        bars = ax.barh([0], [value], left=left, height=0.5, color=SEGMENTS[key],
+                       label=f"{SEGMENT_LABELS[key]}: {fmt_int(value)}", gid=f"budget:{key}")
         if value >= 0.06 * max(context_window, total, 1):
-            ax.bar_label(bars, labels=[f"{value:,}"], label_type="center", color="white", fontsize="small")
+            ax.bar_label(bars, labels=[fmt_int(value)], label_type="center", color="white", fontsize="small")
         left += value
     threshold = context_window - reserve_tokens
-    ax.axvline(context_window, color="black", linewidth=1.5, gid="window", label=f"context window {context_window:,}")
-    ax.axvline(threshold, color="#d62728", linewidth=1.5, linestyle="--", gid="threshold",
-               label=f"threshold {threshold:,} (reserve {reserve_tokens:,})")
+    ax.axvline(context_window, color=LINES["window"], linewidth=1.5, gid="window",
+               label=f"context window {fmt_int(context_window)}")
+    ax.axvline(threshold, color=LINES["threshold"], linewidth=1.5, linestyle="--", gid="threshold",
+               label=f"threshold {fmt_int(threshold)} (reserve {fmt_int(reserve_tokens)})")
     tokens = projection.tokens
-    ax.axvline(tokens, color="#ff7f0e", linewidth=1.2, linestyle=":", ymin=0.2, ymax=0.8, gid="context_size",
-               label=f"context size by Pi's rule {tokens:,}")
+    ax.axvline(tokens, color=LINES["context_size"], linewidth=1.2, linestyle=":", ymin=0.2, ymax=0.8,
+               gid="context_size", label=f"context size by Pi's rule {fmt_int(tokens)}")
     keep_start = max(total - keep_recent_tokens, 0)
-    ax.barh([0.45], [total - keep_start], left=keep_start, height=0.12, color="none", edgecolor="#333333",
-            hatch="///", gid="keep_recent", label=f"keepRecentTokens {keep_recent_tokens:,} (last part kept)")
+    ax.barh([0.45], [total - keep_start], left=keep_start, height=0.12, color="none",
+            edgecolor=LINES["keep_recent"], hatch="///", gid="keep_recent",
+            label=f"keepRecentTokens {fmt_int(keep_recent_tokens)} (last part kept)")
     ax.set_ylim(-0.6, 0.9)
     ax.set_yticks([])
     ax.set_xlim(0, max(context_window, total, tokens) * 1.04)
     ax.set_xlabel("tokens (Pi's estimate)")
     _thousands(ax, "x")
     state = "over the threshold: Pi would compact" if projection.tokens > threshold else "under the threshold"
-    ax.set_title(title or f"Context budget: {total:,} estimated tokens, {state}")
+    ax.set_title(title or f"Context budget: {fmt_int(total)} estimated tokens, {state}")
     _legend_outside(ax)
     return fig
 
@@ -352,13 +352,13 @@ def keep_recent_sweep(df: pd.DataFrame, *, title: str | None = None) -> Figure:
         return fig
     x = data["keep_recent_tokens"].astype(int)
     kept = data["kept_tokens"].astype(int)
-    ax.plot(x, kept, marker="o", markersize=3, color="#1f77b4", label="kept tokens", gid="kept_tokens")
-    ax.plot(x, data["summarized_tokens"].astype(int), marker="o", markersize=3, color="#9467bd",
+    ax.plot(x, kept, marker="o", markersize=3, color=SEGMENTS["kept"], label="kept tokens", gid="kept_tokens")
+    ax.plot(x, data["summarized_tokens"].astype(int), marker="o", markersize=3, color=SEGMENTS["summary"],
             label="summarized tokens", gid="summarized_tokens")
-    ax.plot(x, x, color="black", linestyle=":", linewidth=0.8, label="keepRecentTokens", gid="diagonal")
+    ax.plot(x, x, color=TEXT, linestyle=":", linewidth=0.8, label="keepRecentTokens", gid="diagonal")
     split = data[data["is_split_turn"].fillna(False).astype(bool)]
     ax.plot(split["keep_recent_tokens"].astype(int), split["kept_tokens"].astype(int), linestyle="none", marker="x",
-            markersize=8, color="#d62728", label=f"split turn ({len(split)})", gid="split_turn")
+            markersize=8, color=LINES["threshold"], label=f"split turn ({len(split)})", gid="split_turn")
     ax.set_xlabel("keepRecentTokens")
     ax.set_ylabel("tokens (Pi's estimate)")
     _thousands(ax)
@@ -366,7 +366,7 @@ def keep_recent_sweep(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     ax.grid(True, alpha=0.3)
     right = ax.twinx()
     right.step(x, data["summarized_messages"].astype(int) + data["turn_prefix_messages"].astype(int), where="post",
-               color="#2ca02c", label="messages summarized", gid="summarized_messages")
+               color=LINES["tokens_before"], label="messages summarized", gid="summarized_messages")
     right.set_ylabel("messages summarized")
     right.set_ylim(bottom=0)
     handles, labels = ax.get_legend_handles_labels()

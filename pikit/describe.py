@@ -2,67 +2,78 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import jsjson
 from .content import content_text
 from .entry import Entry
+from .message import CONTENT_ROLES, MessageView, ToolCall, view
 
-__all__ = ["entry_kind", "entry_preview", "message_preview", "tool_calls"]
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["entry_kind", "entry_preview", "first_request", "message_preview", "session_title", "tool_calls"]
+
+TITLE_WIDTH = 72
 
 
 def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(name, arguments) of an assistant message's tool calls."""
-    content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
-        return []
-    return [(str(b.get("name")), b.get("arguments")) for b in content
-            if isinstance(b, dict) and b.get("type") == "toolCall"]
+    v = view(message)
+    return [(c.name, c.arguments) for c in v.list_blocks if type(c) is ToolCall] if v.role == "assistant" else []
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _content_preview(v: MessageView) -> str:
+    text = v.text(" ")
+    if v.images:
+        text = f"{text} [{_plural(v.images, 'image')}]".strip()
+    if v.role == "toolResult":
+        return f"{v.tool_name or 'tool'}{' ERROR' if v.is_error else ''}: {text}"
+    if v.role == "custom":
+        return f"<{v.custom_type}> {text}"
+    return text
+
+
+def _assistant_preview(v: MessageView) -> str:
+    parts = [v.text(" ")]
+    calls = [f"{c.name}({_args(c.arguments)})" for c in v.list_blocks if type(c) is ToolCall]
+    if calls:
+        parts.append("→ " + "; ".join(calls))
+    if v.stopped_early:
+        parts.append(f"[{v.stop_reason}{': ' + v.error_message if v.error_message else ''}]")
+    return " ".join(p for p in parts if p)
+
+
+def _system_preview(v: MessageView) -> str:
+    extras = []
+    if v.sections:
+        extras.append(f"sections: {', '.join(s.name for s in v.sections)}")
+    for tools, sign in ((v.tools_added, "+"), (v.tools_removed, "-")):
+        if tools:
+            extras.append(f"tools {sign}" + ",".join(t.name for t in tools))
+    return " ".join([v.text(" "), *(f"[{e}]" for e in extras)]).strip()
 
 
 def message_preview(message: Mapping[str, Any]) -> str:
     """The gist of a message in one line of text (not shortened)."""
-    role = message.get("role")
-    if role in ("user", "custom", "toolResult"):
-        text = content_text(message.get("content"), " ")
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
-        if images:
-            text = f"{text} [{images} image{'s' if images > 1 else ''}]".strip()
-        if role == "toolResult":
-            prefix = f"{message.get('toolName') or 'tool'}"
-            if message.get("isError"):
-                prefix += " ERROR"
-            return f"{prefix}: {text}"
-        if role == "custom":
-            return f"<{message.get('customType')}> {text}"
-        return text
-    if role == "assistant":
-        parts = [content_text(message.get("content"), " ")]
-        calls = [f"{name}({_args(args)})" for name, args in tool_calls(message)]
-        if calls:
-            parts.append("→ " + "; ".join(calls))
-        stop = message.get("stopReason")
-        if stop in ("error", "aborted", "length"):
-            parts.append(f"[{stop}{': ' + str(message.get('errorMessage')) if message.get('errorMessage') else ''}]")
-        return " ".join(p for p in parts if p)
-    if role == "system":
-        text = content_text(message.get("content"), " ")
-        extras = []
-        if message.get("sections"):
-            extras.append(f"sections: {', '.join(map(str, message['sections']))}")
-        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
-            tools = message.get(key)
-            if isinstance(tools, list) and tools:
-                extras.append(f"tools {sign}" + ",".join(str(t.get("name")) for t in tools if isinstance(t, dict)))
-        return " ".join([text, *(f"[{e}]" for e in extras)]).strip()
-    if role == "bashExecution":
-        return f"$ {message.get('command')} (exit {message.get('exitCode')})"
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    return str(role)
+    v = view(message)
+    if v.role in CONTENT_ROLES:
+        return _content_preview(v)
+    if v.role == "assistant":
+        return _assistant_preview(v)
+    if v.role == "system":
+        return _system_preview(v)
+    if v.bash is not None:
+        return f"$ {v.bash.command} (exit {v.bash.exit_code})"
+    if v.summary is not None:
+        return v.summary
+    return str(v.role)
 
 
 def _args(args: Any) -> str:
@@ -106,3 +117,41 @@ def entry_preview(entry: Entry) -> str:
     if kind == "custom":
         return f"custom <{data.get('customType')}>"
     return str(kind)
+
+
+def first_request(session: Session) -> str | None:
+    """The text of the session's first user message (file order, one line), or ``None``."""
+    for entry in session.entries:
+        if entry.type == "message" and entry.role == "user":
+            text = " ".join(content_text((entry.message or {}).get("content"), " ").split())
+            if text:
+                return text
+    return None
+
+
+def session_title(session: Session, width: int = TITLE_WIDTH) -> str:
+    """What to call a session in listings, widgets and pages (one line, at most ``width`` characters).
+
+    A named session is called by its name. An unnamed one by its file name (without
+    ``.jsonl``; the session id for one held in memory) and its first user request:
+    ``2026-01-05_a1b2 — Refactor the auth module…``.
+    """
+    name = session.name
+    if name:
+        return _cut(" ".join(name.split()), width)
+    if session.path:
+        base = os.path.basename(session.path)
+        stem = base[:-len(".jsonl")] if base.endswith(".jsonl") else base
+    else:
+        stem = f"session {session.id[:8]}"
+    request = first_request(session)
+    if request is None:
+        return _cut(stem, width)
+    room = width - len(stem) - 3
+    if room < 12:
+        return _cut(stem, width)
+    return f"{stem} — {_cut(request, room)}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)].rstrip() + "…"

@@ -16,7 +16,8 @@ from .fileops import FileOps, format_file_lists
 from .projection import ProjectedEntry, Projection, entry_messages, project_path
 from .serialize import serialize_conversation, to_model_messages
 
-__all__ = ["CutPoint", "Preparation", "find_cut_point", "prepare_compaction"]
+__all__ = ["CompactionTrace", "CutPoint", "CutTrace", "Preparation", "find_cut_point", "prepare_compaction",
+           "trace_compaction"]
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 _TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
@@ -62,24 +63,28 @@ def find_cut_point(entries: Sequence[ProjectedEntry], start: int, end: int, keep
             exceeded = True
             cut = next((c for c in cut_points if c >= i), cut_points[-1])
             break
-    return _settle_cut(entries, start, end, cut, exceeded, lambda i: _starts_turn(entries[i]))
+    return _settle_cut(entries, start, end, cut, exceeded, lambda i: _starts_turn(entries[i]))[1]
 
 
 def _settle_cut(entries: Sequence[ProjectedEntry], start: int, end: int, cut: int, exceeded: bool,
-                starts_turn: Callable[[int], bool]) -> CutPoint:
+                starts_turn: Callable[[int], bool]) -> tuple[int, CutPoint]:
     """The last steps of finding a cut: the recovery rule, pulling the cut back over silent
-    metadata entries, and finding the turn it splits (if any)."""
+    metadata entries, and finding the turn it splits (if any).
+
+    Returns the cut after the recovery rule (before the pull-back) and the final cut point.
+    """
     if exceeded and _recovery_suffix(entries[cut + 1:end]):
         cut += 1
+    recovered = cut
     while cut > start:
         previous = entries[cut - 1]
         if previous.entry.type == "compaction" or previous.messages:
             break
         cut -= 1
     if starts_turn(cut):
-        return CutPoint(cut, -1, False)
+        return recovered, CutPoint(cut, -1, False)
     turn_start = next((i for i in range(cut, start - 1, -1) if starts_turn(i)), -1)
-    return CutPoint(cut, turn_start, turn_start != -1)
+    return recovered, CutPoint(cut, turn_start, turn_start != -1)
 
 
 def _recovery_suffix(suffix: Sequence[ProjectedEntry]) -> bool:
@@ -162,12 +167,12 @@ class _SweepIndex:
             index = proj.__dict__["_sweep_index"] = _SweepIndex(proj)
         return index
 
-    def cut_point(self, entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
-        """:func:`find_cut_point` on the indexed figures (same answer)."""
+    def cut_point(self, entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutTrace:
+        """:func:`find_cut_point` on the indexed figures (same answer), with the walk's figures."""
         cuts = self.cut_points
         lo, hi = bisect_left(cuts, start), bisect_left(cuts, end)
         if lo == hi:
-            return CutPoint(start, -1, False)
+            return CutTrace(self, start, end, keep_recent_tokens, -1, -1, -1, CutPoint(start, -1, False))
         prefix, tokens = self.prefix, self.tokens
         # The walk back stops at the last i whose suffix sum prefix[end] - prefix[i] reaches the budget.
         i = bisect_right(prefix, prefix[end] - keep_recent_tokens, start, end + 1) - 1
@@ -180,7 +185,71 @@ class _SweepIndex:
             cut = cuts[j] if j < hi else cuts[hi - 1]
         else:
             cut = cuts[lo]
-        return _settle_cut(entries, start, end, cut, exceeded, self.turn_starts.__getitem__)
+        recovered, settled = _settle_cut(entries, start, end, cut, exceeded, self.turn_starts.__getitem__)
+        return CutTrace(self, start, end, keep_recent_tokens, i if exceeded else -1, cut, recovered, settled)
+
+
+@dataclass(frozen=True)
+class CutTrace:
+    """How the cut point was found, figure by figure, as the cut-point code computed it.
+
+    The walk covers the context entries ``start`` to ``end - 1`` (after the head compaction),
+    newest first. ``reached_index`` is the entry at which the running sum of estimates
+    reaches ``keep_recent_tokens`` (-1 when it never does: everything fits), ``nearest_cut_index``
+    the valid cut point the walk moves to (the first one at or after the reached entry, or the
+    first of all when the sum never reaches the budget; -1 when there is none),
+    ``recovered_index`` that cut after the recovery rule (one further when everything after it
+    is an omitted failed attempt), and ``cut`` the final cut point, pulled back over silent
+    metadata entries, with its turn.
+    """
+
+    _index: _SweepIndex = field(repr=False, compare=False)
+    start: int
+    end: int
+    keep_recent_tokens: int
+    reached_index: int
+    nearest_cut_index: int
+    recovered_index: int
+    cut: CutPoint
+
+    @property
+    def reached(self) -> bool:
+        """Whether the running sum reached ``keep_recent_tokens`` inside the walk."""
+        return self.reached_index >= 0
+
+    def estimate(self, i: int) -> int:
+        """Pi's estimate of context entry ``i`` (the sum of its messages' estimates)."""
+        return self._index.tokens[i]
+
+    def running_sum(self, i: int) -> int:
+        """The walk's running sum once it has added entry ``i``: entries ``i`` to ``end - 1``."""
+        return self._index.prefix[self.end] - self._index.prefix[i]
+
+    @property
+    def walked(self) -> range:
+        """The entries the walk adds up, newest last (from the reached entry, or ``start``, to the end)."""
+        return range(self.reached_index if self.reached else self.start, self.end)
+
+    @property
+    def cut_points(self) -> list[int]:
+        """The valid cut points of the walked span (indices, ascending)."""
+        cuts = self._index.cut_points
+        return cuts[bisect_left(cuts, self.start):bisect_left(cuts, self.end)]
+
+    def is_cut_point(self, i: int) -> bool:
+        """Whether context entry ``i`` is a valid cut point (never a tool result or a compaction)."""
+        cuts = self._index.cut_points
+        j = bisect_left(cuts, i)
+        return j < len(cuts) and cuts[j] == i
+
+    def starts_turn(self, i: int) -> bool:
+        """Whether context entry ``i`` starts a turn (a user, shell, custom or summary message)."""
+        return self._index.turn_starts[i]
+
+    @property
+    def pulled_back(self) -> int:
+        """How many silent metadata entries the cut was pulled back over."""
+        return self.recovered_index - self.cut.first_kept_index if self.recovered_index >= 0 else 0
 
 
 def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, Any]]:
@@ -188,7 +257,7 @@ def _conversation_messages(entries: Sequence[ProjectedEntry]) -> list[dict[str, 
     return [m for pe in entries if pe.entry.type != "compaction" for m in pe.messages if m.get("role") != "system"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Preparation:
     """What a compaction at one leaf would summarize and keep."""
 
@@ -204,6 +273,17 @@ class Preparation:
     messages_to_summarize: list[dict[str, Any]]
     turn_prefix_messages: list[dict[str, Any]]
     file_ops: FileOps = field(repr=False)
+
+    def __repr__(self) -> str:
+        from .display import preparation_repr
+
+        return preparation_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import preparation_html
+
+        return preparation_html(self)
 
     @property
     def read_files(self) -> list[str]:
@@ -263,16 +343,43 @@ class Preparation:
         }
 
 
+@dataclass(frozen=True)
+class CompactionTrace:
+    """One run of :func:`prepare_compaction`, with the walk that found the cut.
+
+    ``preparation`` is what :func:`prepare_compaction` returns (``None``: nothing to compact,
+    and ``reason`` says why); ``cut`` is the walk's :class:`CutTrace` (``None`` when the leaf is
+    a compaction, where Pi does not walk at all).
+    """
+
+    projection: Projection
+    keep_recent_tokens: int
+    cut: CutTrace | None
+    preparation: Preparation | None
+    reason: str | None = None
+
+
 def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
                        projection: Projection | None = None) -> Preparation | None:
     """Prepare a compaction of ``branch`` (root first, ending at the leaf).
 
     Returns ``None`` when there is nothing to compact (the leaf is a compaction, or
-    nothing would be summarized).
+    nothing would be summarized). :func:`trace_compaction` returns the same preparation
+    with the figures of the walk that found the cut.
     """
-    if branch and branch[-1].type == "compaction":
+    if branch and branch[-1].type == "compaction":  # as trace_compaction decides, without projecting
         return None
+    return trace_compaction(branch, keep_recent_tokens, projection).preparation
+
+
+def trace_compaction(branch: list[Entry], keep_recent_tokens: int,
+                     projection: Projection | None = None) -> CompactionTrace:
+    """:func:`prepare_compaction`, keeping the walk's figures (running sums, the entry where
+    the sum reaches ``keep_recent_tokens``, the move to a valid cut point) and, when there is
+    nothing to compact, the reason."""
     proj = projection if projection is not None else project_path(branch)
+    if branch and branch[-1].type == "compaction":
+        return CompactionTrace(proj, keep_recent_tokens, None, None, "the leaf is a compaction")
     entries = proj.entries
     index = _SweepIndex.of(proj)
     previous_index = index.head
@@ -280,18 +387,20 @@ def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
     start = previous_index + 1 if previous is not None else 0
     previous_summary = _summary_of(previous.data) if previous is not None else None
     tokens_before = proj.tokens
-    cut = index.cut_point(entries, start, len(entries), keep_recent_tokens)
+    trace = index.cut_point(entries, start, len(entries), keep_recent_tokens)
+    cut = trace.cut
     if cut.first_kept_index >= len(entries):
-        return None
+        return CompactionTrace(proj, keep_recent_tokens, trace, None, "no message after the last compaction")
     first_kept = entries[cut.first_kept_index].entry
     if first_kept.id is None:
-        return None
+        return CompactionTrace(proj, keep_recent_tokens, trace, None, "the first kept entry has no id")
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
     offsets, conversation = index.offsets, index.conversation
     to_summarize = conversation[offsets[start]:offsets[history_end]]
     prefix = conversation[offsets[cut.turn_start_index]:offsets[cut.first_kept_index]] if cut.is_split_turn else []
     if not to_summarize and not prefix:
-        return None
+        return CompactionTrace(proj, keep_recent_tokens, trace, None,
+                               "nothing before the cut: everything fits in keepRecentTokens")
     ops = FileOps()
     if previous is not None and not previous.data.get("fromHook"):
         ops.add_details(previous.data.get("details"))
@@ -304,8 +413,9 @@ def prepare_compaction(branch: list[Entry], keep_recent_tokens: int,
             if j >= end:
                 break
             target[path] = None
-    return Preparation(proj, keep_recent_tokens, first_kept.id, cut.first_kept_index, cut.is_split_turn,
+    prep = Preparation(proj, keep_recent_tokens, first_kept.id, cut.first_kept_index, cut.is_split_turn,
                        cut.turn_start_index, tokens_before, previous_summary, previous, to_summarize, prefix, ops)
+    return CompactionTrace(proj, keep_recent_tokens, trace, prep)
 
 
 def _summary_of(data: Mapping[str, Any]) -> str | None:

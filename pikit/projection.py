@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -140,7 +139,7 @@ def context_entries(path: Sequence[Entry]) -> tuple[list[Entry], Entry | None]:
     return out, compaction
 
 
-@dataclass
+@dataclass(repr=False)
 class ProjectedEntry:
     """One context entry and the messages it contributes to the model."""
 
@@ -150,6 +149,17 @@ class ProjectedEntry:
     plain: bool = False  # the entry's own messages, unedited: their estimates are cached on the entry
     _estimates: list[int] | None = field(default=None, repr=False, compare=False)
     _roles: frozenset[Any] | None = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        from .display import entry_repr
+
+        return entry_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import entry_html
+
+        return entry_html(self)
 
     @property
     def estimates(self) -> list[int]:
@@ -269,7 +279,15 @@ class Projection:
         self.sources: list[Any] = [pe.entry.id for pe in entries for _ in pe.messages]
 
     def __repr__(self) -> str:
-        return f"<Projection at {self.leaf_id!r}: {len(self.messages)} messages>"
+        from .display import projection_repr
+
+        return projection_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import projection_html
+
+        return projection_html(self)
 
     @property
     def path(self) -> list[Entry]:
@@ -312,6 +330,34 @@ class Projection:
     def tokens(self) -> int:
         """The context size in tokens (``tokens`` in ``pikit context --json``)."""
         return self.size.tokens
+
+    @cached_property
+    def segments(self) -> list[str]:
+        """For each message: ``system``, ``summary``, ``kept`` or ``new`` (the parts of a budget bar).
+
+        ``summary`` is the head compaction's summary; ``kept`` the messages of the entries the
+        head compaction kept (before it on the branch); ``new`` everything after it (or every
+        non-system message when there is no compaction).
+        """
+        compaction = self.compaction
+        before: set[Any] = set()
+        if compaction is not None:
+            for entry in self.path:
+                if entry is compaction:
+                    break
+                before.add(entry.id)
+        out = []
+        for message, source in zip(self.messages, self.sources, strict=True):
+            role = message.get("role")
+            if role == "system":
+                out.append("system")
+            elif role == "compactionSummary" and compaction is not None and source == compaction.id:
+                out.append("summary")
+            elif source in before:
+                out.append("kept")
+            else:
+                out.append("new")
+        return out
 
     @property
     def context_ids(self) -> list[Any]:
@@ -439,16 +485,7 @@ def project(session: Session, leaf_id: Any, indexed: bool = True) -> Projection:
     With the session's ancestry index the cost is the size of the context, not the depth
     of the branch; a session with parent cycles falls back to walking the branch.
     """
-    # Projecting parses the context's entries: up to millions of new acyclic objects that
-    # the cycle collector would rescan again and again (two thirds of the time on a
-    # 100 MB context), as during loading.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _project(session, leaf_id, indexed)
-    finally:
-        if collecting:
-            gc.enable()
+    return _project(session, leaf_id, indexed)
 
 
 def _project(session: Session, leaf_id: Any, indexed: bool) -> Projection:

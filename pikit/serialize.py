@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .content import content_text
 from .jsjson import js_items, stringify, utf16_len
+from .message import MessageView, ToolCall, view
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -98,31 +98,30 @@ def _truncate(text: str, limit: int) -> str:
     return f"{_head(text, limit)}\n\n[... {length - limit} more characters truncated]"
 
 
+def _call_text(call: ToolCall) -> str:
+    args = call.arguments
+    pairs = ", ".join(f"{k}={stringify(v)}" for k, v in js_items(args)) if isinstance(args, Mapping) else ""
+    return f"{call.name}({pairs})"
+
+
+def _serialize(v: MessageView) -> list[str]:
+    if v.role == "user":
+        text = v.text("")
+        return [f"[User]: {text}"] if text else []
+    if v.role == "assistant":
+        parts = []
+        if v.has_text_block:
+            parts.append(f"[Assistant]: {v.text()}")
+        calls = [_call_text(b) for b in v.list_blocks if type(b) is ToolCall]
+        if calls:
+            parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+        return parts
+    if v.role == "toolResult":
+        text = v.text("")
+        return [f"[Tool result]: {_truncate(text, TOOL_RESULT_LIMIT)}"] if text else []
+    return []
+
+
 def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
     """Serialize model messages (see :func:`to_model_messages`) to the summarizer's text."""
-    parts: list[str] = []
-    for m in messages:
-        role = m.get("role")
-        content = m.get("content")
-        if role == "user":
-            text = content_text(content, "")
-            if text:
-                parts.append(f"[User]: {text}")
-        elif role == "assistant":
-            blocks = content if isinstance(content, list) else []
-            calls = []
-            for block in blocks:
-                if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                    args = block.get("arguments")
-                    pairs = ", ".join(f"{k}={stringify(v)}" for k, v in js_items(args)) \
-                        if isinstance(args, Mapping) else ""
-                    calls.append(f"{block.get('name')}({pairs})")
-            if any(isinstance(b, Mapping) and b.get("type") == "text" for b in blocks):
-                parts.append(f"[Assistant]: {content_text(blocks)}")
-            if calls:
-                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
-        elif role == "toolResult":
-            text = content_text(content, "")
-            if text:
-                parts.append(f"[Tool result]: {_truncate(text, TOOL_RESULT_LIMIT)}")
-    return "\n\n".join(parts)
+    return "\n\n".join(part for m in messages for part in _serialize(view(m)))

@@ -57,7 +57,7 @@ class SimulationEvent:
         }
 
 
-@dataclass
+@dataclass(repr=False)
 class SimulationResult:
     """The replay's events and the context size at every check point."""
 
@@ -67,6 +67,17 @@ class SimulationResult:
     events: list[SimulationEvent] = field(default_factory=list)
     trace: list[tuple[int, Any, int, int]] = field(default_factory=list)  # (index, entry id, before, after)
     skipped: list[tuple[int, Any, int]] = field(default_factory=list)  # fired, but nothing to compact
+
+    def __repr__(self) -> str:
+        from .display import simulation_repr
+
+        return simulation_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .display import simulation_html
+
+        return simulation_html(self)
 
     @property
     def threshold(self) -> int:

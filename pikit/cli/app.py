@@ -52,10 +52,6 @@ def _json_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
 
 
-def _untranslated(message: str) -> str:
-    return message
-
-
 class _Parser(argparse.ArgumentParser):
     """One line on stderr for a usage mistake (not the whole usage block)."""
 
@@ -65,9 +61,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``pikit`` argument parser."""
-    # argparse looks up a translation of every help string (a directory search each time,
-    # tens of milliseconds at start-up); pikit's messages are English only.
-    argparse._ = _untranslated  # type: ignore[attr-defined]
     parser = _Parser(
         prog="pikit",
         description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",

@@ -1,0 +1,259 @@
+"""One typed view of a message, built once and read by everything that describes messages.
+
+A Pi message is a JSON object whose shape depends on its ``role``; its ``content`` is a
+string or a list of typed blocks. :func:`view` reads one message (defensively: any JSON is
+accepted) into a frozen :class:`MessageView`, so the code that counts, previews, renders,
+serializes or summarizes messages does not repeat the switch on roles and block types.
+
+The raw message stays the source of truth (:attr:`MessageView.raw`); the view only reads it.
+Pi's token estimate (:mod:`pikit.tokens`) keeps its own literal reading of the raw JSON,
+because parity with Pi decides how every odd value is counted there.
+
+>>> v = view({"role": "assistant", "content": [{"type": "text", "text": "hi"},
+...           {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}]})
+>>> v.role, v.text(), [c.name for c in v.tool_calls]
+('assistant', 'hi', ['read'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CONTENT_ROLES",
+    "MODEL_ROLES",
+    "SUMMARY_ROLES",
+    "Bash",
+    "Block",
+    "ImageBlock",
+    "MessageView",
+    "Section",
+    "TextBlock",
+    "ThinkingBlock",
+    "Tool",
+    "ToolCall",
+    "view",
+]
+
+# Roles whose content is user-like (a string or text and image blocks).
+CONTENT_ROLES = frozenset({"user", "custom", "toolResult"})
+SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
+MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """A text block (``{"type": "text", "text": …}``); a string content is one of these."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """An assistant's thinking block."""
+
+    thinking: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of an assistant message.
+
+    ``arguments`` is the raw JSON value (normally an object); ``has_arguments`` tells a missing
+    ``arguments`` key apart from an explicit ``null``.
+    """
+
+    name: str
+    arguments: Any
+    id: str | None
+    has_arguments: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image block (its data is not copied; ``mime_type`` when the block names one)."""
+
+    mime_type: str | None
+
+
+Block = TextBlock | ThinkingBlock | ToolCall | ImageBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One named section of a system prompt; ``text`` is None when the section is deleted."""
+
+    name: str
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool declared (or removed) by a system message; ``raw`` is its JSON object."""
+
+    name: str
+    raw: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Bash:
+    """The fields of a shell command the user ran (a ``bashExecution`` message).
+
+    ``exit_code`` keeps its raw JSON value (an integer, or None while unknown).
+    """
+
+    command: str
+    output: str
+    exit_code: Any
+    cancelled: bool
+    truncated: bool
+    full_output_path: str | None
+    exclude_from_context: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A message read once: its role, typed content blocks and role-specific fields.
+
+    ``blocks`` holds the recognised blocks of a list content in order (unknown block types
+    and non-object blocks are left out); a string content is one :class:`TextBlock` and sets
+    ``string_content``. Fields that do not apply to the role are empty or None.
+    """
+
+    raw: Mapping[str, Any]
+    role: str | None
+    blocks: tuple[Block, ...] = ()
+    string_content: bool = False
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    is_error: bool = False
+    custom_type: str | None = None
+    stop_reason: str | None = None
+    error_message: str | None = None
+    sections: tuple[Section, ...] = ()
+    tools_added: tuple[Tool, ...] = ()
+    tools_removed: tuple[Tool, ...] = ()
+    bash: Bash | None = None
+    summary: str | None = None
+
+    # -- content ----------------------------------------------------------------------------
+
+    def text(self, separator: str = "\n") -> str:
+        """The texts of the text blocks joined by ``separator`` (a string content as is)."""
+        return separator.join(b.text for b in self.blocks if type(b) is TextBlock)
+
+    @property
+    def texts(self) -> list[str]:
+        """The text of each text block."""
+        return [b.text for b in self.blocks if type(b) is TextBlock]
+
+    @property
+    def has_text_block(self) -> bool:
+        """Whether a list content holds at least one text block."""
+        return not self.string_content and any(type(b) is TextBlock for b in self.blocks)
+
+    @property
+    def thinking(self) -> list[str]:
+        """The text of each thinking block."""
+        return [b.thinking for b in self.blocks if type(b) is ThinkingBlock]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls, in order."""
+        return [b for b in self.blocks if type(b) is ToolCall]
+
+    @property
+    def images(self) -> int:
+        """The number of image blocks."""
+        return sum(1 for b in self.blocks if type(b) is ImageBlock)
+
+    @property
+    def list_blocks(self) -> tuple[Block, ...]:
+        """The blocks of a list content (empty for a string content, which Pi's assistant code skips)."""
+        return () if self.string_content else self.blocks
+
+    # -- the stop of an assistant reply -------------------------------------------------------
+
+    @property
+    def stopped_early(self) -> bool:
+        """Whether an assistant reply ended with an error, was aborted or hit the length limit."""
+        return self.stop_reason in ("error", "aborted", "length")
+
+
+def _text(value: Any) -> str:
+    """A text field as a string (a missing value is empty)."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _optional(value: Any) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)
+
+
+def _block(block: Any) -> Block | None:
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        return TextBlock(_text(block.get("text")))
+    if kind == "thinking":
+        return ThinkingBlock(_text(block.get("thinking")))
+    if kind == "toolCall":
+        call_id = block.get("id")
+        return ToolCall(_text(block.get("name")), block.get("arguments"),
+                        call_id if isinstance(call_id, str) else None, "arguments" in block)
+    if kind == "image":
+        mime = block.get("mimeType")
+        return ImageBlock(mime if isinstance(mime, str) else None)
+    return None
+
+
+def _blocks(content: Any) -> tuple[tuple[Block, ...], bool]:
+    if isinstance(content, str):
+        return (TextBlock(content),), True
+    if not isinstance(content, list | tuple):
+        return (), False
+    return tuple(b for b in map(_block, content) if b is not None), False
+
+
+def _tools(value: Any) -> tuple[Tool, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(Tool(_text(t.get("name")), t) for t in value if isinstance(t, Mapping))
+
+
+def _sections(value: Any) -> tuple[Section, ...]:
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple(Section(str(name), text if isinstance(text, str) else None) for name, text in value.items())
+
+
+def _bash(message: Mapping[str, Any]) -> Bash:
+    path = message.get("fullOutputPath")
+    return Bash(_text(message.get("command")), _text(message.get("output")), message.get("exitCode"),
+                message.get("cancelled") is True, message.get("truncated") is True,
+                path if isinstance(path, str) and path else None, message.get("excludeFromContext") is True)
+
+
+def view(message: Mapping[str, Any]) -> MessageView:
+    """Read ``message`` (any JSON object) into a :class:`MessageView`."""
+    role = _optional(message.get("role"))
+    if role == "bashExecution":
+        return MessageView(message, role, bash=_bash(message))
+    if role in SUMMARY_ROLES:
+        return MessageView(message, role, summary=_text(message.get("summary")))
+    blocks, string_content = _blocks(message.get("content"))
+    if role == "assistant":
+        return MessageView(message, role, blocks, string_content, stop_reason=_optional(message.get("stopReason")),
+                           error_message=_optional(message.get("errorMessage")) or None)
+    if role == "system":
+        return MessageView(message, role, blocks, string_content, sections=_sections(message.get("sections")),
+                           tools_added=_tools(message.get("toolsAdded")),
+                           tools_removed=_tools(message.get("toolsRemoved")))
+    call_id = message.get("toolCallId")
+    return MessageView(message, role, blocks, string_content,
+                       tool_name=_optional(message.get("toolName")) or None,
+                       tool_call_id=call_id if isinstance(call_id, str) else None,
+                       is_error=message.get("isError") is True,
+                       custom_type=_optional(message.get("customType")))

@@ -1,0 +1,45 @@
+"""pikit.describe: titles of sessions (named or not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from entries import user
+
+import pikit
+from pikit import Session
+from pikit.describe import first_request, session_title
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+
+
+def _info(i: str, p: str, name: object) -> dict[str, object]:
+    return {"type": "session_info", "id": i, "parentId": p, "timestamp": "2026-01-01T00:00:09.000Z", "name": name}
+
+
+def test_named_session_is_titled_by_its_name() -> None:
+    session = pikit.load(str(SAMPLES / "refactor-auth.jsonl"))
+    assert session.title == session.name == "Refactor auth module (shop-api)"
+
+
+def test_unnamed_session_is_titled_by_file_name_and_first_request() -> None:
+    session = pikit.load(str(SAMPLES / "quick-tour.jsonl"))
+    assert session.name is None
+    assert session.title == "quick-tour — What does src/cart/total.ts compute? Keep it short."
+    assert "(no name)" not in session.title
+
+
+def test_title_is_one_line_and_cut_to_width() -> None:
+    session = Session.from_entries([user("a", None, 1, "first   line\n\nsecond line " + "word " * 50)])
+    session.path = "/somewhere/2026-01-01_abc.jsonl"
+    title = session_title(session, width=40)
+    assert title.startswith("2026-01-01_abc — first line second line")
+    assert len(title) == 40 and title.endswith("…") and "\n" not in title
+    assert first_request(session) is not None and first_request(session).startswith("first line second")
+
+
+def test_title_without_path_or_request() -> None:
+    session = Session.from_entries([], header={"type": "session", "version": 3, "id": "0123456789ab", "cwd": ""})
+    assert session.title == "session 01234567"
+    named = Session.from_entries([user("a", None, 1, "hi"), _info("b", "a", "  My   run\n")])
+    assert named.title == "My run"

@@ -1,0 +1,85 @@
+"""pikit.display: short reprs and escaped HTML cards of the core objects."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from entries import asst, user
+
+import pikit
+from pikit import Session
+from pikit.llm.offline import OfflineSummarizer
+from pikit.settings import CompactionSettings
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SETTINGS = CompactionSettings(True, 3000, 4000)
+
+
+@pytest.fixture(scope="module")
+def refactor() -> Session:
+    return pikit.load(str(SAMPLES / "refactor-auth.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Session:
+    return pikit.load(str(SAMPLES / "xss-and-unicode.jsonl"))
+
+
+def _objects(session: Session) -> list[object]:
+    ctx = session.context()
+    prep = pikit.prepare_compaction(session.branch(), 200, ctx)
+    assert prep is not None
+    result = pikit.simulate(session, OfflineSummarizer(), context_window=16_384, settings=SETTINGS)
+    return [session, ctx, *ctx.entries, prep, result]
+
+
+def test_reprs_are_short_single_lines(refactor: Session) -> None:
+    for obj in _objects(refactor):
+        text = repr(obj)
+        assert len(text) < 260 and "\n" not in text, text
+    ctx = refactor.context()
+    assert repr(ctx) == "<Projection at '0ce8fc25': 59 messages, 10,599 tokens, compaction 'f6135720'>"
+    assert repr(refactor).startswith("<Session 'Refactor auth module (shop-api)': 157 entries, leaf '0ce8fc25'")
+    prep = pikit.prepare_compaction(refactor.branch(), 4000, ctx)
+    assert repr(prep) == ("<Preparation at '0ce8fc25' keepRecentTokens=4,000: summarize 30 messages, split turn "
+                          "(prefix 4), keep from '346e2115' (≈4,430 tokens), 10,599 tokens before>")
+
+
+def test_html_cards_name_the_facts(refactor: Session) -> None:
+    session, ctx, *rest = _objects(refactor)
+    prep, result = rest[-2], rest[-1]
+    assert "Refactor auth module (shop-api)" in session._repr_html_()  # type: ignore[attr-defined]
+    card = ctx._repr_html_()  # type: ignore[attr-defined]
+    assert "10,599 reported by the provider + 0 estimated after it" in card
+    assert "f6135720" in card and "51 earlier messages" in card
+    assert "to summarize</th><td" in prep._repr_html_()  # type: ignore[attr-defined]
+    sim = result._repr_html_()  # type: ignore[attr-defined]
+    assert "<svg" in sim and "threshold 13,384" in sim
+
+
+def test_html_escapes_session_text(hostile: Session) -> None:
+    for obj in _objects(hostile):
+        card = obj._repr_html_()  # type: ignore[attr-defined]
+        assert "<script" not in card and "<img" not in card
+        assert not re.search(r"<[a-z]+[^>]*\son[a-z]+=", card)
+    cards = "".join(obj._repr_html_() for obj in _objects(hostile))  # type: ignore[attr-defined]
+    assert "&lt;script&gt;" in cards
+    assert "&lt;img src=x onerror=alert(2)&gt;" in hostile.context().entries[2]._repr_html_()  # type: ignore[attr-defined]
+
+
+def test_repr_shows_control_characters_as_escapes() -> None:
+    session = Session.from_entries([user("a", None, 1, "clear \x1b[2J the screen"), asst("b", "a", 2, "ok")])
+    text = repr(session)
+    assert "\x1b" not in text and "\\x1b" in text
+    assert "\x1b" not in repr(session.context().entries[0])
+
+
+def test_empty_session_and_context_display() -> None:
+    session = Session.from_entries([])
+    assert "0 entries" in repr(session)
+    assert "none (reset)" in session._repr_html_()
+    ctx = session.context()
+    assert repr(ctx) == "<Projection at None: 0 messages, 0 tokens>"
+    assert "Projection" in ctx._repr_html_()
