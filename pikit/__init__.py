@@ -32,17 +32,20 @@ from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
 from .simulate import SimulationResult, simulate
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
+from .tail import Appended, FileMark, read_appended
 from .tokens import ContextSize, estimate_tokens
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Appended",
     "CompactionSettings",
     "CompactionTrace",
     "ContextSize",
     "DamagedLineError",
     "Entry",
     "EntryError",
+    "FileMark",
     "LoadReport",
     "NotASessionError",
     "PikitError",
@@ -73,6 +76,7 @@ __all__ = [
     "loads",
     "prepare_branch",
     "prepare_compaction",
+    "read_appended",
     "simulate",
     "trace_compaction",
     "write_entry",
