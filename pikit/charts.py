@@ -30,7 +30,21 @@ from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
 
-__all__ = ["budget", "budget_segments", "calibration", "compactions", "context_growth", "keep_recent_sweep"]
+# charts of a whole corpus of sessions
+from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
+
+__all__ = [
+    "abandoned_branches",
+    "budget",
+    "budget_segments",
+    "calibration",
+    "compaction_after",
+    "compaction_thresholds",
+    "compactions",
+    "context_growth",
+    "keep_recent_sweep",
+    "usage_by_day",
+]
 
 LABEL_WIDTH = 40
 
