@@ -23,15 +23,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import frames
+
+# charts of a whole corpus of sessions
+from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
 from .formatting import fmt_int
 from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from .projection import Projection
 from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
-
-# charts of a whole corpus of sessions
-from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
 
 __all__ = [
     "abandoned_branches",

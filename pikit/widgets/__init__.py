@@ -24,11 +24,11 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .browser import SessionBrowser, SessionTable
     from .budget import BudgetBar, budget_segments
     from .compaction import CompactionPanel, CompactionRun, compaction_history
     from .context import ContextView, context_rows
     from .diffview import ContextDiff
-    from .browser import SessionBrowser, SessionTable
     from .explorer import SessionExplorer
     from .stepper import CompactionStepper
     from .tree import TreeView

@@ -58,7 +58,7 @@ class SessionTable(anywidget.AnyWidget):
     _css = CSS + _BROWSER_CSS
 
     rows_data = traitlets.Bytes(b"[]").tag(sync=True)
-    columns = traitlets.List().tag(sync=True)
+    columns: traitlets.List[Any] = traitlets.List().tag(sync=True)
     search = traitlets.Unicode("").tag(sync=True)
     sort_column = traitlets.Int(0).tag(sync=True)
     sort_descending = traitlets.Bool(True).tag(sync=True)
@@ -95,7 +95,7 @@ class SessionBrowser(widgets.VBox):
 
     def __init__(self, source: Corpus | pd.DataFrame, *, height: int = 420,
                  explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        sessions = source.sessions if hasattr(source, "sessions") else source
+        sessions: pd.DataFrame = source if not hasattr(source, "sessions") else source.sessions
         self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height)
         self.detail = widgets.VBox()
         self.explorer: SessionExplorer | None = None
