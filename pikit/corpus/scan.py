@@ -110,6 +110,7 @@ class FileState(msgspec.Struct):
     lines: int = 0
     offset: int = 0
     header: dict[str, Any] | None = None
+    v1: bool = False
     not_session: str | None = None
     name: str | None = None
     first_user: str | None = None
@@ -155,11 +156,10 @@ def _usage(usage: Any) -> list[Any] | None:
         return None
     if total is msgspec.UNSET:
         total = sum(parts)
-    values = [*parts, total]
-    if max(map(abs, values)) >= 2**62:
+    if max(*parts, total) >= 2**62 or min(*parts, total) <= -(2**62):
         return None
     # token counts are whole numbers (a fraction, never seen from a provider, is dropped)
-    return [int(values[0]), int(values[1]), int(values[2]), int(values[3]), int(values[4]), float(cost)]
+    return [int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(total), float(cost)]
 
 
 def _content_text(content: Any) -> str:
@@ -246,6 +246,7 @@ def _header(state: FileState, head: _Line, number: int) -> None:
         return
     state.header = {"id": head.id, "cwd": head.cwd, "timestamp": head.timestamp, "version": head.version,
                     "parentSession": head.parentSession}
+    state.v1 = not _number(head.version) or head.version < 2
 
 
 def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
@@ -276,9 +277,7 @@ def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
 def _entry(state: FileState, line: bytes, head: _Line, number: int) -> None:
     index = len(state.ids)
     kind = head.type if isinstance(head.type, str) else None
-    version = state.header.get("version") if state.header else None
-    v1 = not _number(version) or version < 2  # type: ignore[operator]
-    if v1 and head.id is None:
+    if state.v1 and head.id is None:
         state.ids.append(None)
         state.parents.append(index - 1 if index else None)  # v1: the previous entry (by position)
     else:
@@ -301,26 +300,119 @@ def _entry(state: FileState, line: bytes, head: _Line, number: int) -> None:
         state.summaries.append([index, "branch_summary", _usage(head.usage)])
 
 
+def _tool_result(state: FileState, head: _Line) -> bool:
+    """The common case, inline: a v3 tool result with block content (False: take the general path)."""
+    msg = head.message
+    if msg is None or msg.role != "toolResult" or head.type != "message" or head.id.__class__ is not str:
+        return False
+    content = msg.content
+    if content.__class__ is not list:
+        return False
+    chars = 0
+    for block in content:
+        kind = block.type
+        if kind == "text":
+            text = block.text
+            if text.__class__ is str:
+                chars += len(text) if text.isascii() else utf16_len(text)
+        elif kind == "image":
+            chars += IMAGE_CHARS
+    index = len(state.ids)
+    state.ids.append(head.id)
+    state.parents.append(head.parentId)
+    state.types.append("message")
+    state.times.append(head.timestamp)
+    provider = msg.provider if msg.provider.__class__ is str else None
+    model = msg.model if msg.model.__class__ is str else None
+    state.messages.append(Message(index, "toolResult", provider, model, -(-chars // 4), None, False, None))
+    return True
+
+
+_DIGIT_KEY = re.compile(rb'"[0-9]+":')  # an integer-like key
+
+
+def _arguments_len(raw: Any) -> int:
+    """UTF-16 length of ``JSON.stringify(arguments)``.
+
+    Pi wrote the line with ``JSON.stringify``, so the raw JSON is that text already; it is
+    trusted when re-encoding it gives the same bytes (compact, nothing escaped differently)
+    and no key is integer-like (JavaScript lists those first). Otherwise it is re-encoded
+    the JavaScript way.
+    """
+    data = bytes(raw)
+    value = msgspec.json.decode(data)
+    if msgspec.json.encode(value) == data and _DIGIT_KEY.search(data) is None:
+        return len(data) if data.isascii() else utf16_len(data.decode("utf-8", "surrogatepass"))
+    return stringify_len(value)
+
+
+def _assistant(state: FileState, head: _Line) -> bool:
+    """The other common case, inline: a v3 assistant message with block content and a usage."""
+    msg = head.message
+    if msg is None or msg.role != "assistant" or head.type != "message" or head.id.__class__ is not str:
+        return False
+    content, usage, timestamp = msg.content, msg.usage, head.timestamp
+    if content.__class__ is not list or usage.__class__ is not _Usage or timestamp.__class__ is not str:
+        return False
+    chars = 0
+    texts = []
+    for block in content:
+        kind = block.type
+        if kind == "text":
+            text = block.text
+            if text.__class__ is str:
+                chars += len(text) if text.isascii() else utf16_len(text)
+                texts.append(text)
+        elif kind == "thinking":
+            text = block.thinking
+            if text.__class__ is str:
+                chars += len(text) if text.isascii() else utf16_len(text)
+        elif kind == "toolCall":
+            name = block.name
+            if name.__class__ is str:
+                chars += len(name) if name.isascii() else utf16_len(name)
+            if block.arguments is not msgspec.UNSET:
+                chars += _arguments_len(block.arguments)
+    counted = _usage(usage)
+    model = msg.model
+    countable = counted is not None and (model is msgspec.UNSET or model.__class__ is str) \
+        and USAGE_TIMESTAMP.fullmatch(timestamp) is not None
+    index = len(state.ids)
+    state.ids.append(head.id)
+    state.parents.append(head.parentId)
+    state.types.append("message")
+    state.times.append(timestamp)
+    provider = msg.provider if msg.provider.__class__ is str else None
+    state.messages.append(Message(index, "assistant", provider, model if model.__class__ is str else None,
+                                  -(-chars // 4), counted, countable, f"{timestamp}#{head.id}" if countable else None))
+    if texts:
+        state.texts.append([index, "assistant", "\n".join(texts)[:TEXT_LIMIT]])
+    return True
+
+
 def feed(state: FileState, lines: list[bytes], first_line: int) -> FileState:
     """Read complete lines (``first_line`` is the number of ``lines[0]``) into ``state``; return it."""
     number = first_line - 1
+    decode = _line_decoder.decode
     for raw in lines:
         number += 1
         if state.not_session is not None:
             break
-        head = _decode(raw)
-        if head is None:
-            if raw.strip():
-                state.problems.append([number, "damaged-line", "not a JSON object"])
-            continue
-        if isinstance(head, dict):
-            head = _from_dict(head)
+        try:
+            head: Any = decode(raw)
+        except msgspec.DecodeError:
+            head = _decode(raw)
+            if head is None:
+                if raw.strip():
+                    state.problems.append([number, "damaged-line", "not a JSON object"])
+                continue
+            if isinstance(head, dict):
+                head = _from_dict(head)
         if state.header is None:
             _header(state, head, number)
-            continue
-        if head.type == "session":
+        elif head.type == "session":
             state.problems.append([number, "extra-header", "a second session header (ignored)"])
-            continue
-        _entry(state, raw, head, number)
+        elif not _tool_result(state, head) and not _assistant(state, head):
+            _entry(state, raw, head, number)
     state.lines = first_line - 1 + len(lines)
     return state

@@ -253,3 +253,25 @@ def test_the_layer_imports_heavy_packages_lazily() -> None:
             "'distributed', 'numpy', 'fsspec'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("which", ["sample", "shared"])
+def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, shared_sessions: Path) -> None:
+    """The lean scan's per-message figures are the core's (Pi's estimate, the usage), file by file."""
+    import pikit
+    from pikit.tokens import estimate_tokens
+
+    root = sample_corpus if which == "sample" else shared_sessions
+    with Corpus.open(root, index=":memory:", workers=1) as corpus:
+        rows = corpus.sql("SELECT path, entry_index, entry_id, role, estimate, input_tokens FROM messages")
+        for path, group in rows.groupby("path"):
+            session = pikit.load(path)
+            messages = [e for e in session.entries if e.type == "message"]
+            assert len(messages) == len(group), path
+            for entry, row in zip(messages, group.sort_values("entry_index").itertuples(), strict=True):
+                assert row.estimate == estimate_tokens(entry.message), (path, entry.id)
+                if session.report.migrated_from is None:  # a v1 file gets fresh ids when loaded
+                    assert row.entry_id == entry.id
+                usage = (entry.message or {}).get("usage") if entry.role == "assistant" else None
+                if isinstance(usage, dict) and isinstance(usage.get("input"), int):
+                    assert row.input_tokens == usage["input"]
