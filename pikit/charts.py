@@ -26,7 +26,7 @@ from . import frames
 from .formatting import fmt_int
 from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from .projection import Projection
-from .session import Session
+from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
 
@@ -113,7 +113,7 @@ def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
     return xs, ys
 
 
-def context_growth(*sources: Any, leaf: Any = None, context_window: int | None = None,
+def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | None = None,
                    reserve_tokens: int | None = None, title: str | None = None,
                    show_estimate: bool = True, show_usage: bool = True) -> Figure:
     """Context size over the branch, with its compactions (the sawtooth).

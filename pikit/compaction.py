@@ -34,6 +34,7 @@ __all__ = [
     "CompactionResult",
     "build_branch_summary",
     "build_compaction",
+    "compact_prepared",
     "compaction_entry",
     "context_edit_entry",
     "label_entry",
@@ -100,8 +101,16 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
     if prep is None:
         raise PikitError(f"nothing to compact at {leaf_id} with keepRecentTokens={keep_recent_tokens} "
                          "(the leaf is a compaction, or everything fits in the kept part)")
+    return compact_prepared(session, prep, summarizer=summarizer, instructions=instructions)
+
+
+def compact_prepared(session: Session, prep: Preparation, *, summarizer: Summarizer,
+                     instructions: str | None = None) -> CompactionResult:
+    """Summarize a prepared compaction of ``session`` and build its entry (the rest of
+    :func:`build_compaction`); the entry's parent is the leaf ``prep`` was prepared at."""
+    branch = prep.projection.path
     summary, usage = summarize_preparation(prep, summarizer, instructions)
-    entry = compaction_entry(prep, new_id(session.by_id), leaf_id, summary, usage)
+    entry = compaction_entry(prep, new_id(session.by_id), branch[-1].id, summary, usage)
     after = project_path([*branch, Entry(entry)])
     return CompactionResult(entry, prep, prep.tokens_before, after.tokens)
 

@@ -1,15 +1,20 @@
 """Reading session files: streaming, tolerant of damage, never writing.
 
 A damaged line (malformed JSON, invalid UTF-8 that breaks the JSON, a value that is not
-an object) costs that line only and is reported with its line number; ``strict=True``
-raises instead. Lines are split on ``\\n`` only (U+2028 inside strings is text), so CRLF
-files load too. The file is opened read-only and never modified, not even to repair a
-truncated last line.
+an object, a line longer than :data:`MAX_LINE_BYTES`) costs that line only and is reported
+with its line number; ``strict=True`` raises instead. Lines are split on ``\\n`` only
+(U+2028 inside strings is text), so CRLF files load too. The file is opened read-only and
+never modified, not even to repair a truncated last line.
+
+Reading is bounded: only regular files are read (a FIFO or a device such as
+``/dev/zero`` is refused at once), the file is read in chunks of :data:`CHUNK_SIZE`, and
+at most :data:`MAX_LINE_BYTES` of one line are held; the rest of a longer line is read
+past and the line reported as damaged.
 """
 
 from __future__ import annotations
 
-import gc
+import itertools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,13 +27,18 @@ from . import jsjson
 from .entry import Entry
 from .errors import DamagedLineError, NotASessionError, SessionFileError
 from .migration import CURRENT_VERSION, header_version, migrate
+from .reading import NotRegularFileError, open_regular
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["LoadReport", "Problem", "load", "loads"]
+__all__ = ["CHUNK_SIZE", "MAX_LINE_BYTES", "LoadReport", "Problem", "load", "loads"]
 
+#: Bytes read from the file at a time.
 CHUNK_SIZE = 8 * 1024 * 1024
+#: The longest line kept (128 MiB). A longer line is skipped and reported; Pi itself cannot
+#: hold a line of more than about 512 MiB (JavaScript's longest string).
+MAX_LINE_BYTES = 128 * 1024 * 1024
 _BAR_MIN_BYTES = 32 * 1024 * 1024
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
 
@@ -262,31 +272,28 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
 
     ``progress`` is a callback ``(done_bytes, total_bytes)`` called after each chunk, or
     ``True`` for a progress bar on files of 32 MB and more (tqdm in notebooks).
-    Raises :class:`SessionFileError` for a missing or unreadable file and
-    :class:`NotASessionError` when the file does not start with a session header.
+    Raises :class:`SessionFileError` for a missing or unreadable file or one that is not
+    a regular file (a FIFO, a device), and :class:`NotASessionError` when the file does
+    not start with a session header. A line longer than :data:`MAX_LINE_BYTES` is skipped
+    and reported (raised with ``strict``).
     """
 
     source = os.fspath(path)
     try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed below, streamed in chunks
+        handle = open_regular(source)
     except FileNotFoundError:
         raise SessionFileError(source, "no such file; check the path") from None
-    except IsADirectoryError:
-        raise SessionFileError(source, "is a directory, not a session file") from None
+    except NotRegularFileError as exc:
+        raise SessionFileError(source, f"is {exc.kind}, not a regular file; give the path of a session file "
+                                       "(.jsonl)") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    # Loading allocates many objects and frees none: the cycle collector would only rescan
-    # them. Afterwards they are moved out of its reach (gc.freeze), so that later full
-    # collections do not walk a whole session on every leaf move.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        session = _load_from(handle, source, strict, progress)
-    finally:
-        if collecting:
-            gc.enable()
-    gc.freeze()
-    return session
+    return _load_from(handle, source, strict, progress)
+
+
+def _too_long(size: int) -> str:
+    return (f"a line of {size:,} bytes, longer than the {MAX_LINE_BYTES // (1024 * 1024)} MiB limit "
+            "(line skipped)")
 
 
 def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None) -> Session:
@@ -305,25 +312,51 @@ def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallbac
             callback, close = _progress_bar(total, os.path.basename(source))
         elif callable(progress):
             callback = progress
-        pending = b""
+        # The unfinished line is kept as pieces (joined once, when its newline arrives), and
+        # only up to MAX_LINE_BYTES of it: beyond that its bytes are only counted.
+        pending: list[bytes] = []
+        pending_size = 0
         number = 0
         done = 0
+        feed = builder.feed
+        limit = MAX_LINE_BYTES
         while True:
-            chunk = handle.read(CHUNK_SIZE)
+            try:
+                chunk = handle.read(CHUNK_SIZE)
+            except OSError as exc:
+                raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
             if not chunk:
                 break
             done += len(chunk)
-            lines = (pending + chunk if pending else chunk).split(b"\n")
-            pending = lines.pop()
-            feed = builder.feed
-            for line in lines:
+            lines = chunk.split(b"\n")
+            tail = lines.pop()
+            if lines:
+                first = lines[0]
                 number += 1
-                feed(number, line)
+                if pending_size + len(first) > limit:
+                    builder.damaged(number, _too_long(pending_size + len(first)))
+                else:
+                    feed(number, b"".join((*pending, first)) if pending else first)
+                for line in itertools.islice(lines, 1, None):
+                    number += 1
+                    if len(line) > limit:
+                        builder.damaged(number, _too_long(len(line)))
+                    else:
+                        feed(number, line)
+                pending, pending_size = [], 0
+            if pending_size + len(tail) > limit:
+                pending = []  # over the limit: from here on the line is only counted
+            elif tail:
+                pending.append(tail)
+            pending_size += len(tail)
             if callback is not None:
                 callback(done, total)
-        if pending:
+        if pending_size:
             number += 1
-            builder.feed(number, pending)
+            if pending_size > limit:
+                builder.damaged(number, _too_long(pending_size))
+            else:
+                feed(number, b"".join(pending))
         builder.report.bytes = done
         builder.report.lines = number
         builder.report.mtime_ns = mtime_ns

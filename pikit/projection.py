@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -486,16 +485,7 @@ def project(session: Session, leaf_id: Any, indexed: bool = True) -> Projection:
     With the session's ancestry index the cost is the size of the context, not the depth
     of the branch; a session with parent cycles falls back to walking the branch.
     """
-    # Projecting parses the context's entries: up to millions of new acyclic objects that
-    # the cycle collector would rescan again and again (two thirds of the time on a
-    # 100 MB context), as during loading.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _project(session, leaf_id, indexed)
-    finally:
-        if collecting:
-            gc.enable()
+    return _project(session, leaf_id, indexed)
 
 
 def _project(session: Session, leaf_id: Any, indexed: bool) -> Projection:

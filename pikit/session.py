@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -93,39 +94,9 @@ class Session:
                 else:
                     self.labels.pop(target, None)
                     self.label_times.pop(target, None)
-        self.report.deferred = self._check_links
-
-    def _check_links(self) -> list[Problem]:
-        """Orphans and parent cycles (checked when the report's problems are first read)."""
-        by_id = self.by_id
-        problems: list[Problem] = []
-        state: dict[Any, int] = {}  # 1 = on the current walk, 2 = known to reach a root
-        for start in by_id:
-            if start in state:
-                continue
-            walk: list[Any] = []
-            current = start
-            while True:
-                if state.get(current) == 2:
-                    break
-                if state.get(current) == 1:
-                    problems.append(Problem("cycle", f"entries {walk[walk.index(current):]!r} form a parent cycle",
-                                            entry_id=str(current)))
-                    break
-                state[current] = 1
-                walk.append(current)
-                parent = by_id[current].parent_id
-                if parent is None or parent == current:
-                    break
-                if not _hashable(parent) or parent not in by_id:
-                    entry = by_id[current]
-                    problems.append(Problem("orphan", f"entry {current!r} names a missing parent {parent!r}",
-                                            line=entry.line, entry_id=str(current)))
-                    break
-                current = parent
-            for node in walk:
-                state[node] = 2
-        return problems
+        # The report must not hold the session (a cycle would keep both alive until a full
+        # collection): the deferred check closes over the id index only.
+        self.report.deferred = functools.partial(_check_links, by_id)
 
     # ------------------------------------------------------------------ look-ups
     def __len__(self) -> int:
@@ -289,3 +260,35 @@ class Session:
 
 def _hashable(value: object) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
+
+
+def _check_links(by_id: dict[Any, Entry]) -> list[Problem]:
+    """Orphans and parent cycles (checked when the report's problems are first read)."""
+    problems: list[Problem] = []
+    state: dict[Any, int] = {}  # 1 = on the current walk, 2 = known to reach a root
+    for start in by_id:
+        if start in state:
+            continue
+        walk: list[Any] = []
+        current = start
+        while True:
+            if state.get(current) == 2:
+                break
+            if state.get(current) == 1:
+                problems.append(Problem("cycle", f"entries {walk[walk.index(current):]!r} form a parent cycle",
+                                        entry_id=str(current)))
+                break
+            state[current] = 1
+            walk.append(current)
+            parent = by_id[current].parent_id
+            if parent is None or parent == current:
+                break
+            if not _hashable(parent) or parent not in by_id:
+                entry = by_id[current]
+                problems.append(Problem("orphan", f"entry {current!r} names a missing parent {parent!r}",
+                                        line=entry.line, entry_id=str(current)))
+                break
+            current = parent
+        for node in walk:
+            state[node] = 2
+    return problems

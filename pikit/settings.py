@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import jsjson
 from .errors import SettingsError
+from .reading import NotRegularFileError, open_regular
 
 __all__ = ["DEFAULTS", "CompactionSettings", "Settings", "load_settings", "merge"]
 
@@ -55,10 +57,27 @@ class CompactionSettings:
 def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """Recursive merge: objects merge key by key, anything else in ``override`` replaces."""
     out = dict(base)
-    for key, value in override.items():
-        current = out.get(key)
-        out[key] = merge(current, value) if isinstance(current, Mapping) and isinstance(value, Mapping) else value
+    # Iterative: a settings file may nest objects deeper than Python's recursion limit.
+    pending = [(out, override)]
+    while pending:
+        target, source = pending.pop()
+        for key, value in source.items():
+            current = target.get(key)
+            if isinstance(current, Mapping) and isinstance(value, Mapping):
+                target[key] = merged = dict(current)
+                pending.append((merged, value))
+            else:
+                target[key] = value
     return out
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A setting's value for an error message: its JSON, cut short (nesting of any depth)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except RecursionError:
+        text = jsjson.stringify(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _is_token_count(value: Any) -> bool:
@@ -79,12 +98,12 @@ class Settings:
     def _check(self, value: Any, key: str) -> None:
         # Absent is fine; anything present (null included) must be a token count, as in Pi.
         if value is not _ABSENT and not _is_token_count(value):
-            raise SettingsError(f"{self._where()}: {key} is {json.dumps(value)}; expected a non-negative whole number")
+            raise SettingsError(f"{self._where()}: {key} is {_show(value)}; expected a non-negative whole number")
 
     def _compaction(self) -> Mapping[str, Any]:
         section = self.data.get("compaction", {})
         if not isinstance(section, Mapping):
-            raise SettingsError(f"{self._where()}: compaction must be an object, got {json.dumps(section)}")
+            raise SettingsError(f"{self._where()}: compaction must be an object, got {_show(section)}")
         return section
 
     def overrides(self) -> dict[str, dict[str, Any]]:
@@ -103,7 +122,7 @@ class Settings:
         if enabled is None:  # absent or null: the default, as in Pi
             enabled = DEFAULTS["compaction"]["enabled"]
         if not isinstance(enabled, bool):
-            raise SettingsError(f"{self._where()}: compaction.enabled is {json.dumps(enabled)}; expected true or false")
+            raise SettingsError(f"{self._where()}: compaction.enabled is {_show(enabled)}; expected true or false")
         overrides = section.get("modelOverrides")
         if overrides is not None and not isinstance(overrides, Mapping):
             raise SettingsError(f"{self._where()}: compaction.modelOverrides must be an object")
@@ -130,7 +149,7 @@ class Settings:
         """``branchSummary.reserveTokens`` (the budget is the context window minus this)."""
         section = self.data.get("branchSummary", {})
         if not isinstance(section, Mapping):
-            raise SettingsError(f"{self._where()}: branchSummary must be an object, got {json.dumps(section)}")
+            raise SettingsError(f"{self._where()}: branchSummary must be an object, got {_show(section)}")
         value = section.get("reserveTokens", _ABSENT)
         self._check(value, "branchSummary.reserveTokens")
         return int(value) if value is not _ABSENT else DEFAULTS["branchSummary"]["reserveTokens"]
@@ -138,18 +157,22 @@ class Settings:
 
 def _read(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        with open_regular(path) as handle:
+            raw = handle.read()
     except FileNotFoundError:
         return None
+    except NotRegularFileError as exc:
+        raise SettingsError(f"{path}: is {exc.kind}, not a regular file; give the path of a settings.json") from None
     except OSError as exc:
         raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    # As Node reads it: invalid UTF-8 becomes U+FFFD, a BOM is text (JSON.parse rejects it).
+    text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        data = jsjson.loads(text)
+    except jsjson.JSONParseError as exc:
+        raise SettingsError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: must hold a JSON object")
     return data

@@ -77,11 +77,13 @@ def _offset(tz: str) -> int:
     return (minutes if tz[0] == "+" else -minutes) * 60_000
 
 
-@lru_cache(maxsize=65536)
 def parse_ms(text: object) -> int | None:
     """Milliseconds since the epoch, or ``None`` where JavaScript would get ``NaN``."""
-    if not isinstance(text, str):
-        return None
+    return _parse_text_ms(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=65536)
+def _parse_text_ms(text: str) -> int | None:
     m = _ISO.fullmatch(text)
     if m is not None:
         year = m["year"]

@@ -196,7 +196,7 @@ def test_budget_without_compaction() -> None:
 
 # ------------------------------------------------------------------------------ sweep
 def test_keep_recent_sweep(chain: Session) -> None:
-    df = frames.sweep_keep_recent(chain, None, range(0, 30001, 500))
+    df = frames.sweep_keep_recent(chain, values=range(0, 30001, 500))
     fig = charts.keep_recent_sweep(df)
     compactable = df[df["compactable"]]
     kept = _by_gid(fig, "kept_tokens")[0]
@@ -206,7 +206,7 @@ def test_keep_recent_sweep(chain: Session) -> None:
     assert len(split.get_xdata()) == int(compactable["is_split_turn"].sum())
     assert len(fig.axes) == 2
     _render(fig)
-    nothing = charts.keep_recent_sweep(frames.sweep_keep_recent(chain, None, [10**9]))
+    nothing = charts.keep_recent_sweep(frames.sweep_keep_recent(chain, values=[10**9]))
     assert "nothing to compact" in nothing.axes[0].texts[0].get_text()
 
 

@@ -75,7 +75,7 @@ def test_every_frame_declares_unique_documented_columns() -> None:
             assert column.dtype in allowed, (name, column)
             assert column.description and len(column.description) > 5
         table = frames.column_table(name)
-        assert list(table.columns) == ["name", "dtype", "description"]
+        assert list(table.columns) == ["name", "dtype", "group", "description"]
         assert table["name"].tolist() == names
         assert callable(getattr(frames, name))
 
@@ -108,7 +108,7 @@ def test_import_pikit_does_not_import_pandas_or_matplotlib() -> None:
 def test_shorten() -> None:
     assert frames.shorten("a  b\n c") == "a b c"
     assert frames.shorten("x" * 200, 10) == "x" * 9 + "…"
-    assert len(frames.shorten("word " * 100)) <= frames.PREVIEW_WIDTH
+    assert len(frames.shorten("word " * 100)) <= frames.columns.PREVIEW_WIDTH
     assert frames.shorten(None) == ""
 
 
@@ -131,7 +131,7 @@ def test_entries(session: Session) -> None:
         assert row.estimate == sum(estimate_tokens(m) for m in entry_messages(entry))
         assert row.line == entry.line
         assert row.kind == (f"message/{entry.role}" if entry.type == "message" else entry.type)
-        assert len(row.preview) <= frames.PREVIEW_WIDTH
+        assert len(row.preview) <= frames.columns.PREVIEW_WIDTH
         if entry.time_ms is not None:
             assert int(row.timestamp.value // 10**6) == entry.time_ms
 
@@ -160,7 +160,7 @@ def test_frames_survive_odd_entries() -> None:
     assert row["tokens_before"] is pd.NA and not row["first_kept_found"] and row["kept_entries"] == 0
     for name in ("messages", "context_trace", "calibration"):
         _check_declared(getattr(frames, name)(odd), name)
-    assert not frames.sweep_keep_recent(odd, None, [0])["compactable"].any()
+    assert not frames.sweep_keep_recent(odd, values=[0])["compactable"].any()
 
 
 def test_entries_depth_of_a_deep_chain(shared_sessions: Path) -> None:
@@ -193,7 +193,7 @@ def test_messages_match_projection(session: Session) -> None:
             assert _none(row.stop_reason) == message.get("stopReason")
         else:
             assert row.usage_total is pd.NA
-        assert len(row.preview) <= frames.PREVIEW_WIDTH
+        assert len(row.preview) <= frames.columns.PREVIEW_WIDTH
 
 
 def test_messages_from_projection_and_counter(shared_sessions: Path) -> None:
@@ -453,7 +453,7 @@ def test_sweep_keep_recent_matches_preparation(session: Session) -> None:
     if session.leaf_id is None:
         pytest.skip("reset leaf")
     values = [0, 1, 500, 2000, 8000, 20000, 10**9]
-    df = frames.sweep_keep_recent(session, None, values)
+    df = frames.sweep_keep_recent(session, values=values)
     _check_declared(df, "sweep_keep_recent")
     assert df["keep_recent_tokens"].tolist() == values
     branch = session.branch()
@@ -477,7 +477,86 @@ def test_sweep_keep_recent_matches_preparation(session: Session) -> None:
 
 def test_sweep_keep_recent_is_monotonic(shared_sessions: Path) -> None:
     session = pikit.load(shared_sessions / "compaction-chain.jsonl")
-    df = frames.sweep_keep_recent(session, None, range(0, 40001, 1000))
+    df = frames.sweep_keep_recent(session, values=range(0, 40001, 1000))
     compactable = df[df["compactable"]]
     assert compactable["kept_tokens"].is_monotonic_increasing
     assert compactable["first_kept_index"].is_monotonic_decreasing
+
+
+# ------------------------------------------------------------------------------ columns as data
+def test_build_reads_each_column_with_its_getter() -> None:
+    cols = (frames.Column("id", "string", "the id", lambda e: e["id"]),
+            frames.Column("double", "Int64", "twice n", lambda e: e["n"] * 2, group="math"),
+            frames.Column("n", "Int64", "n as is"))
+    df = frames.build(iter([{"id": "a", "n": 1}, {"id": "b", "n": 2}]), cols)
+    assert list(df.columns) == ["id", "double", "n"]
+    assert df["double"].tolist() == [2, 4] and str(df["double"].dtype) == "Int64"
+    assert list(frames.build([], cols).columns) == ["id", "double", "n"]
+    assert [c.name for c in frames.select(cols, "math")] == ["double"]
+    assert [c.name for c in frames.select(cols, ["n", "core"])] == ["id", "n"]
+    with pytest.raises(ValueError, match="unknown column or group 'nope'"):
+        frames.select(cols, "nope")
+
+
+def test_frames_pick_column_groups(session: Session) -> None:
+    usage = frames.messages(session, columns=["index", "usage"])
+    assert list(usage.columns) == ["index"] + [c.name for c in frames.MESSAGE_COLUMNS if c.group == "usage"]
+    full = frames.messages(session)
+    pd.testing.assert_frame_equal(usage, full[list(usage.columns)])
+    assert list(frames.entries(session, columns="tree").columns) == [
+        "depth", "on_active_branch", "is_leaf", "label", "children"]
+    for name in ("entries", "messages", "compactions", "calibration"):
+        declared = frames.FRAMES[name]
+        groups = {c.group for c in declared}
+        assert "core" in groups and set(frames.column_table(name)["group"]) == groups
+
+
+def test_leaf_means_the_same_as_in_the_core(shared_sessions: Path) -> None:
+    """CURRENT (the default) is the current leaf; None is the empty leaf, as for Session.context."""
+    session = pikit.load(shared_sessions / "before-compaction.jsonl")
+    assert len(frames.messages(session)) == len(session.context().messages) > 0
+    assert len(frames.messages(session, frames.CURRENT)) == len(session.context().messages)
+    assert len(frames.messages(session, None)) == len(session.context(None).messages) == 0
+    assert not frames.entries(session, None)["on_active_branch"].any()
+    assert frames.compactions(session, None).empty and frames.context_trace(session, None).empty
+    with pytest.raises(ValueError, match="leaf applies to a Session"):
+        frames.messages(session.context(), None)
+
+
+def test_frames_survive_weird_but_parseable_values() -> None:
+    """Objects as timestamps, 30-digit numbers, odd ids and roles, lone surrogates and NUL: no traceback."""
+    big = 10**30
+    weird = Session.from_entries([
+        {"type": "message", "id": "a", "parentId": None, "timestamp": {"at": 1},
+         "message": {"role": "user", "content": "lone \ud800 surrogate and NUL \x00", "timestamp": {"x": 1}}},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": big,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "\udfff"}], "timestamp": big,
+                     "usage": {"input": big, "output": big, "cacheRead": 0, "cacheWrite": 0, "totalTokens": big},
+                     "stopReason": {"x": 1}, "provider": ["p"], "model": 5}},
+        {"type": "message", "id": [1, 2], "parentId": "b", "timestamp": 1.5e300,
+         "message": {"role": "oracle", "content": "?"}},
+        {"type": "message", "id": {"k": "v"}, "parentId": ["b"], "timestamp": -big,
+         "message": {"role": 7, "content": [None, 3]}},
+        {"type": "message", "id": 42, "parentId": "b", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "toolResult", "toolName": {"n": 1}, "isError": "yes", "content": "\x00"}},
+        {"type": "message", "id": "", "parentId": 42, "timestamp": float("nan"),
+         "message": {"role": "user", "content": [{"type": "text", "text": big}]}},
+        {"type": "compaction", "id": "c", "parentId": "b", "timestamp": big, "summary": "\ud800",
+         "firstKeptEntryId": ["a"], "tokensBefore": big, "details": {"readFiles": [{"f": 1}, big]},
+         "usage": {"totalTokens": big}},
+    ])
+    for leaf in (frames.CURRENT, "b", "c", 42, ""):
+        if leaf is not frames.CURRENT and leaf not in weird.by_id:
+            continue
+        weird.leaf_id = weird.leaf_id if leaf is frames.CURRENT else leaf
+        for name in ("entries", "messages", "compactions", "context_trace", "calibration"):
+            df = getattr(frames, name)(weird)
+            _check_declared(df, name)
+        frames.branches(weird)
+        frames.sweep_keep_recent(weird, values=[0, 10])
+    weird.leaf_id = "c"
+    row = frames.compactions(weird).iloc[0]
+    assert row["tokens_before"] is pd.NA and row["timestamp"] is pd.NaT
+    messages = frames.messages(weird, "b")
+    assert messages["usage_input"].isna().all() and messages["timestamp"].isna().all()
+    assert "\ufffd" in messages["preview"].iloc[0]

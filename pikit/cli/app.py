@@ -60,10 +60,6 @@ def _long_output_args(p: argparse.ArgumentParser, what: str) -> None:
                    help="never page (by default a terminal gets long output through $PAGER, as git does)")
 
 
-def _untranslated(message: str) -> str:
-    return message
-
-
 class _Parser(argparse.ArgumentParser):
     """One line on stderr for a usage mistake (not the whole usage block)."""
 
@@ -95,9 +91,6 @@ class _CommandParser(_Parser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``pikit`` argument parser."""
-    # argparse looks up a translation of every help string (a directory search each time,
-    # tens of milliseconds at start-up); pikit's messages are English only.
-    argparse._ = _untranslated  # type: ignore[attr-defined]
     parser = _Parser(
         prog="pikit",
         description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",

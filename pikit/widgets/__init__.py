@@ -8,7 +8,8 @@ Each widget works alone and they compose:
 * :class:`ContextView` — the projected context at a leaf, with provenance and token figures;
 * :class:`ContextDiff` — two leaves, or before/after a compaction, with token deltas;
 * :class:`BudgetBar` — system prompt, summary, kept and new messages against the context window;
-* :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction.
+* :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction;
+* :class:`CompactionStepper` — Pi's compaction algorithm on one leaf, one step at a time.
 
 Session text is always HTML-escaped before it is shown.
 """
@@ -20,11 +21,13 @@ from .compaction import CompactionPanel, compaction_history
 from .context import ContextView, context_rows
 from .diffview import ContextDiff
 from .explorer import SessionExplorer
+from .stepper import CompactionStepper
 from .tree import TreeView
 
 __all__ = [
     "BudgetBar",
     "CompactionPanel",
+    "CompactionStepper",
     "ContextDiff",
     "ContextView",
     "SessionExplorer",

@@ -114,7 +114,7 @@ def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFi
     assert code == 0
     warnings = [line for line in err.split("\n") if line.startswith("pikit: warning:")]
     assert len(warnings) == 1 and "reserveTokens 3,000 ≥ the context window 3,000" in warnings[0]
-    _, out, err = run(capsys, "simulate", SAMPLE, "--context-window", 16384, "--reserve-tokens", 3000)
+    _, _, err = run(capsys, "simulate", SAMPLE, "--context-window", 16384, "--reserve-tokens", 3000)
     assert "warning" not in err
 
 

@@ -1,0 +1,222 @@
+"""The compaction stepper: Pi's compaction algorithm on one leaf, one step at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import traitlets
+
+from ..compaction import CompactionResult, compact_prepared
+from ..errors import SettingsError
+from ..preparation import CompactionTrace, trace_compaction
+from ..session import CURRENT, Session
+from ..settings import Settings
+from ..summarizer import Summarizer
+from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
+from ._html import error_box, esc, style_widget
+from ._state import LeafOfSession, SessionState, state_for
+from .budget import model_key, resolve_budget
+from .stepview import STEPPER_CSS, render_step
+
+__all__ = ["CompactionStepper"]
+
+_SUMMARY_STEP = 6
+_STEPS = len(STEP_TITLES)
+
+
+class CompactionStepper(LeafOfSession, widgets.VBox):
+    """Play Pi's compaction at ``leaf_id`` step by step: **Back**/**Next** buttons and a step slider.
+
+    1. the walk back from the newest entry with the running sum against ``keep_recent_tokens``;
+    2. the entry where the sum reaches it; 3. the move to a valid cut point; 4. the split-turn
+    decision and the turn prefix; 5. the messages to summarize, the previous summary and the
+    file lists; 6. the summary; 7. the new context with its size.
+
+    Each step highlights the entries involved and says in one sentence what Pi does. Every
+    figure is the one :func:`~pikit.preparation.trace_compaction` (``prepare_compaction``)
+    computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
+    offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
+    to disk.
+
+    ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
+    current :class:`~pikit.walkthrough.Walkthrough`, ``highlighted`` the entries of the current
+    step, ``trace`` the :class:`~pikit.preparation.CompactionTrace` behind them and ``result`` the
+    compaction built from it (once summarized). ``status`` is ``"ready"``, ``"summarizing"`` or
+    ``"error"``.
+    """
+
+    leaf_id = traitlets.Any(None)
+    step = traitlets.Int(1)
+    keep_recent_tokens = traitlets.Int(20_000)
+    status = traitlets.Unicode("ready")
+
+    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, keep_recent_tokens: int | None = None,
+                 summarizer: Summarizer | None = None, settings: Settings | None = None,
+                 instructions: str | None = None, step: int = 1, **kwargs: Any) -> None:
+        self.session = session
+        self.state: SessionState = state_for(session)
+        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
+        if leaf is not None and leaf not in session:
+            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        self._summarizer = summarizer
+        self.instructions = instructions
+        self.trace: CompactionTrace | None = None
+        self.result: CompactionResult | None = None
+        self._walk: Walkthrough | None = None
+        self._problem: str | None = None
+        if keep_recent_tokens is None:
+            try:
+                keep_recent_tokens = resolve_budget(model_key(self.state.projection(leaf)) or None, settings)[2]
+            except SettingsError as exc:  # resolve_budget reports; this guards a broken settings object
+                self._problem = str(exc)
+                keep_recent_tokens = self.keep_recent_tokens
+
+        self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step",
+                                          layout=widgets.Layout(width="90px"))
+        self.back_button.add_class("pikit-step-back")
+        self.next_button = widgets.Button(description="Next", icon="arrow-right", button_style="primary",
+                                          tooltip="the next step", layout=widgets.Layout(width="90px"))
+        self.next_button.add_class("pikit-step-next")
+        self.slider = widgets.IntSlider(value=1, min=1, max=_STEPS, step=1, description="step",
+                                        continuous_update=False, layout=widgets.Layout(width="300px"))
+        self.slider.add_class("pikit-step-slider")
+        self.keep_box = widgets.BoundedIntText(value=max(0, keep_recent_tokens), min=0, max=10**9,
+                                               description="keepRecentTokens", style={"description_width": "auto"},
+                                               layout=widgets.Layout(width="230px"))
+        self.keep_box.add_class("pikit-step-keep")
+        self.body = widgets.HTML()
+        self.body.add_class("pikit-step-body")
+        self.header = widgets.HTML()
+        self.header.add_class("pikit-step-header")
+        controls = widgets.HBox([self.back_button, self.slider, self.next_button, self.keep_box],
+                                layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
+        controls.add_class("pikit-gap")
+        style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
+        super().__init__([style_widget(), style, self.header, controls, self.body], **kwargs)
+        self.add_class("pikit-root")
+        self.add_class("pikit-stepper")
+
+        with self.hold_trait_notifications():
+            self.leaf_id = leaf
+            self.keep_recent_tokens = max(0, keep_recent_tokens)
+        widgets.link((self.slider, "value"), (self, "step"))
+        widgets.link((self.keep_box, "value"), (self, "keep_recent_tokens"))
+        self.back_button.on_click(lambda _b: self.back())
+        self.next_button.on_click(lambda _b: self.next())
+        self.observe(self._on_setting, names=["leaf_id", "keep_recent_tokens"])
+        self.observe(self._on_step, names="step")
+        self._retrace()
+        self.step = min(max(1, step), _STEPS)
+        self._show()
+
+    def __repr__(self) -> str:
+        return f"<CompactionStepper at {self.leaf_id!r}, keepRecentTokens={self.keep_recent_tokens}, step {self.step}>"
+
+    @traitlets.validate("step")
+    def _check_step(self, proposal: dict[str, Any]) -> int:
+        return min(max(1, int(proposal["value"])), _STEPS)
+
+    # ------------------------------------------------------------------ public
+    @property
+    def walk(self) -> Walkthrough:
+        """The seven steps at the current leaf and settings."""
+        if self._walk is None:
+            self._walk = self._build()
+        return self._walk
+
+    @property
+    def highlighted(self) -> tuple[Any, ...]:
+        """The entries the current step is about."""
+        return self.walk.step(self.step).highlighted
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer step 6 uses (the offline one unless another was given)."""
+        if self._summarizer is None:
+            from ..llm.select import get_summarizer
+
+            self._summarizer = get_summarizer("offline")
+        return self._summarizer
+
+    def set_summarizer(self, summarizer: Summarizer | None, instructions: str | None = None) -> None:
+        """Use ``summarizer`` (``None``: the offline one) from now on; the summary is written again."""
+        self._summarizer = summarizer
+        self.instructions = instructions
+        self.result = None
+        self._walk = None
+        self._show()
+
+    def next(self) -> None:
+        """Go to the next step."""
+        self.step = min(self.step + 1, _STEPS)
+
+    def back(self) -> None:
+        """Go to the previous step."""
+        self.step = max(self.step - 1, 1)
+
+    # ------------------------------------------------------------------ updates
+    def _on_setting(self, _change: dict[str, Any]) -> None:
+        self._retrace()
+        self._show()
+
+    def _on_step(self, _change: dict[str, Any]) -> None:
+        self._show()
+
+    def _retrace(self) -> None:
+        self.result = None
+        self._walk = None
+        self._problem = None
+        try:
+            if self.leaf_id is None:
+                self.trace = None
+                return
+            projection = self.state.projection(self.leaf_id)
+            self.trace = trace_compaction(projection.path, max(0, self.keep_recent_tokens), projection)
+        except Exception as exc:
+            self.trace = None
+            self._problem = f"{type(exc).__name__}: {exc}"
+
+    def _summarize(self) -> None:
+        trace = self.trace
+        if trace is None or trace.preparation is None or self.result is not None:
+            return
+        self.status = "summarizing"
+        self.body.value = ('<div class="pikit-status" role="status">writing the summary with '
+                           f"{esc(self._summarizer_name())}…</div>")
+        self.result = compact_prepared(self.session, trace.preparation, summarizer=self.summarizer,
+                                       instructions=self.instructions)
+        self._walk = None
+
+    def _summarizer_name(self) -> str:
+        return str(getattr(self.summarizer, "name", type(self.summarizer).__name__))
+
+    def _build(self) -> Walkthrough:
+        if self.trace is None:
+            raise ValueError(self._problem or "the leaf is reset (empty branch): there is nothing to compact")
+        return walkthrough(self.trace, self.result, summarizer=self._summarizer_name())
+
+    def _show(self) -> None:
+        self.back_button.disabled = self.step <= 1
+        self.next_button.disabled = self.step >= _STEPS
+        self.header.value = self._header_html()
+        if self.trace is None:
+            why = self._problem or "the leaf is reset (empty branch): there is nothing to compact"
+            self.body.value = error_box("Cannot step through a compaction here", why)
+            self.status = "error"
+            return
+        problem = ""
+        try:
+            if self.step >= _SUMMARY_STEP:
+                self._summarize()
+            self.status = "ready"
+        except Exception as exc:  # a summarizer failure is shown, never raised
+            self.status = "error"
+            problem = error_box("The summarizer failed: nothing was written", exc)
+        self.body.value = problem + render_step(self.walk, self.step)
+
+    def _header_html(self) -> str:
+        leaf = self.leaf_id
+        where = f'<span class="pikit-id">{esc(leaf)}</span>' if leaf is not None else "the reset leaf"
+        return (f'<div class="pikit-title">Compaction, step by step</div><div class="pikit-sub">at {where} · '
+                f"summarizer {esc(self._summarizer_name())}</div>")

@@ -1,0 +1,46 @@
+"""Running ``pikit`` as a real process, with a time limit, for the hardening tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def env(**extra: str) -> dict[str, str]:
+    """The environment of a child ``pikit``: this checkout first on the path, no colour, UTF-8."""
+    out = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    out["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    out["PYTHONIOENCODING"] = "utf-8"
+    out.update(extra)
+    return out
+
+
+def pikit(*argv: str | os.PathLike[str], timeout: float = 60, extra_env: dict[str, str] | None = None,
+          **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m pikit ARGV`` to completion (``subprocess.TimeoutExpired`` past ``timeout``)."""
+    return subprocess.run([sys.executable, "-m", "pikit", *map(str, argv)], capture_output=True, timeout=timeout,
+                          env=env(**(extra_env or {})), **kwargs)
+
+
+def popen(*argv: str | os.PathLike[str], extra_env: dict[str, str] | None = None,
+          **kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start ``python -m pikit ARGV`` without waiting."""
+    return subprocess.Popen([sys.executable, "-m", "pikit", *map(str, argv)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env(**(extra_env or {})), **kwargs)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[bytes], *needles: str) -> str:
+    """The single stderr line of a failed run (no traceback), checked to hold every needle."""
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode not in (0, None), err
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

@@ -1,0 +1,154 @@
+"""The compaction stepper without a browser: steps, settings, summarizer failures, escaping, rendering."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit.errors import SummarizerError
+from pikit.preparation import prepare_compaction, trace_compaction
+from pikit.settings import Settings
+from pikit.summarizer import SummaryRequest, SummaryResult
+from pikit.walkthrough import Fold, StepRow, walkthrough
+from pikit.widgets import CompactionStepper
+from pikit.widgets.stepview import render_rows, render_step, render_walkthrough
+from tests.widgets.synthetic import PAYLOAD
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
+_ROW = re.compile(r'<tr class="pikit-step-row( pikit-step-hl)?[^"]*"[^>]*data-entry-id="([^"]*)"')
+_FOLD = re.compile(r'<tr class="pikit-step-fold" data-highlighted="(\d+)"')
+
+
+@pytest.fixture
+def refactor() -> pikit.Session:
+    return pikit.load(SAMPLE)
+
+
+def highlighted_in(html: str) -> tuple[list[str], int]:
+    """The highlighted rows shown in a step's HTML, and how many the folds hide."""
+    shown = [entry for lit, entry in _ROW.findall(html) if lit]
+    return shown, sum(int(n) for n in _FOLD.findall(html))
+
+
+class Failing:
+    name = "failing"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        raise SummarizerError("the model is unreachable")
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.calls += 1
+        return SummaryResult(f"summary #{self.calls} of {len(request.messages)} messages", None)
+
+
+def test_steps_through_and_highlights_what_prepare_compaction_decides(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000)
+    prep = prepare_compaction(refactor.branch(), 4_000, refactor.context())
+    assert prep is not None
+    assert stepper.step == 1 and stepper.back_button.disabled and not stepper.next_button.disabled
+    seen = []
+    for number in range(1, 8):
+        assert stepper.step == number and stepper.status == "ready"
+        html = stepper.body.value
+        assert f'data-step="{number}"' in html
+        shown, folded = highlighted_in(html)
+        assert set(shown) <= set(stepper.highlighted)
+        assert len(shown) + folded == len(stepper.highlighted)
+        seen.append(stepper.highlighted)
+        stepper.next()
+    assert stepper.step == 7 and stepper.next_button.disabled
+    assert seen[2][-1] == prep.first_kept_entry_id
+    assert seen[4] == tuple(prep.summarized_entry_ids)
+    assert stepper.result is not None and seen[6][0] == stepper.result.entry["id"]
+    stepper.back()
+    assert stepper.step == 6 and stepper.slider.value == 6
+    stepper.slider.value = 2
+    assert stepper.step == 2 and "reaches keepRecentTokens at entry" in stepper.body.value
+
+
+def test_settings_and_leaf_recompute(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000, step=5)
+    before = stepper.highlighted
+    stepper.keep_box.value = 2_500
+    assert stepper.keep_recent_tokens == 2_500 and stepper.highlighted != before
+    prep = prepare_compaction(refactor.branch(), 2_500, refactor.context())
+    assert prep is not None and stepper.highlighted == tuple(prep.summarized_entry_ids)
+    stepper.keep_recent_tokens = 10**8
+    assert stepper.walk.reason is not None and "Nothing to compact" in stepper.body.value
+    leaf = refactor.branch()[-10].id
+    stepper.keep_recent_tokens = 1_000
+    stepper.leaf_id = leaf
+    assert stepper.trace is not None and stepper.trace.projection.leaf_id == leaf
+    other = trace_compaction(refactor.branch(leaf), 1_000, refactor.context(leaf)).preparation
+    assert other is not None and stepper.highlighted == tuple(other.summarized_entry_ids)
+    stepper.leaf_id = None
+    assert stepper.status == "error" and "nothing to compact" in stepper.body.value
+
+
+def test_default_settings_from_pi(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, settings=Settings({"compaction": {"keepRecentTokens": 3_210}}))
+    assert stepper.keep_recent_tokens == 3_210
+
+
+def test_summarizer_runs_once_per_setting_and_failures_are_shown(refactor: pikit.Session) -> None:
+    counting = Counting()
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000, summarizer=counting)
+    assert counting.calls == 0  # nothing is summarized before step 6
+    stepper.step = 6
+    calls = counting.calls
+    assert calls in (1, 2) and "summary #1" in stepper.body.value
+    stepper.step = 7
+    stepper.step = 6
+    assert counting.calls == calls
+    stepper.set_summarizer(Failing())
+    assert stepper.status == "error" and "the model is unreachable" in stepper.body.value
+    assert stepper.result is None and "not written yet" in stepper.body.value
+    stepper.set_summarizer(None)
+    assert stepper.status == "ready" and "offline" in stepper.header.value
+
+
+def test_unknown_leaf_is_refused(refactor: pikit.Session) -> None:
+    with pytest.raises(Exception, match="no entry"):
+        CompactionStepper(refactor, "nope")
+
+
+def test_every_step_escapes_session_text(hostile: pikit.Session) -> None:
+    for entry in hostile.entries:
+        stepper = CompactionStepper(hostile, entry.id, keep_recent_tokens=1)
+        for number in range(1, 8):
+            stepper.step = number
+            for value in (stepper.body.value, stepper.header.value):
+                lowered = value.lower()
+                assert "<script" not in lowered and "<img" not in lowered and 'onerror="' not in lowered
+    assert PAYLOAD not in render_walkthrough(walkthrough(trace_compaction(
+        hostile.branch(), 1, hostile.context())))
+
+
+def test_render_marks_rows_and_folds(refactor: pikit.Session) -> None:
+    walk = walkthrough(trace_compaction(refactor.branch(), 300, refactor.context()))
+    step = walk.step(5)
+    html = render_rows(step)
+    rows = [r for r in step.rows if isinstance(r, StepRow)]
+    folds = [r for r in step.rows if isinstance(r, Fold)]
+    assert html.count('<tr class="pikit-step-row') == len(rows)
+    assert html.count('class="pikit-step-fold"') == len(folds)
+    assert "running sum" not in html and "running sum" in render_rows(walk.step(1))
+    page = render_step(walk, 5)
+    assert 'aria-current="step"' in page and "Step 5 of 7" in page
+    assert page.count('<li class="pikit-step-done"') == 4
+
+
+def test_repr_is_short(refactor: pikit.Session) -> None:
+    stepper: Any = CompactionStepper(refactor, keep_recent_tokens=4_000)
+    assert len(repr(stepper)) < 120
