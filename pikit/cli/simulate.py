@@ -59,11 +59,9 @@ def sizes_note(r: SimulationResult, dropped: int = 0) -> str:
     else:
         share = "every check" if r.usage_checks == checks else \
             f"{fmt_int(r.usage_checks)} of {plural(checks, 'check')}"
-        note = (f"sizes start from the recorded usage, as in `pikit context` ({share}); simulated compactions "
-                "change them by Pi's estimate")
+        note = f"sizes: the recorded usage as in `pikit context` ({share}), changed by simulated compactions"
     if dropped:
-        note += (f"\nthe branch's {plural(dropped, 'recorded compaction')} left out (sizes are larger than "
-                 "`pikit context` reports after them; --keep-existing keeps them)")
+        note += f"\nthe branch's {plural(dropped, 'recorded compaction')} left out (--keep-existing keeps them)"
     return note
 
 

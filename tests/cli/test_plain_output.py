@@ -109,7 +109,7 @@ def test_compact_help_explains_the_dry_run_columns(capsys: pytest.CaptureFixture
 
 
 def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "simulate", SAMPLE, "--context-window", 3000, "--reserve-tokens", 3000,
+    code, _, err = run(capsys, "simulate", SAMPLE, "--context-window", 3000, "--reserve-tokens", 3000,
                          "--keep-recent-tokens", 1000)
     assert code == 0
     warnings = [line for line in err.split("\n") if line.startswith("pikit: warning:")]
@@ -120,7 +120,7 @@ def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFi
 
 def test_simulate_says_how_sizes_were_measured(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6, "--keep-existing")
-    assert "sizes start from the recorded usage, as in `pikit context` (every check)" in out
+    assert "sizes: the recorded usage as in `pikit context` (every check), changed by simulated compactions" in out
     assert "final 10,599 tokens" not in out and "final 10,599," in out  # `pikit context` reports 10,599 here
     assert "0 compactions" in out and "left out" not in out
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6)
