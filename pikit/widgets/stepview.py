@@ -139,9 +139,7 @@ def render_rows(step: Step) -> str:
 def _legend(step: Step) -> str:
     shown = [r for r in step.rows if isinstance(r, StepRow)]
     marks = sorted({r.mark for r in shown if r.mark}, key=list(MARKS).index)
-    items = [f'<span><span class="pikit-swatch" style="background:{_MARK_COLOURS[m]}"></span>'
-             f"{esc(_MARK_LABELS[m])}: {esc(MARKS[m])}</span>" if _MARK_LABELS[m] != MARKS[m] else
-             f'<span><span class="pikit-swatch" style="background:{_MARK_COLOURS[m]}"></span>{esc(MARKS[m])}</span>'
+    items = [f'<span><span class="pikit-swatch" style="background:{_MARK_COLOURS[m]}"></span>{esc(MARKS[m])}</span>'
              for m in marks]
     if any(r.cut_point for r in shown):
         items.append("<span>✂ a valid cut point (never a tool result)</span>")
