@@ -27,7 +27,8 @@ How it works, in three steps:
    merged: items are kept and de-duplicated, *In Progress* moves to *Done* when the new
    messages contain a finished turn, *Blocked* items whose command or file later succeeded
    move to *Done*, and *Next Steps* are derived again.
-3. The renderer (:mod:`~pikit.llm.offline.render`) lays the notes out with a cap on the number and length of the items of
+3. The renderer (:mod:`~pikit.llm.offline.render`) lays the notes out with a cap on the
+   number and length of the items of
    every section, so a summary stays small however long the session was.
 
 Text helpers live in :mod:`~pikit.llm.offline.text`; a conversation that arrives only as

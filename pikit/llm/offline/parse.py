@@ -14,24 +14,22 @@ _DROPPED_RE = re.compile(r"^(?:…|\.\.\.)?\s*and (\d+) earlier items?$|^\(\+(\d
 _PLACEHOLDERS = frozenset({"(none)", "none", "none.", "- none.", "n/a", "(none stated)", _NO_GOAL.lower()})
 
 
+_SECTION_WORDS = (
+    ("goal", ("goal", "original request", "objective")),
+    ("constraints", ("constraint", "preference", "requirement")),
+    ("in_progress", ("in progress", "current", "ongoing")),
+    ("blocked", ("block", "error", "issue", "problem", "fail")),
+    ("decisions", ("decision",)),
+    ("next_steps", ("next", "todo", "to do")),
+    ("done", ("done", "complete", "progress", "finished")),
+)
+"""Heading words per section, tried in this order (the first match wins)."""
+
+
 def _section_of(title: str) -> str:
     """The section a heading title belongs to (``"context"`` when nothing else fits)."""
     t = title.lower()
-    if "goal" in t or "original request" in t or "objective" in t:
-        return "goal"
-    if "constraint" in t or "preference" in t or "requirement" in t:
-        return "constraints"
-    if "in progress" in t or "current" in t or "ongoing" in t:
-        return "in_progress"
-    if "block" in t or "error" in t or "issue" in t or "problem" in t or "fail" in t:
-        return "blocked"
-    if "decision" in t:
-        return "decisions"
-    if "next" in t or "todo" in t or "to do" in t:
-        return "next_steps"
-    if "done" in t or "complete" in t or "progress" in t or "finished" in t:
-        return "done"
-    return "context"
+    return next((section for section, words in _SECTION_WORDS if any(w in t for w in words)), "context")
 
 
 _KNOWN_TITLES = re.compile(
@@ -42,117 +40,178 @@ _KNOWN_TITLES = re.compile(
 )
 
 
+_FILE_TAGS = {"<read-files>": "files_read", "<modified-files>": "files_modified",
+              "</read-files>": None, "</modified-files>": None}
+
+
+def _classify(line: str, in_code: bool, in_files: bool) -> str:
+    """The kind of one stripped summary line; one :class:`_Parser` handler per kind."""
+    if line.startswith(("```", "~~~")):
+        return "fence"
+    if in_code or not line or line == "---":
+        return "skip"
+    if line in _FILE_TAGS:
+        return "file_tag"
+    if in_files:
+        return "file"
+    if _HEADING_RE.match(line):
+        return "heading"
+    if line.startswith("**Turn Context"):
+        return "turn"
+    if line.startswith("|"):
+        return "table_rule" if _TABLE_SEP_RE.match(line) else "table_row"
+    return "item"
+
+
+class _Parser:
+    """Reads a summary line by line into notes (see :func:`_parse_notes`)."""
+
+    def __init__(self) -> None:
+        self.notes = _Notes()
+        n = self.notes
+        self.lists: dict[str, list[str]] = {
+            "goal": n.goal, "constraints": n.constraints, "done": n.done, "in_progress": n.in_progress,
+            "blocked": n.blocked, "decisions": n.decisions, "next_steps": n.next_steps, "context": n.context,
+        }
+        self.section: str | None = None
+        self.parent: str | None = None
+        self.label = ""
+        self.in_code = False
+        self.file_block: dict[str, None] | None = None
+        self.last_table_row: str | None = None
+        self.preface: list[str] = []
+        self.headings = 0
+        self.turn = False
+
+    def feed(self, line: str) -> None:
+        """Handle one stripped line."""
+        kind = _classify(line, self.in_code, self.file_block is not None)
+        getattr(self, f"_{kind}")(line)
+
+    # -- one handler per kind ---------------------------------------------------------------
+
+    def _fence(self, line: str) -> None:
+        self.in_code = not self.in_code
+
+    def _skip(self, line: str) -> None:
+        pass
+
+    def _file_tag(self, line: str) -> None:
+        target = _FILE_TAGS[line]
+        self.file_block = getattr(self.notes, target) if target else None
+
+    def _file(self, line: str) -> None:
+        assert self.file_block is not None
+        self.file_block[_line(line, 200)] = None
+
+    def _heading(self, line: str) -> None:
+        heading = _HEADING_RE.match(line)
+        assert heading is not None
+        self.headings += 1
+        level, title = len(heading.group(1)), heading.group(2).strip(" *:")
+        known = bool(_KNOWN_TITLES.search(title))
+        if level == 1 and not known:
+            self.section, self.parent, self.label = None, None, ""
+        elif known or level <= 2 or self.parent is None:
+            self._open_section(level, title, known)
+        else:  # an unknown sub-heading is an item of its parent's section
+            self.section = self.parent
+            self.lists[self.parent].append(_line(title))
+
+    def _open_section(self, level: int, title: str, known: bool) -> None:
+        section = _section_of(title)
+        if self.turn and section == "goal":
+            section = "in_progress"
+        self.section = section
+        self.label = "" if known else _line(title, 60)
+        if level <= 2:
+            self.parent = section
+        if known and ":" in title:
+            before, rest = title.split(":", 1)
+            extra = rest if _KNOWN_TITLES.search(before) else title
+            if extra.strip():
+                self.lists[section].append(_line(extra))
+
+    def _turn(self, line: str) -> None:
+        # the summary of a split turn's first part follows: that turn was under way
+        self.section, self.parent, self.label, self.turn = "context", "context", "", True
+
+    def _table_rule(self, line: str) -> None:
+        # a rule under a table's first row: that row was the header, not an item
+        rows = self.lists[self.section] if self.section is not None else []
+        if self.last_table_row is not None and rows[-1:] == [self.last_table_row]:
+            rows.pop()
+
+    def _table_row(self, line: str) -> None:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        item = self._clean_item(" — ".join(c for c in cells if c))
+        if item:
+            self.last_table_row = item
+            self._add(item)
+
+    def _item(self, line: str) -> None:
+        self.last_table_row = None
+        item = self._clean_item(line)
+        if item:
+            self._add(item)
+
+    # -- items ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _clean_item(line: str) -> str:
+        item = _line(_MARKER_RE.sub("", line), _LIST_BUDGET + 100)
+        if not item or item.lower() in _PLACEHOLDERS or _BOLD_LABEL_RE.match(item):
+            return ""
+        return item
+
+    def _add(self, item: str) -> None:
+        section = self.section
+        dropped = _DROPPED_RE.match(item)
+        if dropped:
+            count = int(dropped.group(1) or dropped.group(2) or 0)
+            if section == "done":
+                self.notes.done_dropped += count
+            elif section == "goal":
+                self.notes.goal_dropped += count
+        elif section is None:
+            self.preface.append(item)
+        elif section == "context" and _context_set(self.notes, item):
+            pass
+        elif _item_section(section, item) != section:
+            moved_to = self.lists[_item_section(section, item)]
+            item = _strip_label(item)
+            if item and len(moved_to) < _CAP_PARSED:
+                moved_to.append(_line(item))
+        elif len(self.lists[section]) < _CAP_PARSED:
+            text = f"{self.label}: {item}" if self.label and section == "context" else item
+            self.lists[section].append(_line(text, _GOAL_LIMIT if section == "goal" else _ITEM_LIMIT))
+
+    def finish(self) -> _Notes:
+        """The notes, with the preface of a summary without headings and a split turn's goal."""
+        notes = self.notes
+        if not self.headings and self.preface:
+            notes.context.append(_line("Earlier summary: " + " ".join(self.preface[:3])))
+        if not notes.goal and self.turn and notes.in_progress:
+            # only a split turn was summarized so far: its request is also the session's goal
+            first = next((i for i in notes.in_progress if _item_section("goal", i) == "goal"), None)
+            if first:
+                notes.goal.append(_line(first, _GOAL_LIMIT))
+        return notes
+
+
 def _parse_notes(text: str) -> _Notes:
     """Parse a summary into notes; never raises.
 
-    Headings are mapped to sections by their words; an unknown level-2 heading becomes a
-    Critical Context label, an unknown deeper heading stays in its parent's section. The file
-    lists Pi appends (``<read-files>``/``<modified-files>``) fill the file sets; code blocks are
-    skipped and table rows become single lines.
+    Each line is classified (fence, file tag, file, heading, turn marker, table rule, table
+    row, item) and handled by its kind. Headings are mapped to sections by their words; an
+    unknown level-2 heading becomes a Critical Context label, an unknown deeper heading stays
+    in its parent's section. The file lists Pi appends (``<read-files>``/``<modified-files>``)
+    fill the file sets; code blocks are skipped and table rows become single lines.
     """
-    notes = _Notes()
-    lists: dict[str, list[str]] = {
-        "goal": notes.goal, "constraints": notes.constraints, "done": notes.done,
-        "in_progress": notes.in_progress, "blocked": notes.blocked, "decisions": notes.decisions,
-        "next_steps": notes.next_steps, "context": notes.context,
-    }
-    section: str | None = None
-    parent: str | None = None
-    label = ""
-    in_code = False
-    file_block: dict[str, None] | None = None
-    last_table_row: str | None = None
-    preface: list[str] = []
-    headings = 0
-    turn = False
+    parser = _Parser()
     for raw in _clean(text, 200_000).split("\n"):
-        line = raw.strip()
-        if line.startswith(("```", "~~~")):
-            in_code = not in_code
-            continue
-        if in_code or not line or line == "---":
-            continue
-        if line in ("<read-files>", "<modified-files>"):
-            file_block = notes.files_read if line == "<read-files>" else notes.files_modified
-            continue
-        if line in ("</read-files>", "</modified-files>"):
-            file_block = None
-            continue
-        if file_block is not None:
-            file_block[_line(line, 200)] = None
-            continue
-        heading = _HEADING_RE.match(line)
-        if heading:
-            headings += 1
-            level, title = len(heading.group(1)), heading.group(2).strip(" *:")
-            known = bool(_KNOWN_TITLES.search(title))
-            if level == 1 and not known:
-                section, parent, label = None, None, ""
-                continue
-            if known or level <= 2 or parent is None:
-                section = _section_of(title)
-                if turn and section == "goal":
-                    section = "in_progress"
-                label = "" if known else _line(title, 60)
-                if level <= 2:
-                    parent = section
-                if known and ":" in title:
-                    before, rest = title.split(":", 1)
-                    extra = rest if _KNOWN_TITLES.search(before) else title
-                    if extra.strip():
-                        lists[section].append(_line(extra))
-            else:
-                section = parent
-                lists[section].append(_line(title))
-            continue
-        if line.startswith("**Turn Context"):
-            # the summary of a split turn's first part follows: that turn was under way
-            section, parent, label, turn = "context", "context", "", True
-            continue
-        if line.startswith("|"):
-            if _TABLE_SEP_RE.match(line):
-                if last_table_row is not None and section is not None and lists[section][-1:] == [last_table_row]:
-                    lists[section].pop()
-                continue
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            line = " — ".join(c for c in cells if c)
-        else:
-            last_table_row = None
-        item = _line(_MARKER_RE.sub("", line), _LIST_BUDGET + 100)
-        if not item or item.lower() in _PLACEHOLDERS or _BOLD_LABEL_RE.match(item):
-            continue
-        if raw.strip().startswith("|"):
-            last_table_row = item
-        dropped = _DROPPED_RE.match(item)
-        if dropped:
-            if section == "done":
-                notes.done_dropped += int(dropped.group(1) or dropped.group(2) or 0)
-            elif section == "goal":
-                notes.goal_dropped += int(dropped.group(1) or dropped.group(2) or 0)
-            continue
-        if section is None:
-            preface.append(item)
-            continue
-        if section == "context" and _context_set(notes, item):
-            continue
-        section_here = _item_section(section, item)
-        if section_here != section:
-            item = _strip_label(item)
-            if item and len(lists[section_here]) < _CAP_PARSED:
-                lists[section_here].append(_line(item))
-            continue
-        item = _line(f"{label}: {item}" if label and section == "context" else item,
-                     _GOAL_LIMIT if section == "goal" else _ITEM_LIMIT)
-        if len(lists[section]) < _CAP_PARSED:
-            lists[section].append(item)
-    if not headings and preface:
-        notes.context.append(_line("Earlier summary: " + " ".join(preface[:3])))
-    if not notes.goal and turn and notes.in_progress:
-        # only a split turn was summarized so far: its request is also the session's goal
-        first = next((i for i in notes.in_progress if _item_section("goal", i) == "goal"), None)
-        if first:
-            notes.goal.append(_line(first, _GOAL_LIMIT))
-    return notes
+        parser.feed(raw.strip())
+    return parser.finish()
 
 
 _MOVED_ITEMS = (
