@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...message import MessageView, ToolCall, view
 from .notes import _Notes, _touch
 from .text import (
     _ACK_RE,
@@ -15,6 +16,8 @@ from .text import (
     _ERROR_SCAN_LIMIT,
     _FENCE_RE,
     _GOAL_LIMIT,
+    _MARKER_RE,
+    _NON_WORD_RE,
     _PASTE_RE,
     _PER_MESSAGE,
     _SCAN_LIMIT,
@@ -24,14 +27,12 @@ from .text import (
     _core_command,
     _find_sentences,
     _gist,
-    _is_map,
     _key,
     _Keywords,
     _line,
     _quiet_failure,
     _sentences,
     _spans,
-    _text_of,
     _weight,
 )
 
@@ -139,6 +140,81 @@ def _decision_item(sentence: str, following: str = "", context: str = "") -> str
 # Facts gathered from the messages.
 
 
+_FILLER_RE = re.compile(
+    r"^(?:(?:all |it'?s |it is |and )?(?:done|fixed|finished|complete[d]?)|perfect|great|excellent|good|"
+    r"ok(?:ay)?|alright|all set)(?:\s*[.!:,;\u2014\u2013-]+\s*|\s*$)"
+    r"|^(?:a )?(?:quick |brief |short )?summary(?: of [^:]{0,60})?:\s*",
+    re.I,
+)
+"""A report's opening words ("Done.", "Perfect!", "Summary of changes:") that carry no content."""
+_SUMMARY_INTRO_RE = re.compile(
+    r"^here(?:'s| is| are)\b[^.!?]{0,80}?(?:summary|overview|recap|what (?:i|we|was)\b[^.!?]{0,40})[^.!?]{0,40}[:.]?$",
+    re.I,
+)
+"""A sentence that only announces a summary ("Here's a summary of what changed:")."""
+_SHELL_RE = re.compile(
+    r"^(?:\$\s*)?(?:grep|egrep|rg|ag|ack|find|sed|awk|cat|ls|cd|git|npm|npx|pnpm|yarn|python3?|pip|node|"
+    r"make|cargo|go|curl|wget|echo|head|tail|wc|sort)\s+[-\w./'\"]"
+    r"|\s\|\s*(?:grep|rg|head|tail|sed|awk|wc|sort|xargs)\b|\d?>&\d|\s&&\s",
+)
+"""A command line: it may hold *only* or *never*, but it is not a rule the user set."""
+_WRAPPED_LINE = 60  # a line at least this long without an end mark was wrapped, not ended
+
+
+def _is_rule(text: str, begin: int, sentence: str) -> bool:
+    """Whether a sentence found around a constraint word reads as a rule the user set.
+
+    Command lines, lines wrapped from a longer paste (an error message broken over lines)
+    and list items that only mention the word in passing ("- locations where those modules
+    should go") are not rules.
+    """
+    if _SHELL_RE.search(sentence):
+        return False
+    end = text.find("\n", begin)
+    line = text[begin:end if end >= 0 else len(text)].lstrip()
+    starts_lower = not sentence[:1].isupper()
+    if _MARKER_RE.match(line):  # a list item: the rule word must lead it, or it must read as a sentence
+        return not starts_lower or bool(_CONSTRAINTS.hits(" ".join(sentence.split()[:3])))
+    previous = text[:begin].rstrip(" \t")
+    if previous.endswith("\n"):
+        before = previous.rstrip()
+        last_line = before[before.rfind("\n") + 1:]
+        if starts_lower and len(last_line) >= _WRAPPED_LINE and not last_line.endswith(tuple(".!?:;。！？")):
+            return False
+    return True
+
+
+def _plain_words(text: str) -> str:
+    return _NON_WORD_RE.sub(" ", text.lower()).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    """What a decision says: its words and code spans, and its rationale."""
+
+    head: str
+    words: frozenset[str]
+    spans: frozenset[str]
+    reason: str
+
+    @classmethod
+    def of(cls, item: str) -> _Signature:
+        head, _, reason = item.partition("**: ")
+        plain = _plain_words(head)
+        return cls(plain, frozenset(w for w in plain.split() if len(w) > 2), frozenset(_spans(head)),
+                   _plain_words(reason))
+
+    def restates(self, other: _Signature) -> bool:
+        """True when this decision says again what ``other`` said: it names the same code twice
+        over, or once while being ``other``'s rationale or having the same one, or most words
+        are shared."""
+        shared = self.spans & other.spans
+        if len(shared) >= 2 or (shared and (self.reason == other.reason or self.head in other.reason)):
+            return True
+        union = self.words | other.words
+        return bool(union) and len(self.words & other.words) / len(union) >= 0.6
+
+
 @dataclass(slots=True)
 class _Call:
     """One tool call: what it targets, how a failure of it is keyed, how to describe it."""
@@ -157,6 +233,19 @@ class _Failure:
     text: str
     line: str
     resolved: bool = False
+
+def _text_of(v: MessageView, limit: int = _SCAN_LIMIT) -> str:
+    """The text of a message's text blocks (a string content as is), read up to ``limit`` characters."""
+    parts: list[str] = []
+    size = 0
+    for text in v.texts:
+        if text:
+            parts.append(text[: limit - size])
+            size += len(parts[-1])
+            if size >= limit:
+                break
+    return "\n".join(parts)
+
 
 class _Reader:
     """Walks the messages once and records what the summary needs."""
@@ -182,35 +271,32 @@ class _Reader:
         self.identifiers: dict[str, int] = {}
         self.constraints: dict[str, str] = {}
         self.decisions: dict[str, str] = {}
+        self.decision_signatures: list[_Signature] = []
         self.custom_notes: list[str] = []
         self.embedded: list[str] = []
 
     # -- walking ------------------------------------------------------------------------------
 
     def read(self, messages: Iterable[Any]) -> None:
-        """Record every message in order; anything that is not a message dict is skipped."""
+        """Record every message in order; anything that is not a message object is skipped."""
+        handlers = {"user": self._user, "assistant": self._assistant, "toolResult": self._tool_result,
+                    "bashExecution": self._bash_execution, "custom": self._custom,
+                    "branchSummary": self._summary, "compactionSummary": self._summary}
         for message in messages:
-            if not _is_map(message):
+            if not isinstance(message, Mapping):
                 continue
             self.seq += 1
-            role = message.get("role")
-            if role == "user":
-                self._user(message)
-            elif role == "assistant":
-                self._assistant(message)
-            elif role == "toolResult":
-                self._tool_result(message)
-            elif role == "bashExecution":
-                self._bash_execution(message)
-            elif role == "custom":
-                self._custom(message)
-            elif role in ("branchSummary", "compactionSummary"):
-                summary = message.get("summary")
-                if isinstance(summary, str) and summary.strip():
-                    self.embedded.append(summary)
+            v = view(message)
+            handler = handlers.get(v.role or "")
+            if handler is not None:
+                handler(v)
 
-    def _user(self, message: Mapping[str, Any]) -> None:
-        text = _clean(_text_of(message.get("content")))
+    def _summary(self, v: MessageView) -> None:
+        if v.summary and v.summary.strip():
+            self.embedded.append(v.summary)
+
+    def _user(self, v: MessageView) -> None:
+        text = _clean(_text_of(v))
         self.requests.append(text)
         self.answered = False
         self.activity_since_request = False
@@ -221,31 +307,18 @@ class _Reader:
             self.substantive.append(body)
         self._scan(body, constraints=True)
 
-    def _assistant(self, message: Mapping[str, Any]) -> None:
-        content = message.get("content")
-        texts: list[str] = []
-        calls = 0
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list | tuple):
-            for block in content:
-                if not _is_map(block):
-                    continue
-                kind = block.get("type")
-                if kind == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"][:_SCAN_LIMIT])
-                elif kind == "toolCall":
-                    calls += 1
-                    self._call(block)
-        stop = message.get("stopReason")
+    def _assistant(self, v: MessageView) -> None:
+        calls = v.tool_calls
+        for call in calls:
+            self._call(call)
+        stop = v.stop_reason
         if stop in ("error", "aborted"):
-            raw = message.get("errorMessage")
-            line = _error_line(raw) if isinstance(raw, str) else ""
+            line = _error_line(v.error_message) if v.error_message else ""
             what = "ended with an error" if stop == "error" else "was aborted"
             self._fail(("turn", ""), f"The assistant's reply {what}: {line or '(no message)'}", line)
         elif stop in ("stop", "toolUse", "length") or calls:
             self._resolve(("turn", ""))
-        text = _clean("\n".join(texts)).strip()
+        text = _clean(_text_of(v)).strip()
         if not text:
             return
         self._scan(text, constraints=False)
@@ -255,42 +328,41 @@ class _Reader:
             self.pending.clear()
             self._statement(text)
 
-    def _call(self, block: Mapping[str, Any]) -> None:
-        raw_name = block.get("name")
-        name = _line(raw_name, 60) if isinstance(raw_name, str) and raw_name.strip() else "tool"
-        raw_args = block.get("arguments")
+    def _call(self, block: ToolCall) -> None:
+        name = _line(block.name, 60) if block.name.strip() else "tool"
+        raw_args = block.arguments
         if isinstance(raw_args, str) and len(raw_args) < 100_000:
             try:
                 raw_args = json.loads(raw_args)
             except ValueError:
                 raw_args = None
-        args: Mapping[str, Any] = raw_args if isinstance(raw_args, (dict, Mapping)) else {}
+        args: Mapping[str, Any] = raw_args if isinstance(raw_args, Mapping) else {}
         path, command = args.get("path"), args.get("command")
         if name in ("read", "write", "edit") and isinstance(path, str) and path.strip():
             target = _line(path, 200)
             _touch(self.files_read if name == "read" else self.files_modified, target)
             call = _Call(name, target, ("file", target), f"{_code(name)} on {_code(target)}")
         elif name == "bash" and isinstance(command, str) and command.strip():
-            target = _command(command)
-            _touch(self.commands, target)
-            call = _Call(name, target, ("bash", _core_command(target)), _code(target))
+            call = self._bash_call(command)
         else:
             call = _Call(name, "", ("tool", name), _code(name))
-        call_id = block.get("id")
-        if isinstance(call_id, str):
-            self.pending[call_id] = call
+        if block.id is not None:
+            self.pending[block.id] = call
         self.last_activity = call.label
         self.activity_since_request = True
 
-    def _tool_result(self, message: Mapping[str, Any]) -> None:
-        call_id = message.get("toolCallId")
-        call = self.pending.pop(call_id, None) if isinstance(call_id, str) else None
+    def _bash_call(self, command: str) -> _Call:
+        target = _command(command)
+        _touch(self.commands, target)
+        return _Call("bash", target, ("bash", _core_command(target)), _code(target))
+
+    def _tool_result(self, v: MessageView) -> None:
+        call = self.pending.pop(v.tool_call_id, None) if v.tool_call_id is not None else None
         if call is None:
-            raw = message.get("toolName")
-            name = _line(raw, 60) if isinstance(raw, str) and raw.strip() else "tool"
+            name = _line(v.tool_name, 60) if v.tool_name and v.tool_name.strip() else "tool"
             call = _Call(name, "", ("tool", name), _code(name))
-        if message.get("isError") is True:
-            output = _text_of(message.get("content"), _ERROR_SCAN_LIMIT)
+        if v.is_error:
+            output = _text_of(v, _ERROR_SCAN_LIMIT)
             if call.key[0] == "bash" and _quiet_failure(call.target, output):
                 return
             line = _error_line(output)
@@ -299,34 +371,29 @@ class _Reader:
         else:
             self._succeed(call)
 
-    def _bash_execution(self, message: Mapping[str, Any]) -> None:
-        if message.get("excludeFromContext") is True:
+    def _bash_execution(self, v: MessageView) -> None:
+        bash = v.bash
+        if bash is None or bash.exclude_from_context or not bash.command.strip():
             return
-        command = message.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return
-        target = _command(command)
-        _touch(self.commands, target)
-        call = _Call("bash", target, ("bash", _core_command(target)), _code(target))
-        code = message.get("exitCode")
-        output = message.get("output")
-        line = _error_line(output) if isinstance(output, str) else ""
-        if message.get("cancelled") is True:
+        call = self._bash_call(bash.command)
+        code = bash.exit_code
+        line = _error_line(bash.output)
+        if bash.cancelled:
             self._fail(call.key, f"{call.label} was cancelled", line)
         elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            if code == 1 and _quiet_failure(target, output if isinstance(output, str) else ""):
+            if code == 1 and _quiet_failure(call.target, bash.output):
                 return
             text = f"{call.label} exited with code {code}"
             self._fail(call.key, f"{text}: {line}" if line else text, line)
         elif code == 0:
             self._succeed(call)
 
-    def _custom(self, message: Mapping[str, Any]) -> None:
-        text = _line(_text_of(message.get("content")), 160)
+    def _custom(self, v: MessageView) -> None:
+        text = _line(_text_of(v), 160)
         if not text:
             return
-        kind = message.get("customType")
-        label = f"Note ({_code(_line(kind, 40))})" if isinstance(kind, str) and kind.strip() else "Note"
+        kind = v.custom_type
+        label = f"Note ({_code(_line(kind, 40))})" if kind and kind.strip() else "Note"
         self.custom_notes.append(f"{label}: {text}")
 
     # -- outcomes -----------------------------------------------------------------------------
@@ -366,16 +433,25 @@ class _Reader:
         return fixed
 
     def _statement(self, text: str) -> None:
-        """Record the first sentence of a final answer that reports finished work."""
+        """Record what a final answer reports as finished: the first sentence with content
+        from the one that says so on (a bare "Done." or "Here's a summary:" is passed over)."""
         sentences = _sentences(text[:2000])
-        for index, sentence in enumerate(sentences):
-            if not _DONE_RE.search(sentence) or sentence.endswith("?"):
+        start = next((i for i, s in enumerate(sentences) if _DONE_RE.search(s) and not s.endswith("?")), None)
+        if start is None:
+            return
+        for index in range(start, min(start + 4, len(sentences))):
+            sentence = _FILLER_RE.sub("", sentences[index]).strip()
+            if not sentence or _SUMMARY_INTRO_RE.match(sentence):
                 continue
+            if sentence.endswith("?"):
+                return
             following = iter(sentences[index + 1:index + 3])
             if _weight(sentence) < 3:
                 sentence = f"{sentence} {next(following, '')}".strip()
             if sentence.endswith(":"):
                 sentence = f"{sentence} {next(following, '')}".strip()
+            if sentence.endswith(":") and _weight(sentence) < 5:
+                continue  # a heading for a list or code that is not there ("Final structure:")
             self.events.append((self.seq, _line(sentence, 180)))
             return
 
@@ -392,12 +468,12 @@ class _Reader:
             text = _PASTE_RE.sub(" ", text)
         rules: set[str] = set()
         if constraints:
-            for sentence, _ in _find_sentences(text, _CONSTRAINTS, _PER_MESSAGE):
+            for sentence, _, _ in _find_sentences(text, _CONSTRAINTS, _PER_MESSAGE, _is_rule):
                 if len(sentence) <= 220:
                     item = _line(sentence, 200)
                     rules.add(sentence)
                     self.constraints.setdefault(_key(item), item)
-        for sentence, following in _find_sentences(text, _DECISIONS, _PER_MESSAGE):
+        for sentence, following, _ in _find_sentences(text, _DECISIONS, _PER_MESSAGE):
             if sentence in rules or _NARRATION_RE.match(sentence):
                 continue
             if constraints:
@@ -405,9 +481,17 @@ class _Reader:
             else:
                 request = self.last_request()
                 prompted = f"in answer to: {_gist(request, 90, enough=1, most=1)}" if request else ""
-            item = _decision_item(sentence, following, prompted)
-            self.decisions.pop(_key(item), None)
-            self.decisions[_key(item)] = item
+            self._decide(_decision_item(sentence, following, prompted))
+
+    def _decide(self, item: str) -> None:
+        """Record a decision unless it restates one already seen (the first statement stays)."""
+        signature = _Signature.of(item)
+        if any(signature.restates(seen) for seen in self.decision_signatures[-40:]):
+            self.decision_signatures.append(signature)
+            return
+        self.decision_signatures.append(signature)
+        self.decisions.pop(_key(item), None)
+        self.decisions[_key(item)] = item
 
     # -- results ------------------------------------------------------------------------------
 
@@ -423,10 +507,27 @@ class _Reader:
     def notes(self) -> _Notes:
         """The facts as notes (Next Steps excepted: they are derived after any merge)."""
         notes = _Notes()
+        notes.goal, notes.goal_dropped = self._goals()
+        notes.constraints = list(self.constraints.values())
+        notes.decisions = list(self.decisions.values())
+        notes.done = self._done()
+        notes.in_progress = self._in_progress()
+        notes.blocked = [f.text for f in self.failures if not f.resolved]
+        fixed = [f for f in self.failures if f.resolved and f.key[0] != "turn" and f.line]
+        notes.context = [f"Earlier error (resolved): {f.text}" for f in fixed[-2:]] + self.custom_notes[-2:]
+        notes.files_read = dict(self.files_read)
+        notes.files_modified = dict(self.files_modified)
+        notes.commands = dict(self.commands)
+        ranked = sorted(self.identifiers.items(), key=lambda kv: -kv[1])
+        known = {*self.files_read, *self.files_modified, *self.commands}
+        notes.identifiers = {name: None for name, _ in ranked if name not in known}
+        return notes
+
+    def _goals(self) -> tuple[list[str], int]:
+        """The main request, the later distinct ones (at most the cap) and how many were dropped."""
         requests = self.substantive or [r for r in self.requests if r.strip()]
-        for text in requests[:1]:
-            notes.goal.append(_gist(text, _GOAL_LIMIT, enough=200, most=3))
-        seen = {_key(g) for g in notes.goal}
+        goals = [_gist(text, _GOAL_LIMIT, enough=200, most=3) for text in requests[:1]]
+        seen = {_key(g) for g in goals}
         added: list[str] = []
         for text in requests[1:]:
             item = _gist(text, 200, enough=1, most=1)
@@ -435,12 +536,10 @@ class _Reader:
             if _key(item) not in seen:
                 seen.add(_key(item))
                 added.append(item)
-        notes.goal_dropped = max(0, len(added) - _CAP_GOALS)
-        notes.goal += added[-_CAP_GOALS:]
+        return goals + added[-_CAP_GOALS:], max(0, len(added) - _CAP_GOALS)
 
-        notes.constraints = list(self.constraints.values())
-        notes.decisions = list(self.decisions.values())
-
+    def _done(self) -> list[str]:
+        """Finished work in the order it happened: events, file work, successful commands."""
         done: list[tuple[int, str]] = list(self.events)
         for path, (writes, edits, seq) in self.file_work.items():
             if writes and edits:
@@ -453,27 +552,18 @@ class _Reader:
         for command, (runs, seq) in self.ok_commands.items():
             done.append((seq, f"Ran {_code(command)} successfully" + (f" ({runs}×)" if runs > 1 else "")))
         done.sort(key=lambda pair: pair[0])
-        notes.done = [text for _, text in done]
+        return [text for _, text in done]
 
+    def _in_progress(self) -> list[str]:
+        """The unanswered request, the last step taken for it and the calls still waiting."""
+        items: list[str] = []
         waiting = [call.label for call in list(self.pending.values())[-2:]]
         if self.requests and not self.answered:
             request = self.last_request()
             if request:
-                notes.in_progress.append(_gist(request, 220, enough=1, most=1))
+                items.append(_gist(request, 220, enough=1, most=1))
             if self.activity_since_request and self.last_activity not in waiting:
-                notes.in_progress.append(f"Last step: {self.last_activity}")
+                items.append(f"Last step: {self.last_activity}")
         elif not self.requests and not self.finished_turn and self.last_activity not in waiting:
-            notes.in_progress.append(f"Last step: {self.last_activity}")
-        notes.in_progress += [f"Waiting for the result of {label}" for label in waiting]
-
-        notes.blocked = [f.text for f in self.failures if not f.resolved]
-        fixed = [f for f in self.failures if f.resolved and f.key[0] != "turn" and f.line]
-        notes.context = [f"Earlier error (resolved): {f.text}" for f in fixed[-2:]] + self.custom_notes[-2:]
-
-        notes.files_read = dict(self.files_read)
-        notes.files_modified = dict(self.files_modified)
-        notes.commands = dict(self.commands)
-        ranked = sorted(self.identifiers.items(), key=lambda kv: -kv[1])
-        known = {*self.files_read, *self.files_modified, *self.commands}
-        notes.identifiers = {name: None for name, _ in ranked if name not in known}
-        return notes
+            items.append(f"Last step: {self.last_activity}")
+        return items + [f"Waiting for the result of {label}" for label in waiting]

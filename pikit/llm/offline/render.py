@@ -124,7 +124,7 @@ def _render(kind: str, notes: _Notes, focus: str) -> str:
     lines += ["", "## Progress", "### Done"]
     lines += _bullets(_focus_first(done, words), "- [x] ")
     if dropped and done:
-        lines.append(f"- [x] … and {dropped} earlier items")
+        lines.append(f"- [x] … and {dropped} earlier item{'s' if dropped > 1 else ''}")
     lines += ["", "### In Progress"]
     lines += _bullets(_focus_first(notes.in_progress[-_CAP_IN_PROGRESS:], words), "- [ ] ")
     lines += ["", "### Blocked"]

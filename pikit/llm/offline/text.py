@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # --------------------------------------------------------------------------------------------
@@ -150,13 +150,17 @@ def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, stop.start() if stop.group() == "\n" else stop.end()
 
 
-def _find_sentences(text: str, keywords: _Keywords, most: int) -> list[tuple[str, str]]:
-    """Up to ``most`` ``(sentence, following sentence)`` pairs of ``text`` holding a keyword.
+def _find_sentences(text: str, keywords: _Keywords, most: int,
+                    accept: Callable[[str, int, str], bool] | None = None) -> list[tuple[str, str, int]]:
+    """Up to ``most`` ``(sentence, following sentence, start)`` of ``text`` holding a keyword.
+
+    ``start`` is where the sentence (or its line, list marker included) begins in ``text``;
+    ``accept(text, start, sentence)``, when given, passes over the sentences it refuses.
 
     Sentences are found around the keywords instead of splitting the whole text, so the cost
     stays close to one scan; questions, table rows, headings and pasted JSON are skipped.
     """
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, int]] = []
     covered = 0
     for tries, (start, end) in enumerate(keywords.hits(text)):
         if len(found) >= most or tries >= 4 * most:
@@ -167,7 +171,8 @@ def _find_sentences(text: str, keywords: _Keywords, most: int) -> list[tuple[str
         covered = stop
         sentence = _MARKER_RE.sub("", text[begin:stop].strip()).strip()
         if (not sentence or len(sentence) > 400 or sentence.endswith("?")
-                or sentence.startswith(("#", "|", ">", "{", "[")) or '":' in sentence):
+                or sentence.startswith(("#", "|", ">", "{", "[")) or '":' in sentence
+                or (accept is not None and not accept(text, begin, sentence))):
             continue
         following = ""
         rest = text[stop:stop + 400].lstrip()
@@ -175,7 +180,7 @@ def _find_sentences(text: str, keywords: _Keywords, most: int) -> list[tuple[str
             offset = len(text[stop:stop + 400]) - len(rest) + stop
             _, after = _sentence_span(text, offset, offset)
             following = text[offset:after].strip()
-        found.append((sentence, following))
+        found.append((sentence, following, begin))
     return found
 
 
@@ -226,28 +231,6 @@ _SINGLETON_LABELS = (
     "identifiers:",
     "focus requested:",
 )
-
-
-def _text_of(content: Any, limit: int = _SCAN_LIMIT) -> str:
-    """The text of a message ``content``: a string, or the text of its text blocks."""
-    if isinstance(content, str):
-        return content[:limit]
-    if not isinstance(content, list | tuple):
-        return ""
-    parts: list[str] = []
-    size = 0
-    for block in content:
-        text: Any = None
-        if isinstance(block, str):
-            text = block
-        elif _is_map(block) and block.get("type", "text") == "text":
-            text = block.get("text")
-        if isinstance(text, str) and text:
-            parts.append(text[: limit - size])
-            size += len(parts[-1])
-            if size >= limit:
-                break
-    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
