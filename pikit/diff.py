@@ -7,6 +7,12 @@ take from the same entry lines up even when an edit changed its content, while a
 compaction's summary block (taken from the compaction entry) and the messages it summarized
 (taken from the older entries) show up as added and removed.
 
+Only what the model would see differently counts as a change: a removed and an added message
+with the same content (the same role and fields, the timestamp aside) are one ``same`` row
+taken from two sources, such as the system prompt a compaction replays. Rows a compaction
+accounts for carry a ``note``: ``summarized`` (a message the summary replaced) and
+``summary`` (the compaction's summary block).
+
 The alignment is a longest-common-subsequence match (:class:`difflib.SequenceMatcher`) of
 those identities, after trimming the common prefix and suffix, which is what two leaves of
 one tree usually share.
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -65,6 +71,8 @@ class DiffRow:
     estimate_b: int
     message_a: Mapping[str, Any] | None
     message_b: Mapping[str, Any] | None
+    note: str = ""
+    """What a compaction made of the row: ``summary``, ``previous summary``, ``summarized`` or ``""``."""
 
     @property
     def delta(self) -> int:
@@ -91,7 +99,7 @@ class DiffRow:
         return {"status": self.status, "index_a": self.index_a, "index_b": self.index_b,
                 "source_a": self.source_a, "source_b": self.source_b, "role_a": self.role_a,
                 "role_b": self.role_b, "estimate_a": self.estimate_a, "estimate_b": self.estimate_b,
-                "delta": self.delta}
+                "delta": self.delta, "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,8 @@ class ProjectionDiff:
         return {"leafA": self.a.leaf_id, "leafB": self.b.leaf_id, "totals": self.totals.to_json(),
                 "rows": [{"status": r.status, "indexA": r.index_a, "indexB": r.index_b, "sourceA": r.source_a,
                           "sourceB": r.source_b, "roleA": r.role_a, "roleB": r.role_b,
-                          "estimateA": r.estimate_a, "estimateB": r.estimate_b, "delta": r.delta}
+                          "estimateA": r.estimate_a, "estimateB": r.estimate_b, "delta": r.delta,
+                          "note": r.note}
                          for r in self.rows]}
 
 
@@ -188,6 +197,70 @@ def message_keys(sources: Sequence[Any], messages: Sequence[Mapping[str, Any]]) 
 
 def _same(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
     return x is y or x == y
+
+
+def _same_content(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+    """Equal but for the timestamp (which the model never sees)."""
+    if _same(x, y):
+        return True
+    keys = (set(x) | set(y)) - {"timestamp"}
+    return all(x.get(k) == y.get(k) for k in keys)
+
+
+def _match_content(rows: list[DiffRow]) -> list[DiffRow]:
+    """Pair removed and added rows that carry the same content into ``same`` rows (at b's place)."""
+    removed: dict[tuple[Any, int], list[int]] = {}
+    for k, row in enumerate(rows):
+        if row.status == "removed":
+            removed.setdefault((row.role_a, row.estimate_a), []).append(k)
+    if not removed:
+        return rows
+    pairs: dict[int, int] = {}  # added row -> removed row
+    for k, row in enumerate(rows):
+        if row.status != "added" or row.message_b is None:
+            continue
+        candidates = removed.get((row.role_b, row.estimate_b), [])
+        for position, other in enumerate(candidates):
+            message = rows[other].message_a
+            if message is not None and _same_content(message, row.message_b):
+                pairs[k] = candidates.pop(position)
+                break
+    if not pairs:
+        return rows
+    gone = set(pairs.values())
+    out = []
+    for k, row in enumerate(rows):
+        if k in gone:
+            continue
+        if k in pairs:
+            old = rows[pairs[k]]
+            row = DiffRow("same", old.index_a, row.index_b, old.source_a, row.source_b, old.role_a, row.role_b,
+                          old.estimate_a, row.estimate_b, old.message_a, row.message_b)
+        out.append(row)
+    return out
+
+
+def _notes(rows: list[DiffRow], a: Projection, b: Projection) -> list[DiffRow]:
+    """Label the rows a compaction accounts for: its summary, the summary it replaced, what it summarized."""
+    if a.compaction is b.compaction:
+        return rows
+    summarized = set(b.summarized_ids) | set(a.summarized_ids)
+    new_head = b.compaction.id if b.compaction is not None else _NONE
+    old_head = a.compaction.id if a.compaction is not None else _NONE
+    out = []
+    for row in rows:
+        note = ""
+        if row.status == "added" and row.source == new_head:
+            note = "summary"
+        elif row.status == "removed" and row.source == old_head:
+            note = "previous summary"
+        elif row.status in ("removed", "added") and row.source in summarized:
+            note = "summarized"
+        out.append(replace(row, note=note) if note else row)
+    return out
+
+
+_NONE = object()
 
 
 def diff_contexts(a: Projection, b: Projection) -> ProjectionDiff:
@@ -237,6 +310,7 @@ def diff_contexts(a: Projection, b: Projection) -> ProjectionDiff:
             added(prefix + j)
     for offset in range(suffix):
         pair(n - suffix + offset, m - suffix + offset)
+    rows = _notes(_match_content(rows), a, b)
     return ProjectionDiff(a, b, rows, _totals(rows, a, b))
 
 

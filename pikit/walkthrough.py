@@ -101,10 +101,11 @@ class Step:
     """One step of the walkthrough.
 
     ``view`` is ``"before"`` (the context at the leaf) or ``"after"`` (the context the new
-    compaction leaves); ``rows`` is a window of that view (marked rows and their neighbours,
-    :class:`Fold` for the rest); ``highlighted`` lists every entry the step is about, in
-    context order, folded or not. ``figures`` are (label, value) pairs, ``text`` a longer
-    plain text (the file lists, the summary).
+    compaction leaves, whose ``sizes`` are the context size before and after); ``rows`` is a
+    window of that view (marked rows and their neighbours, :class:`Fold` for the rest);
+    ``highlighted`` lists every entry the step is about, in context order, folded or not.
+    ``figures`` are (label, value) pairs, ``text`` a longer plain text (the file lists, the
+    summary).
     """
 
     number: int
@@ -116,6 +117,7 @@ class Step:
     text: str | None = None
     view: str = "before"
     notes: tuple[str, ...] = ()
+    sizes: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -373,11 +375,12 @@ def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
     ids = tuple(after.entries[i].entry.id for i, mark in sorted(marks.items()) if mark != "skipped")
     return Step(7, STEP_TITLES[6],
                 f"Pi appends the compaction entry: the model now sees the summary and then the "
-                f"{plural(len(after.entries) - 1, 'kept entry', 'kept entries')}, "
+                f"{plural(len(ids) - 1, 'kept entry', 'kept entries')}, "
                 f"{fmt_int(result.tokens_after)} tokens instead of {fmt_int(result.tokens_before)}.",
                 ids, rows.window(marks, ids),
                 (("tokensBefore", fmt_int(result.tokens_before)), ("tokensAfter", fmt_int(result.tokens_after)),
-                 ("freed", fmt_int(saved)), ("messages", fmt_int(len(after.messages)))), view="after")
+                 ("freed", fmt_int(saved)), ("messages", fmt_int(len(after.messages)))), view="after",
+                sizes=(result.tokens_before, result.tokens_after))
 
 
 def walkthrough(trace: CompactionTrace, result: CompactionResult | None = None, *,

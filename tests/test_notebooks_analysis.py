@@ -102,6 +102,11 @@ def test_expected_outputs(executed: tuple[str, Any, float]) -> None:
         by_hand = re.search(r"cut by hand\s+: index (\d+)", text)
         by_pikit = re.search(r"pikit's cut\s+: index (\d+)", text)
         assert by_hand and by_pikit and by_hand.group(1) == by_pikit.group(1)
+        reached_by_hand = re.search(r"the running sum reaches [\d,]+ at index (\d+)", text)
+        reached_by_trace = re.search(r"the walk reaches [\d,]+ at context entry (\d+)", text)
+        assert reached_by_hand and reached_by_trace and reached_by_hand.group(1) == reached_by_trace.group(1)
+        assert "<CompactionStepper at" in text  # the stepper is shown
+        assert re.search(r"7\. The new context \(\d+ entries highlighted\)", text)
         tokens = re.search(r"tokens before ([\d,]+) -> after ([\d,]+)", text)
         assert tokens, "the offline compaction ran"
         before, after = (int(g.replace(",", "")) for g in tokens.groups())

@@ -11,22 +11,38 @@ Each widget works alone and they compose:
 * :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction;
 * :class:`CompactionStepper` — Pi's compaction algorithm on one leaf, one step at a time.
 
-Session text is always HTML-escaped before it is shown.
+Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
+(:mod:`pikit.widgets.views`), testable without a kernel. Session text is always HTML-escaped
+before it is shown.
 """
 
 from __future__ import annotations
 
-from .budget import BudgetBar, budget_segments
-from .compaction import CompactionPanel, compaction_history
-from .context import ContextView, context_rows
-from .diffview import ContextDiff
-from .explorer import SessionExplorer
-from .stepper import CompactionStepper
-from .tree import TreeView
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .budget import BudgetBar, budget_segments
+    from .compaction import CompactionPanel, CompactionRun, compaction_history
+    from .context import ContextView, context_rows
+    from .diffview import ContextDiff
+    from .explorer import SessionExplorer
+    from .stepper import CompactionStepper
+    from .tree import TreeView
+
+# The widgets load ipywidgets and anywidget when first used, so the pure view models
+# (pikit.widgets.views) import without them.
+_HOMES = {
+    "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
+    "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",
+    "context_rows": "context", "ContextDiff": "diffview", "SessionExplorer": "explorer", "TreeView": "tree",
+    "CompactionStepper": "stepper",
+}
 
 __all__ = [
     "BudgetBar",
     "CompactionPanel",
+    "CompactionRun",
     "CompactionStepper",
     "ContextDiff",
     "ContextView",
@@ -36,3 +52,16 @@ __all__ = [
     "compaction_history",
     "context_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

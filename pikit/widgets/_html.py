@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..content import content_text
+from ..formatting import fmt_delta, fmt_int, plural
+from ..message import MessageView, TextBlock, ThinkingBlock, ToolCall
+from ..message import view as view_message
+from ..palette import css_variables
 
 __all__ = [
     "CSS",
@@ -34,24 +37,6 @@ _MAX_BODY_CHARS = 20_000
 def esc(value: Any) -> str:
     """``value`` as text, HTML-escaped (quotes included): safe in element content and attributes."""
     return html.escape(value if isinstance(value, str) else str(value), quote=True)
-
-
-def fmt_int(value: Any) -> str:
-    """A token count with thin thousands separators (``12 345``); ``–`` for ``None``."""
-    if value is None:
-        return "–"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.1f}".replace(",", "\u202f")
-    return f"{int(value):,}".replace(",", "\u202f")
-
-
-def fmt_delta(value: int) -> str:
-    """A signed token delta (``+120``, ``−40``, ``0``)."""
-    if value > 0:
-        return "+" + fmt_int(value)
-    if value < 0:
-        return "−" + fmt_int(-value)
-    return "0"
 
 
 _ROLE_CLASS = {
@@ -99,64 +84,68 @@ def _json(value: Any) -> str:
         return repr(value)
 
 
+def _assistant(m: MessageView) -> list[str]:
+    parts: list[str] = []
+    for block in m.blocks:
+        if isinstance(block, TextBlock) and block.text.strip():
+            parts.append(_collapsible(block.text))
+        elif isinstance(block, ThinkingBlock) and block.thinking:
+            parts.append('<details class="pikit-thinking"><summary>thinking '
+                         f"({fmt_int(len(block.thinking))} characters)</summary>"
+                         f'<div class="pikit-pre">{esc(block.thinking)}</div></details>')
+        elif isinstance(block, ToolCall):
+            call = f"→ {block.name}({_json(block.arguments)})"
+            parts.append(f'<div class="pikit-call">{_collapsible(call)}</div>')
+    if m.stopped_early:
+        detail = f": {m.error_message}" if m.error_message else ""
+        parts.append(f'<div class="pikit-warn">stopped: {esc(m.stop_reason)}{esc(detail)}</div>')
+    return parts
+
+
+def _user_like(m: MessageView) -> list[str]:
+    parts: list[str] = []
+    if m.role == "toolResult":
+        state = " (error)" if m.is_error else ""
+        parts.append(f'<div class="pikit-sub">{esc(m.tool_name or "tool")}{state}</div>')
+    if m.role == "custom":
+        parts.append(f'<div class="pikit-sub">&lt;{esc(m.custom_type)}&gt;</div>')
+    parts.append(_collapsible(m.text()))
+    if m.images:
+        parts.append(f'<div class="pikit-sub">[{plural(m.images, "image")}]</div>')
+    return parts
+
+
+def _system(m: MessageView) -> list[str]:
+    text = m.text()
+    parts = [_collapsible(text)] if text else []
+    for section in m.sections:
+        label = "deleted" if section.text is None else f"{fmt_int(len(section.text))} characters"
+        parts.append(f'<div class="pikit-sub">section {esc(section.name)}: {esc(label)}</div>')
+    for tools, sign in ((m.tools_added, "+"), (m.tools_removed, "−")):
+        if tools:
+            parts.append(f'<div class="pikit-sub">tools {sign} {esc(", ".join(t.name for t in tools))}</div>')
+    return parts
+
+
+def _bash(m: MessageView) -> list[str]:
+    assert m.bash is not None
+    return [f'<div class="pikit-sub">$ {esc(m.bash.command)} (exit {esc(m.bash.exit_code)})</div>',
+            _collapsible(m.bash.output)]
+
+
+_BODIES: dict[str | None, Callable[[MessageView], list[str]]] = {
+    "assistant": _assistant, "user": _user_like, "custom": _user_like, "toolResult": _user_like,
+    "system": _system, "bashExecution": _bash,
+    "branchSummary": lambda m: [_collapsible(m.summary or "")],
+    "compactionSummary": lambda m: [_collapsible(m.summary or "")],
+}
+
+
 def message_body(message: Mapping[str, Any]) -> str:
     """The content of one model message as escaped HTML (long parts collapsible)."""
-    role = message.get("role")
-    content = message.get("content")
-    parts: list[str] = []
-    if role == "assistant":
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, Mapping):
-                continue
-            kind = block.get("type")
-            if kind == "text" and str(block.get("text") or "").strip():
-                parts.append(_collapsible(str(block.get("text"))))
-            elif kind == "thinking" and block.get("thinking"):
-                parts.append('<details class="pikit-thinking"><summary>thinking '
-                             f'({fmt_int(len(str(block.get("thinking"))))} characters)</summary>'
-                             f'<div class="pikit-pre">{esc(block.get("thinking"))}</div></details>')
-            elif kind == "toolCall":
-                call = f"→ {block.get('name')}({_json(block.get('arguments'))})"
-                parts.append(f'<div class="pikit-call">{_collapsible(call)}</div>')
-        if isinstance(content, str):
-            parts.append(_collapsible(content))
-        stop = message.get("stopReason")
-        if stop in ("error", "aborted", "length"):
-            detail = f": {message.get('errorMessage')}" if message.get("errorMessage") else ""
-            parts.append(f'<div class="pikit-warn">stopped: {esc(stop)}{esc(detail)}</div>')
-    elif role in ("user", "custom", "toolResult"):
-        if role == "toolResult":
-            state = " (error)" if message.get("isError") else ""
-            parts.append(f'<div class="pikit-sub">{esc(message.get("toolName") or "tool")}{state}</div>')
-        if role == "custom":
-            parts.append(f'<div class="pikit-sub">&lt;{esc(message.get("customType"))}&gt;</div>')
-        parts.append(_collapsible(content_text(content)))
-        images = sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "image") \
-            if isinstance(content, list) else 0
-        if images:
-            parts.append(f'<div class="pikit-sub">[{images} image{"s" if images > 1 else ""}]</div>')
-    elif role == "system":
-        text = content_text(content)
-        if text:
-            parts.append(_collapsible(text))
-        sections = message.get("sections")
-        if isinstance(sections, Mapping):
-            for name, value in sections.items():
-                label = "deleted" if value is None else f"{fmt_int(len(str(value)))} characters"
-                parts.append(f'<div class="pikit-sub">section {esc(name)}: {esc(label)}</div>')
-        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "−")):
-            tools = message.get(key)
-            if isinstance(tools, list) and tools:
-                names = ", ".join(str(t.get("name")) for t in tools if isinstance(t, Mapping))
-                parts.append(f'<div class="pikit-sub">tools {sign} {esc(names)}</div>')
-    elif role == "bashExecution":
-        parts.append(f'<div class="pikit-sub">$ {esc(message.get("command"))} '
-                     f'(exit {esc(message.get("exitCode"))})</div>')
-        parts.append(_collapsible(str(message.get("output") or "")))
-    elif role in ("branchSummary", "compactionSummary"):
-        parts.append(_collapsible(str(message.get("summary") or "")))
-    else:
-        parts.append(_collapsible(_json(dict(message))))
+    m = view_message(message)
+    body = _BODIES.get(m.role)
+    parts = body(m) if body is not None else [_collapsible(_json(dict(message)))]
     return "".join(parts) or '<span class="pikit-dim">(empty)</span>'
 
 
@@ -167,8 +156,9 @@ def error_box(title: str, exc: BaseException | str) -> str:
             f'<div class="pikit-pre">{esc(detail)}</div></div>')
 
 
-# The stylesheet uses JupyterLab's theme variables (with fallbacks) so light and dark themes work.
-CSS = """
+# The stylesheet takes its colours from the palette (as CSS variables) and JupyterLab's theme
+# variables (with fallbacks), so light and dark themes work.
+CSS = css_variables(".pikit-root, .pikit-tree") + """
 .pikit-root { font-family: var(--jp-ui-font-family, system-ui, sans-serif);
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, #222); }
 .pikit-root .pikit-title { font-weight: 600; font-size: 1.1em; margin: 2px 0 4px; }
@@ -189,15 +179,18 @@ details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-bl
   border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
 .pikit-badge { display: inline-block; padding: 0 5px; border-radius: 3px; font-size: 0.85em; line-height: 1.5;
   white-space: nowrap; border: 1px solid transparent; }
-.pikit-kind-user { background: #e3f2fd; color: #0d47a1; }
-.pikit-kind-assistant { background: #ede7f6; color: #4527a0; }
-.pikit-kind-tool { background: #eceff1; color: #37474f; }
-.pikit-kind-tool-error { background: #fdecea; color: #b71c1c; }
-.pikit-kind-system { background: #fff8e1; color: #8d6e00; }
-.pikit-kind-compaction { background: #f3e5f5; color: #6a1b9a; border-color: #ce93d8; }
-.pikit-kind-branch-summary { background: #e0f2f1; color: #00695c; }
-.pikit-kind-custom { background: #fce4ec; color: #ad1457; }
-.pikit-kind-bash { background: #efebe9; color: #4e342e; }
+.pikit-kind-user { background: var(--pikit-role-user); color: var(--pikit-role-user-text); }
+.pikit-kind-assistant { background: var(--pikit-role-assistant); color: var(--pikit-role-assistant-text); }
+.pikit-kind-tool { background: var(--pikit-role-tool-result); color: var(--pikit-role-tool-result-text); }
+.pikit-kind-tool-error { background: var(--pikit-role-tool-error); color: var(--pikit-role-tool-error-text); }
+.pikit-kind-system { background: var(--pikit-role-system); color: var(--pikit-role-system-text); }
+.pikit-kind-compaction { background: var(--pikit-role-compaction-summary);
+  color: var(--pikit-role-compaction-summary-text);
+  border-color: var(--pikit-segment-summary); }
+.pikit-kind-branch-summary { background: var(--pikit-role-branch-summary);
+  color: var(--pikit-role-branch-summary-text); }
+.pikit-kind-custom { background: var(--pikit-role-custom); color: var(--pikit-role-custom-text); }
+.pikit-kind-bash { background: var(--pikit-role-bash-execution); color: var(--pikit-role-bash-execution-text); }
 .pikit-kind-meta { background: transparent; color: var(--jp-ui-font-color2, #777);
   border-color: var(--jp-border-color2, #ddd); }
 .pikit-label { display: inline-block; padding: 0 5px; border-radius: 8px; font-size: 0.82em;
@@ -223,17 +216,21 @@ table.pikit-table td.pikit-num, table.pikit-table th.pikit-num { text-align: rig
 .pikit-scroll { max-height: 560px; overflow-y: auto; border: 1px solid var(--jp-border-color2, #ddd);
   border-radius: 4px; }
 tr.pikit-zone-summary td { background: rgba(156, 39, 176, 0.06); }
-tr.pikit-zone-kept td:first-child { box-shadow: inset 3px 0 0 #66bb6a; }
-tr.pikit-zone-new td:first-child { box-shadow: inset 3px 0 0 #42a5f5; }
+tr.pikit-zone-kept td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segment-kept); }
+tr.pikit-zone-new td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segment-new); }
 tr.pikit-status-omitted td { color: var(--jp-ui-font-color3, #999); }
 tr.pikit-status-omitted .pikit-pre { text-decoration: line-through; }
 .pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px; }
 .pikit-marker-omitted { background: #eeeeee; color: #616161; }
 .pikit-marker-replaced { background: #fff3e0; color: #e65100; }
-.pikit-marker-summary { background: #f3e5f5; color: #6a1b9a; }
+.pikit-marker-summary, .pikit-marker-previous-summary { background: var(--pikit-role-compaction-summary);
+  color: var(--pikit-role-compaction-summary-text); }
+.pikit-marker-summarized { background: transparent; color: var(--pikit-diff-summarized);
+  border: 1px solid var(--pikit-diff-summarized); }
 .pikit-block { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; padding: 4px 8px; margin: 4px 0;
   background: var(--jp-layout-color1, #fff); }
-.pikit-block.pikit-compaction-block { border-color: #ce93d8; background: rgba(156, 39, 176, 0.04); }
+.pikit-block.pikit-compaction-block { border-color: var(--pikit-segment-summary);
+  background: rgba(142, 36, 170, 0.04); }
 tr.pikit-diff-added td { background: rgba(46, 125, 50, 0.08); }
 tr.pikit-diff-removed td { background: rgba(198, 40, 40, 0.07); }
 tr.pikit-diff-changed td { background: rgba(245, 124, 0, 0.08); }
@@ -241,35 +238,41 @@ tr.pikit-diff-same td { color: var(--jp-ui-font-color2, #666); }
 tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777); font-style: italic;
   background: var(--jp-layout-color2, #f5f5f5); }
 .pikit-sym { font-family: var(--jp-code-font-family, monospace); font-weight: 700; }
-.pikit-plus { color: #2e7d32; } .pikit-minus { color: #c62828; } .pikit-tilde { color: #ef6c00; }
+.pikit-plus { color: var(--pikit-diff-added); } .pikit-minus { color: var(--pikit-diff-removed); }
+.pikit-tilde { color: var(--pikit-diff-changed); }
 .pikit-budget { position: relative; margin: 6px 0 2px; }
 .pikit-budget-track { position: relative; display: flex; height: 22px; border-radius: 4px; overflow: hidden;
   background: var(--jp-layout-color2, #eee); border: 1px solid var(--jp-border-color2, #ccc); }
 .pikit-budget-seg { height: 100%; min-width: 0; }
-.pikit-budget-system { background: #f9a825; }
-.pikit-budget-summary { background: #ab47bc; }
-.pikit-budget-kept { background: #66bb6a; }
-.pikit-budget-new { background: #42a5f5; }
-.pikit-budget-unitemized { background: repeating-linear-gradient(135deg, #b0bec5 0 4px, #cfd8dc 4px 8px); }
-.pikit-budget-line { position: absolute; top: -3px; height: 28px; width: 0; border-left: 2px dashed #d32f2f; }
-.pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--jp-ui-font-color1, #222); }
-.pikit-budget-line.pikit-budget-window { border-left: 2px solid var(--jp-ui-font-color2, #757575); }
-.pikit-budget-keep { position: absolute; height: 8px; border: 2px solid #2e7d32; border-top: none;
+.pikit-budget-system { background: var(--pikit-segment-system); }
+.pikit-budget-summary { background: var(--pikit-segment-summary); }
+.pikit-budget-kept { background: var(--pikit-segment-kept); }
+.pikit-budget-new { background: var(--pikit-segment-new); }
+.pikit-budget-unitemized { background: repeating-linear-gradient(135deg, var(--pikit-segment-unitemized) 0 4px,
+  transparent 4px 8px); }
+.pikit-budget-line { position: absolute; top: -3px; height: 28px; width: 0;
+  border-left: 2px dashed var(--pikit-line-threshold); }
+.pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--pikit-line-context-size); }
+.pikit-budget-line.pikit-budget-window { border-left: 2px solid var(--pikit-line-window); }
+.pikit-budget-keep { position: absolute; height: 8px; border: 2px solid var(--pikit-line-keep-recent); border-top: none;
   margin-top: 2px; box-sizing: border-box; }
-.pikit-budget-marks { position: relative; height: 15px; font-size: 0.8em; color: #d32f2f; }
-.pikit-budget-marks span { position: absolute; transform: translateX(-100%); white-space: nowrap; padding-right: 2px;
-  margin-left: 5px; }
+.pikit-budget-marks { position: relative; height: 16px; font-size: 0.8em; line-height: 16px;
+  color: var(--pikit-line-threshold); }
+.pikit-budget-marks span { position: absolute; top: 0; white-space: nowrap; }
+.pikit-budget-marks span.pikit-mark-left { transform: translateX(-100%); padding-right: 2px; margin-left: 1px; }
+.pikit-budget-marks span.pikit-mark-right { padding-left: 2px; margin-left: -4px; }
 .pikit-budget-axis { position: relative; height: 16px; font-size: 0.8em; color: var(--jp-ui-font-color2, #666); }
 .pikit-budget-axis span { position: absolute; white-space: nowrap; }
-.pikit-swatch-line { width: 0; border-left: 2px dashed #d32f2f; border-radius: 0; }
-.pikit-swatch-keep { height: 6px; border: 2px solid #2e7d32; border-top: none; border-radius: 0; }
+.pikit-swatch-line { width: 0; border-left: 2px dashed var(--pikit-line-threshold); border-radius: 0; }
+.pikit-swatch-keep { height: 6px; border: 2px solid var(--pikit-line-keep-recent); border-top: none; border-radius: 0; }
 .pikit-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.9em; margin-top: 2px; }
 .pikit-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px;
   vertical-align: -1px; }
 .pikit-cut { display: flex; height: 16px; border-radius: 3px; overflow: hidden; margin: 4px 0;
   border: 1px solid var(--jp-border-color2, #ccc); }
-.pikit-cut-previous { background: #ab47bc; } .pikit-cut-summarized { background: #9e9e9e; }
-.pikit-cut-prefix { background: #ffa726; } .pikit-cut-kept { background: #66bb6a; }
+.pikit-cut-previous { background: var(--pikit-segment-summary); }
+.pikit-cut-summarized { background: var(--pikit-line-tokens-before); }
+.pikit-cut-prefix { background: var(--pikit-series-4); } .pikit-cut-kept { background: var(--pikit-segment-kept); }
 .pikit-explorer-pane { min-width: 0; }
 .pikit-gap { gap: 8px; }
 .pikit-status { font-size: 0.9em; color: var(--jp-ui-font-color2, #555); margin: 2px 0; }

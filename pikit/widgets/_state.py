@@ -17,8 +17,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import traitlets
-
 from ..describe import entry_kind, entry_preview
 
 if TYPE_CHECKING:
@@ -95,19 +93,6 @@ class SessionState:
                 text = f"<unreadable entry: {type(exc).__name__}>"
             cached = self._previews[entry.id] = (entry_kind(entry), _one_line(text))
         return cached
-
-
-class LeafOfSession:
-    """Mixin for widgets with a ``leaf_id`` trait: refuses an id the widget's session lacks."""
-
-    session: Session
-
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
 
 
 def state_for(session: Session) -> SessionState:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import traitlets
@@ -19,133 +18,34 @@ from ..errors import PikitError, SettingsError
 from ..preparation import Preparation, prepare_compaction
 from ..session import CURRENT, Session
 from ..settings import Settings, load_settings
-from ..summarizer import Summarizer, SummaryRequest, SummaryResult
+from ..summarizer import Summarizer
+from ._base import Callbacks, LeafWidget, error_output
 from ._html import error_box, esc, fmt_int, style_widget
 from ._html import gap as _gap
-from ._state import LeafOfSession, SessionState, state_for
+from ._state import state_for
 from .budget import BudgetBar, model_key, resolve_budget
+from .runs import CompactionRun, Reporting, SummarizerFactory, compaction_history, default_factory
+from .views.budget import render_budget
+from .views.compaction import (
+    ChartGroup,
+    CompactionPoint,
+    CutPreview,
+    RunSettings,
+    cut_preview,
+    render_chart,
+    render_preview,
+)
 
-__all__ = ["CompactionPanel", "CompactionPoint", "compaction_history", "history_chart_html"]
+if TYPE_CHECKING:
+    from ..compaction import CompactionResult
 
-SummarizerFactory = Callable[[str, "str | None", "str | None"], Summarizer]
-"""``factory(name, model, base_url) -> Summarizer``."""
+__all__ = ["CompactionPanel", "CompactionPoint", "CompactionRun", "compaction_history"]
 
 _SUMMARIZERS = ("offline", "openai", "anthropic")
 _WINDOW_MAX = 2_000_000
 
 
-@dataclass(frozen=True)
-class CompactionPoint:
-    """One compaction on a branch: its tokens before (recorded) and after (the new context size)."""
-
-    id: Any
-    tokens_before: int
-    tokens_after: int
-    first_kept_entry_id: Any
-    new: bool = False
-
-
-def compaction_history(session: Session, leaf: Any = CURRENT, *, new_ids: Sequence[Any] = ()) -> list[CompactionPoint]:
-    """Every compaction on the branch at ``leaf``, oldest first.
-
-    ``tokens_before`` is what the entry recorded; ``tokens_after`` is the context size of the
-    projection the compaction leaves (Pi does not record it). ``new_ids`` are flagged ``new``.
-    """
-    state = state_for(session)
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
-    out = []
-    for entry in session.branch(leaf_id) if leaf_id is not None else []:
-        if entry.type != "compaction":
-            continue
-        before = entry.data.get("tokensBefore")
-        out.append(CompactionPoint(entry.id, int(before) if isinstance(before, int | float) else 0,
-                                   state.projection(entry.id).tokens, entry.data.get("firstKeptEntryId"),
-                                   entry.id in new_ids))
-    return out
-
-
-def _short(value: int) -> str:
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f}M"
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 1000:
-        return f"{value / 1000:.1f}k"
-    return str(value)
-
-
-def history_chart_html(points: Sequence[CompactionPoint], threshold: int | None = None) -> str:
-    """An inline SVG bar chart of tokensBefore/tokensAfter per compaction (escaped labels)."""
-    if not points:
-        return ('<div class="pikit-chart pikit-dim" aria-label="compaction chart">No compaction on this branch yet: '
-                "run one to see its tokensBefore/tokensAfter here.</div>")
-    group, bar, left, top, height = 74, 26, 52, 18, 170
-    width = left + group * len(points) + 16
-    peak = max([p.tokens_before for p in points] + [p.tokens_after for p in points] + [threshold or 0, 1])
-
-    def y(value: int) -> float:
-        return top + height - height * value / peak
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + height + 44}" '
-             f'role="img" aria-label="tokensBefore and tokensAfter of each compaction">']
-    for frac in (0, 0.5, 1):
-        value = int(peak * frac)
-        parts.append(f'<line x1="{left}" x2="{width - 8}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-                     'stroke="#9e9e9e" stroke-opacity="0.35"/>'
-                     f'<text x="{left - 6}" y="{y(value) + 4:.1f}" font-size="10" text-anchor="end">'
-                     f"{esc(_short(value))}</text>")
-    if threshold is not None and threshold > 0:
-        parts.append(f'<line class="pikit-chart-threshold" x1="{left}" x2="{width - 8}" y1="{y(threshold):.1f}" '
-                     f'y2="{y(threshold):.1f}" stroke="#d32f2f" stroke-dasharray="5 3"/>'
-                     f'<text x="{width - 10}" y="{y(threshold) - 4:.1f}" font-size="10" text-anchor="end" '
-                     f'style="fill:#d32f2f">threshold {esc(_short(threshold))}</text>')
-    for i, point in enumerate(points):
-        x = left + i * group + 8
-        for j, (value, color, what) in enumerate(((point.tokens_before, "#90a4ae", "tokensBefore"),
-                                                  (point.tokens_after, "#42a5f5", "tokensAfter"))):
-            bx = x + j * (bar + 4)
-            stroke = ' stroke="#6a1b9a" stroke-width="2"' if point.new else ""
-            parts.append(f'<rect class="pikit-chart-bar" x="{bx}" y="{y(value):.1f}" width="{bar}" '
-                         f'height="{max(0.0, top + height - y(value)):.1f}" fill="{color}"{stroke}>'
-                         f"<title>{esc(point.id)} {what}: {fmt_int(value)}</title></rect>"
-                         f'<text x="{bx + bar / 2}" y="{y(value) - 3:.1f}" font-size="10" text-anchor="middle">'
-                         f"{esc(_short(value))}</text>")
-        tag = " (new)" if point.new else ""
-        parts.append(f'<text x="{x + bar + 2}" y="{top + height + 14}" font-size="10" text-anchor="middle">'
-                     f"#{i + 1}{esc(tag)}</text>"
-                     f'<text x="{x + bar + 2}" y="{top + height + 26}" font-size="9" text-anchor="middle" '
-                     f'style="fill:#888">{esc(str(point.id)[:10])}</text>')
-    parts.append("</svg>")
-    legend = ('<div class="pikit-legend"><span><span class="pikit-swatch" style="background:#90a4ae"></span>'
-              'tokensBefore (recorded)</span><span><span class="pikit-swatch" style="background:#42a5f5"></span>'
-              "tokensAfter (context size the compaction leaves)</span></div>")
-    return (f'<div class="pikit-chart" aria-label="compaction chart"><div class="pikit-sub">tokensBefore → '
-            f"tokensAfter of every compaction on the branch</div>{''.join(parts)}{legend}</div>")
-
-
-class _Reporting:
-    """Wraps a summarizer to report each call to the panel."""
-
-    def __init__(self, inner: Summarizer, report: Callable[[str], None]) -> None:
-        self.inner = inner
-        self.name = getattr(inner, "name", type(inner).__name__)
-        self.report = report
-        self.calls = 0
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        self.calls += 1
-        what = {"history": "the history", "turn_prefix": "the split turn's beginning"}.get(request.kind, request.kind)
-        self.report(f"summarizing {what} ({len(request.messages)} messages) with {self.name}…")
-        return self.inner.summarize(request)
-
-
-def _default_factory(name: str, model: str | None, base_url: str | None) -> Summarizer:
-    from ..llm.select import get_summarizer
-
-    return get_summarizer(name, model=model or None, base_url=base_url or None)
-
-
-class CompactionPanel(LeafOfSession, widgets.VBox):
+class CompactionPanel(LeafWidget, widgets.VBox):
     """Try compaction settings on a leaf and run a compaction.
 
     Sliders set ``keep_recent_tokens``, ``reserve_tokens`` and ``context_window`` (also
@@ -156,12 +56,14 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
     and writes the entry to a *new file* (a copy of the source plus one line) unless *append
     to the source* is ticked. Every failure is shown in the panel; nothing is raised.
 
-    After a run, ``last_result`` (:class:`~pikit.compaction.CompactionResult`),
-    ``last_output`` (the path written) and ``result_session`` (that file loaded) are set and
-    the callbacks registered with :meth:`on_compacted` are called.
+    Every run is kept in ``runs`` (:class:`CompactionRun`: settings, result, the contexts
+    before and after, their diff) and stays in the chart as its own labelled group until
+    :meth:`clear_runs`; after a run the budget before and after is shown one above the other.
+    ``last_result`` (:class:`~pikit.compaction.CompactionResult`), ``last_output`` (the path
+    written) and ``result_session`` (that file loaded) are the latest run's, and the callbacks
+    registered with :meth:`on_compacted` are called. ``runs_frame()`` gives the runs as a DataFrame.
     """
 
-    leaf_id = traitlets.Any(None)
     model = traitlets.Unicode("")
     keep_recent_tokens = traitlets.Int(20_000)
     reserve_tokens = traitlets.Int(16_384)
@@ -173,20 +75,14 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
                  output_dir: str | os.PathLike[str] | None = None, summarizer: Summarizer | None = None,
                  summarizer_factory: SummarizerFactory | None = None, context_window: int | None = None,
                  reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, **kwargs: Any) -> None:
-        self.session = session
-        self.state: SessionState = state_for(session)
-        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
-        if leaf is not None and leaf not in session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        leaf = self._bind(session, leaf_id)
         self.output_dir = Path(output_dir) if output_dir is not None else None
-        self.last_result: Any = None
-        self.last_output: str | None = None
-        self.result_session: Session | None = None
+        self.runs: list[CompactionRun] = []
         self.preparation: Preparation | None = None
+        self.preview_view: CutPreview | None = None
         self.preview_ms = 0.0
-        self._callbacks: list[Callable[[Any, str], None]] = []
         self._custom_summarizer = summarizer
-        self._factory: SummarizerFactory = summarizer_factory or _default_factory
+        self._factory: SummarizerFactory = summarizer_factory or default_factory
         self._branch_cache: tuple[Any, list[Entry]] | None = None
         self._settings_problem: str | None = None
         try:
@@ -194,9 +90,32 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
         except SettingsError as exc:
             self.settings = None
             self._settings_problem = str(exc)
+        self._session_model = model_key(self.state.projection(leaf)) or ""
+        self.callback_errors = error_output()
+        self._callbacks = Callbacks(self.callback_errors, "compaction")
+        self.budget = BudgetBar(session, leaf, settings=self.settings)
+        self.compared = widgets.HTML()
+        self.compared.add_class("pikit-budget-compare")
+        self.preview = widgets.HTML()
+        self.preview.add_class("pikit-compaction-preview")
+        self.chart = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.chart.add_class("pikit-compaction-chart")
+        self.steps = widgets.VBox()  # room for a step-by-step view of the algorithm
+        self.steps.add_class("pikit-compaction-steps")
+        super().__init__([style_widget(), widgets.HTML('<div class="pikit-title">Compaction what-if</div>'),
+                          self._settings_box(), self.budget, self.compared, self.preview, self.steps,
+                          self._run_box(), self.chart], **kwargs)
+        self.add_class("pikit-root")
+        self.add_class("pikit-compaction-panel")
+        self._apply_settings(context_window, reserve_tokens, keep_recent_tokens)
+        self._follow_leaf(leaf)
+        self._wire()
+        self._update_output_default()
+        self.refresh()
 
-        session_model = model_key(self.state.projection(leaf)) or ""
-        self.model_picker = widgets.Dropdown(options=self._model_options(session_model), value="",
+    # ------------------------------------------------------------------ building
+    def _settings_box(self) -> widgets.VBox:
+        self.model_picker = widgets.Dropdown(options=self._model_options(self._session_model), value="",
                                              description="model", layout=widgets.Layout(width="420px"))
         self.model_picker.add_class("pikit-model-picker")
         style = {"description_width": "150px"}
@@ -211,14 +130,14 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
         for slider, css in ((self.keep_slider, "pikit-keep-slider"), (self.reserve_slider, "pikit-reserve-slider"),
                             (self.window_slider, "pikit-window-slider")):
             slider.add_class(css)
-        self.budget = BudgetBar(session, leaf, settings=self.settings)
-        self.preview = widgets.HTML()
-        self.preview.add_class("pikit-compaction-preview")
+        return widgets.VBox([self.model_picker, self.keep_slider, self.reserve_slider, self.window_slider])
 
+    def _run_box(self) -> widgets.VBox:
+        custom = self._custom_summarizer
         self.summarizer_picker = widgets.Dropdown(
-            options=([(f"custom: {getattr(summarizer, 'name', 'summarizer')}", "custom")] if summarizer else [])
+            options=([(f"custom: {getattr(custom, 'name', 'summarizer')}", "custom")] if custom else [])
             + [(name, name) for name in _SUMMARIZERS],
-            value="custom" if summarizer else "offline", description="summarizer")
+            value="custom" if custom else "offline", description="summarizer")
         self.summarizer_picker.add_class("pikit-summarizer-picker")
         self.summarizer_model = widgets.Text(description="model", placeholder="provider/modelId (HTTP summarizers)")
         self.base_url = widgets.Text(description="base URL", placeholder="default for the provider")
@@ -233,68 +152,68 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
                                          tooltip="summarize and write the compaction entry")
         self.run_button.add_class("pikit-run-compaction")
         self.run_button.on_click(lambda _b: self.run())
+        self.clear_button = widgets.Button(description="clear runs", icon="eraser", disabled=True,
+                                           tooltip="remove the runs from the chart and the before/after view",
+                                           layout=widgets.Layout(width="auto", min_width="fit-content"))
+        self.clear_button.add_class("pikit-clear-runs")
+        self.clear_button.on_click(lambda _b: self.clear_runs())
         self.progress = widgets.IntProgress(value=0, min=0, max=4, layout=widgets.Layout(width="160px"))
         self.progress.add_class("pikit-progress")
         self.message = widgets.HTML()
         self.message.add_class("pikit-compaction-status")
-        self.chart = widgets.HTML()
-        self.chart.add_class("pikit-compaction-chart")
-
-        title = widgets.HTML('<div class="pikit-title">Compaction what-if</div>')
-        settings_box = widgets.VBox([self.model_picker, self.keep_slider, self.reserve_slider, self.window_slider])
         http = widgets.Accordion([widgets.VBox([self.summarizer_model, self.base_url])],
                                  titles=("HTTP summarizer options",), selected_index=None)
-        run_box = widgets.VBox([
+        return widgets.VBox([
             widgets.HBox([self.summarizer_picker, http]),
             self.instructions,
             widgets.HBox([self.output, self.in_place_box], layout=widgets.Layout(align_items="center")),
-            _gap(widgets.HBox([self.run_button, self.progress], layout=widgets.Layout(align_items="center"))),
+            _gap(widgets.HBox([self.run_button, self.progress, self.clear_button],
+                              layout=widgets.Layout(align_items="center"))),
             self.message,
+            self.callback_errors,
         ])
-        super().__init__([style_widget(), title, settings_box, self.budget, self.preview, run_box, self.chart],
-                         **kwargs)
-        self.add_class("pikit-root")
-        self.add_class("pikit-compaction-panel")
 
-        window, reserve, keep, problem = self._resolve(session_model)
+    def _apply_settings(self, window: int | None, reserve: int | None, keep: int | None) -> None:
+        resolved_window, resolved_reserve, resolved_keep, problem = self._resolve(self._session_model)
         self._settings_problem = self._settings_problem or problem
         with self.hold_trait_notifications():
-            self.leaf_id = leaf
-            self.context_window = context_window if context_window is not None else window
-            self.reserve_tokens = reserve_tokens if reserve_tokens is not None else reserve
-            self.keep_recent_tokens = keep_recent_tokens if keep_recent_tokens is not None else keep
+            self.context_window = window if window is not None else resolved_window
+            self.reserve_tokens = reserve if reserve is not None else resolved_reserve
+            self.keep_recent_tokens = keep if keep is not None else resolved_keep
         self._sync_sliders()
+
+    def _wire(self) -> None:
         for slider, name in ((self.keep_slider, "keep_recent_tokens"), (self.reserve_slider, "reserve_tokens")):
             widgets.link((slider, "value"), (self, name))
         self.window_slider.observe(lambda c: setattr(self, "context_window", round(c["new"])), names="value")
         widgets.link((self.in_place_box, "value"), (self, "in_place"))
+        session_model = self._session_model
         widgets.dlink((self, "model"), (self.budget, "model"), transform=lambda m: m or session_model)
         for name in ("leaf_id", "keep_recent_tokens", "reserve_tokens", "context_window"):
             widgets.dlink((self, name), (self.budget, name))
         self.model_picker.observe(self._on_model, names="value")
         self.observe(self._on_setting, names=["keep_recent_tokens", "reserve_tokens", "context_window"])
-        self.observe(self._on_leaf, names="leaf_id")
         self.observe(lambda _c: self._update_output_default(), names="in_place")
-        self._update_output_default()
-        self.update_preview()
-        self.update_chart()
+
+    def __repr__(self) -> str:
+        return (f"<CompactionPanel leaf={self.leaf_id!r} keep={self.keep_recent_tokens} "
+                f"reserve={self.reserve_tokens} window={self.context_window} status={self.status!r} "
+                f"runs={len(self.runs)}>")
 
     # ------------------------------------------------------------------ settings
     def _model_options(self, session_model: str) -> list[tuple[str, str]]:
         from ..llm.models import MODELS
 
-        options = [(f"session model ({session_model or 'unknown'})", "")]
+        options = [(f"session model ({session_model or 'not recorded'})", "")]
         overrides: Mapping[str, Any] = {}
         if self.settings is not None:
             try:
                 overrides = self.settings.overrides()
             except SettingsError as exc:
                 self._settings_problem = str(exc)
-        for key in overrides:
-            options.append((f"override: {key}", key))
-        for key, info in MODELS.items():
-            if key not in overrides:
-                options.append((f"{key} ({fmt_int(info.context_window)})", key))
+        options.extend((f"override: {key}", key) for key in overrides)
+        options.extend((f"{key} ({fmt_int(info.context_window)})", key)
+                       for key, info in MODELS.items() if key not in overrides)
         return options
 
     def _resolve(self, model: str) -> tuple[int, int, int, str | None]:
@@ -338,10 +257,16 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
             self.reserve_slider.max = top
             self._set_window_slider(change["new"])
         self.update_preview()
+        self.update_chart()
 
-    def _on_leaf(self, _change: dict[str, Any]) -> None:
+    def leaf_changed(self) -> None:
         self._branch_cache = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw the preview, the before/after budgets and the chart."""
         self.update_preview()
+        self.update_compared()
         self.update_chart()
 
     # ------------------------------------------------------------------ preview
@@ -350,110 +275,107 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
             self._branch_cache = (self.leaf_id, self.session.branch(self.leaf_id) if self.leaf_id is not None else [])
         return self._branch_cache[1]
 
+    def _describe(self, entry_id: Any) -> tuple[str, str]:
+        entry = self.session.by_id.get(entry_id)
+        if entry is None:
+            return "?", ""
+        return entry.role or entry.type, self.state.preview(entry)[1]
+
     def update_preview(self) -> None:
         """Recompute where the cut falls for the current settings and redraw the preview."""
         start = time.perf_counter()
         try:
-            projection = self.state.projection(self.leaf_id)
+            projection = self.projection
             self.preparation = prepare_compaction(self._branch(), max(0, self.keep_recent_tokens), projection) \
                 if self.leaf_id is not None else None
-            self.preview.value = self._preview_html(self.preparation, projection.tokens)
+            self.preview_view = cut_preview(self.preparation, projection.tokens,
+                                            self.context_window - self.reserve_tokens,
+                                            problem=self._settings_problem, describe=self._describe)
+            self.preview.value = render_preview(self.preview_view)
         except Exception as exc:
             self.preparation = None
+            self.preview_view = None
             self.preview.value = error_box("Cannot prepare a compaction here", exc)
         self.preview_ms = (time.perf_counter() - start) * 1000
 
-    def _preview_html(self, prep: Preparation | None, tokens: int) -> str:
-        threshold = self.context_window - self.reserve_tokens
-        fires = tokens > threshold
-        verdict = (f'<div class="pikit-warn"><b>Pi would compact here</b>: context size {fmt_int(tokens)} &gt; '
-                   f"threshold {fmt_int(threshold)}.</div>" if fires else
-                   f'<div class="pikit-sub">Pi would not compact yet (context size {fmt_int(tokens)} ≤ threshold '
-                   f"{fmt_int(threshold)}); below is what a compaction run now would do.</div>")
-        problem = (f'<div class="pikit-warn">settings: {esc(self._settings_problem)}</div>'
-                   if self._settings_problem else "")
-        if prep is None:
-            return (f'<div class="pikit-block pikit-cut-preview" aria-label="cut point preview">{verdict}'
-                    '<div><b>Nothing to compact</b> at this leaf with these settings: the leaf is a compaction, '
-                    f"or everything already fits in keepRecentTokens.</div>{problem}</div>")
-        entries = prep.projection.entries
-        estimates = prep.projection.estimates
-        per_entry: list[int] = []  # tokens of each entry without system messages (never summarized or kept)
-        index = 0
-        for pe in entries:
-            per_entry.append(sum(estimates[index + k] for k, m in enumerate(pe.messages) if m.get("role") != "system"))
-            index += len(pe.messages)
-        start = 1 if prep.previous_compaction is not None else 0
-        previous = sum(per_entry[:start])
-        history_end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_index
-        summarized = sum(per_entry[start:history_end])
-        prefix = sum(per_entry[history_end:prep.first_kept_index]) if prep.is_split_turn else 0
-        kept = sum(per_entry[prep.first_kept_index:])
-        total = max(1, previous + summarized + prefix + kept)
-        strip = "".join(
-            f'<div class="pikit-cut-{key}" style="width:{100 * value / total:.3f}%" '
-            f'title="{esc(label)}: {fmt_int(value)} tokens"></div>'
-            for key, label, value in (("previous", "previous summary", previous),
-                                      ("summarized", "summarized", summarized),
-                                      ("prefix", "split turn's beginning (summarized apart)", prefix),
-                                      ("kept", "kept", kept)) if value > 0)
-        first = self.session.by_id.get(prep.first_kept_entry_id)
-        first_text = self.state.preview(first)[1] if first is not None else ""
-        role = (first.role or first.type) if first is not None else "?"
-        split = (f" — <b>split turn</b>: the turn's beginning ({len(prep.turn_prefix_messages)} messages, "
-                 f"{fmt_int(prefix)} tokens) is summarized separately" if prep.is_split_turn else "")
-        files = ""
-        if prep.read_files or prep.modified_files:
-            files = (f'<div class="pikit-sub">files: {len(prep.read_files)} read, {len(prep.modified_files)} '
-                     f"modified — {esc(', '.join(prep.modified_files[:6]))}"
-                     f"{'…' if len(prep.modified_files) > 6 else ''}</div>")
-        legend = ('<div class="pikit-legend">'
-                  + (f'<span><span class="pikit-swatch pikit-cut-previous"></span>previous summary '
-                     f"{fmt_int(previous)}</span>" if previous else "")
-                  + '<span><span class="pikit-swatch pikit-cut-summarized"></span>'
-                  + f"summarized {fmt_int(summarized)}</span>"
-                  + (f'<span><span class="pikit-swatch pikit-cut-prefix"></span>turn prefix {fmt_int(prefix)}</span>'
-                     if prefix else "")
-                  + f'<span><span class="pikit-swatch pikit-cut-kept"></span>kept {fmt_int(kept)}</span></div>')
-        return (
-            f'<div class="pikit-block pikit-cut-preview" aria-label="cut point preview">{verdict}'
-            f'<div>Cut at <span class="pikit-id pikit-first-kept">{esc(prep.first_kept_entry_id)}</span> '
-            f"({esc(role)}: {esc(first_text[:90])}){split}.</div>"
-            f'<div class="pikit-cut">{strip}</div>{legend}'
-            f"<div>Summarize <b>{fmt_int(len(prep.messages_to_summarize))}</b> messages "
-            f"from {fmt_int(len(prep.summarized_entry_ids))} entries; keep <b>{fmt_int(len(prep.kept_entry_ids))}</b> "
-            f"entries ({fmt_int(prep.kept_tokens)} tokens). tokensBefore {fmt_int(prep.tokens_before)}.</div>"
-            f"{files}{problem}</div>"
-        )
+    # ------------------------------------------------------------------ runs, chart, before/after
+    @property
+    def last_run(self) -> CompactionRun | None:
+        """The latest run (``None`` before the first or after :meth:`clear_runs`)."""
+        return self.runs[-1] if self.runs else None
 
-    # ------------------------------------------------------------------ chart
-    def update_chart(self) -> None:
-        """Redraw the tokensBefore/tokensAfter chart of the branch (including a compaction just run)."""
-        try:
-            if self.result_session is not None and self.last_result is not None:
-                new_id = self.last_result.entry["id"]
-                points = compaction_history(self.result_session, new_id, new_ids=[new_id])
-            else:
-                points = compaction_history(self.session, self.leaf_id)
-            self.chart.value = history_chart_html(points, self.context_window - self.reserve_tokens)
-        except Exception as exc:
-            self.chart.value = error_box("Cannot draw the compaction chart", exc)
+    @property
+    def last_result(self) -> CompactionResult | None:
+        """The latest run's :class:`~pikit.compaction.CompactionResult`."""
+        return self.runs[-1].result if self.runs else None
+
+    @property
+    def last_output(self) -> str | None:
+        """The path the latest run wrote."""
+        return self.runs[-1].path if self.runs else None
+
+    @property
+    def result_session(self) -> Session | None:
+        """The file the latest run wrote, loaded."""
+        return self.runs[-1].session if self.runs else None
+
+    @property
+    def chart_groups(self) -> list[ChartGroup]:
+        """The chart's groups: the branch's own compactions, then one group per run."""
+        groups = [ChartGroup("this branch", tuple(compaction_history(self.session, self.leaf_id)))]
+        groups.extend(ChartGroup(f"run {run.number}", (run.point,), run.settings) for run in self.runs)
+        return groups
 
     @property
     def history(self) -> list[CompactionPoint]:
-        """The points of the chart."""
-        if self.result_session is not None and self.last_result is not None:
-            new_id = self.last_result.entry["id"]
-            return compaction_history(self.result_session, new_id, new_ids=[new_id])
-        return compaction_history(self.session, self.leaf_id)
+        """The points of the chart, group after group."""
+        return [point for group in self.chart_groups for point in group.points]
+
+    def runs_frame(self) -> Any:
+        """The runs as a pandas DataFrame (one row per run)."""
+        import pandas as pd
+
+        columns = ["run", "leaf_id", "compaction_id", "keep_recent_tokens", "reserve_tokens", "context_window",
+                   "summarizer", "tokens_before", "tokens_after", "first_kept_entry_id", "path"]
+        return pd.DataFrame.from_records([run.to_record() for run in self.runs], columns=columns)
+
+    def update_chart(self) -> None:
+        """Redraw the tokensBefore/tokensAfter chart: the branch, then every run."""
+        try:
+            self.chart.value = render_chart(self.chart_groups, self.context_window - self.reserve_tokens)
+        except Exception as exc:
+            self.chart.value = error_box("Cannot draw the compaction chart", exc)
+
+    def update_compared(self) -> None:
+        """Show the budget before and after the latest run, one above the other, on one scale."""
+        run = self.last_run
+        if run is None:
+            self.compared.value = ""
+            return
+        try:
+            before = self.budget.build(run.before, title=f"Before run {run.number}")
+            after = self.budget.build(run.after, title=f"After run {run.number}")
+            scale = max(before.natural_scale, after.natural_scale)
+            before = self.budget.build(run.before, title=before.title, scale=scale)
+            after = self.budget.build(run.after, title=after.title, scale=scale)
+            self.compared.value = (f'<div class="pikit-block pikit-before-after" aria-label="before and after">'
+                                   f'<div class="pikit-sub">{esc(run.settings.caption)} · compaction '
+                                   f'<span class="pikit-id">{esc(run.result.entry["id"])}</span></div>'
+                                   f"{render_budget(before, legend=False)}{render_budget(after)}</div>")
+        except Exception as exc:
+            self.compared.value = error_box("Cannot draw the budget before and after", exc)
+
+    def clear_runs(self) -> None:
+        """Forget the runs (the files they wrote stay): the chart shows the branch alone again."""
+        self.runs.clear()
+        self.clear_button.disabled = True
+        self.update_compared()
+        self.update_chart()
 
     # ------------------------------------------------------------------ running
     def on_compacted(self, callback: Callable[[Any, str], None], remove: bool = False) -> None:
-        """Call ``callback(result, path)`` after each successful run."""
-        if remove:
-            self._callbacks.remove(callback)
-        else:
-            self._callbacks.append(callback)
+        """Call ``callback(result, path)`` after each successful run (a failing callback shows in the panel)."""
+        self._callbacks.register_callback(callback, remove=remove)
 
     def _default_output(self) -> str:
         source = Path(self.session.path) if self.session.path else Path("session.jsonl")
@@ -486,62 +408,75 @@ class CompactionPanel(LeafOfSession, widgets.VBox):
             return self._custom_summarizer
         return self._factory(name, self.summarizer_model.value.strip() or None, self.base_url.value.strip() or None)
 
+    def _settings_used(self, summarizer: Reporting) -> RunSettings:
+        return RunSettings(max(0, self.keep_recent_tokens), self.reserve_tokens, self.context_window,
+                           str(summarizer.name))
+
+    def _compact(self) -> tuple[CompactionResult, str, Reporting]:
+        """Summarize and write; returns the result, the path written and the summarizer used."""
+        from ..compaction import build_compaction, write_entry
+
+        if self.leaf_id is None:
+            raise PikitError("the leaf is reset (empty branch): there is nothing to compact")
+        self._step(1, "preparing…")
+        summarizer = Reporting(self._summarizer(), lambda text: self._step(2, text))
+        result = build_compaction(self.session, self.leaf_id, keep_recent_tokens=max(0, self.keep_recent_tokens),
+                                  summarizer=summarizer, instructions=self.instructions.value.strip() or None)
+        self._step(3, "writing…")
+        if self.in_place:
+            path = write_entry(self.session, result.entry, in_place=True)
+        else:
+            path = write_entry(self.session, result.entry, output=self.output.value.strip() or self._default_output())
+        return result, path, summarizer
+
+    def _record(self, result: CompactionResult, path: str, summarizer: Reporting) -> CompactionRun:
+        from ..loading import load
+
+        self._step(4, "loading the result…")
+        written = load(path)
+        run = CompactionRun(len(self.runs) + 1 if not self.runs else self.runs[-1].number + 1, self.leaf_id,
+                            self._settings_used(summarizer), result, path, written, self.projection,
+                            state_for(written).projection(result.entry["id"]))
+        self.runs.append(run)
+        self.clear_button.disabled = False
+        where = "appended to the source" if self.in_place else "written to a new file"
+        calls = f"{summarizer.calls} summarizer call{'s' if summarizer.calls != 1 else ''}"
+        self.message.value = (
+            f'<div class="pikit-ok pikit-compaction-done"><b>Run {run.number}: compaction '
+            f'{esc(result.entry["id"])}</b> {where}: <span class="pikit-id">{esc(path)}</span><br>tokensBefore '
+            f"<b>{fmt_int(result.tokens_before)}</b> → tokensAfter <b>{fmt_int(result.tokens_after)}</b> "
+            f"({fmt_int(result.tokens_before - result.tokens_after)} tokens freed; {calls}).</div>")
+        return run
+
     def run(self) -> Any:
         """Summarize and write the compaction (what the button does). Returns the result or ``None``.
 
         Errors are shown in the panel and leave ``status == "error"``; nothing is raised and,
         when summarizing fails, nothing is written.
         """
-        from ..compaction import build_compaction, write_entry
-        from ..loading import load
-
         if self.status == "running":
             return None
         self.status = "running"
         self.run_button.disabled = True
         self.progress.bar_style = "info"
-        result = None
         written: str | None = None
         try:
-            if self.leaf_id is None:
-                raise PikitError("the leaf is reset (empty branch): there is nothing to compact")
-            self._step(1, "preparing…")
-            summarizer = _Reporting(self._summarizer(), lambda text: self._step(2, text))
-            result = build_compaction(self.session, self.leaf_id, keep_recent_tokens=max(0, self.keep_recent_tokens),
-                                      summarizer=summarizer,
-                                      instructions=self.instructions.value.strip() or None)
-            self._step(3, "writing…")
-            if self.in_place:
-                path = write_entry(self.session, result.entry, in_place=True)
-            else:
-                target = self.output.value.strip() or self._default_output()
-                path = write_entry(self.session, result.entry, output=target)
-            written = path
-            self._step(4, "loading the result…")
-            self.result_session = load(path)
-            self.last_result = result
-            self.last_output = path
-            self.progress.bar_style = "success"
-            where = "appended to the source" if self.in_place else "written to a new file"
-            self.message.value = (
-                f'<div class="pikit-ok pikit-compaction-done"><b>Compaction {esc(result.entry["id"])}</b> {where}: '
-                f'<span class="pikit-id">{esc(path)}</span><br>tokensBefore <b>{fmt_int(result.tokens_before)}</b> → '
-                f"tokensAfter <b>{fmt_int(result.tokens_after)}</b> "
-                f"({fmt_int(result.tokens_before - result.tokens_after)} tokens freed; "
-                f"{summarizer.calls} summarizer call{'s' if summarizer.calls != 1 else ''}).</div>")
-            self.status = "done"
-            self.update_chart()
-            if not self.in_place:
-                self.output.value = self._default_output()
-            for callback in list(self._callbacks):
-                callback(result, path)
+            result, written, summarizer = self._compact()
+            run = self._record(result, written, summarizer)
         except Exception as exc:
             self.progress.bar_style = "danger"
             title = ("Compaction failed: nothing was written" if written is None else
                      f"The compaction was written to {written}, but then this failed")
             self.message.value = error_box(title, exc)
             self.status = "error"
-            result = None
+            return None
         finally:
             self.run_button.disabled = False
-        return result
+        self.progress.bar_style = "success"
+        self.status = "done"
+        self.update_compared()
+        self.update_chart()
+        if not self.in_place:
+            self.output.value = self._default_output()
+        self._callbacks(run.result, run.path)
+        return run.result

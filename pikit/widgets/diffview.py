@@ -8,20 +8,14 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from ..describe import message_preview
-from ..diff import DiffRow, ProjectionDiff, diff_contexts
+from ..diff import ProjectionDiff, diff_contexts
 from ..projection import Projection
 from ..session import Session
-from ._html import error_box, esc, fmt_delta, fmt_int, label_pill, role_badge, style_widget
+from ._html import error_box, style_widget
 from ._state import SessionState, state_for
+from .views.diff import DiffView, diff_view, render_diff_header, render_diff_rows
 
 __all__ = ["ContextDiff", "leaf_choices"]
-
-_FOLD = 4  # unchanged runs longer than this are folded
-_MAX_ROWS = 400  # rows drawn at most (the totals always cover everything)
-_PREVIEW = 220
-_SYMBOL = {"added": ('+', "pikit-plus"), "removed": ("−", "pikit-minus"), "changed": ("~", "pikit-tilde"),
-           "same": ("=", "pikit-dim")}
 
 
 def leaf_choices(session: Session, *, limit: int = 200) -> list[tuple[str, Any]]:
@@ -70,6 +64,7 @@ class ContextDiff(widgets.VBox):
         self.session = session
         self.state: SessionState = state_for(session)
         self.diff: ProjectionDiff | None = None
+        self.view: DiffView | None = None
         self.render_ms = 0.0
         self._titles = ("a", "b")
         self.header = widgets.HTML()
@@ -158,6 +153,7 @@ class ContextDiff(widgets.VBox):
             self.show(before, after, titles)
         except Exception as exc:
             self.diff = None
+            self.view = None
             self.header.value = error_box("Cannot compare these contexts", exc)
             self.body.value = ""
 
@@ -166,105 +162,24 @@ class ContextDiff(widgets.VBox):
         start = time.perf_counter()
         self.diff = diff_contexts(a, b)
         self._titles = titles
-        self.header.value = self._header_html(self.diff, titles)
-        self.body.value = self._rows_html(self.diff)
+        self.view = diff_view(self.diff, titles, labels=self.session.labels, two_leaves=self.compaction is None)
+        self.header.value = render_diff_header(self.view)
+        self.body.value = render_diff_rows(self.view)
         self.render_ms = (time.perf_counter() - start) * 1000
         return self.diff
 
-    def _header_html(self, d: ProjectionDiff, titles: tuple[str, str]) -> str:
-        t = d.totals
-        ancestor = ""
-        if self.compaction is None and d.a.path and d.b.path:
-            on_a = {e.id for e in d.a.path}
-            common = next((e.id for e in reversed(d.b.path) if e.id in on_a), None)
-            if common is not None:
-                ancestor = (f'<span>branches share the path up to <span class="pikit-id">{esc(common)}</span>'
-                            "</span>")
-        return (
-            f'<div class="pikit-title">Context diff: {esc(titles[0])} → {esc(titles[1])}</div>'
-            '<div class="pikit-stats">'
-            f'<span>context size <b>{fmt_int(t.tokens_a)}</b> → <b>{fmt_int(t.tokens_b)}</b> '
-            f'(<b class="pikit-diff-delta">{fmt_delta(t.tokens_delta)}</b>)</span>'
-            f'<span>estimates {fmt_int(t.estimate_a)} → {fmt_int(t.estimate_b)} ({fmt_delta(t.estimate_delta)})</span>'
-            f'<span class="pikit-plus">+{t.added} added ({fmt_delta(t.added_tokens)})</span>'
-            f'<span class="pikit-minus">−{t.removed} removed ({fmt_delta(-t.removed_tokens)})</span>'
-            f'<span class="pikit-tilde">~{t.changed} changed ({fmt_delta(t.changed_delta)})</span>'
-            f'<span class="pikit-dim">={t.same} same</span>{ancestor}</div>'
-        )
+    def to_frame(self) -> Any:
+        """The rows of the diff as a pandas DataFrame (one row per aligned message, no bodies)."""
+        import pandas as pd
 
-    def _rows_html(self, d: ProjectionDiff) -> str:
-        if not d.rows:
-            return '<div class="pikit-dim">Both contexts are empty.</div>'
-        out = ['<div class="pikit-scroll"><table class="pikit-table pikit-diff-table"><thead><tr>'
-               '<th style="width:1.6em"></th><th style="width:8.5em">role</th><th style="width:8em">source a</th>'
-               '<th style="width:8em">source b</th><th style="width:4.5em" class="pikit-num">est. a</th>'
-               '<th style="width:4.5em" class="pikit-num">est. b</th><th style="width:4.5em" class="pikit-num">Δ</th>'
-               "<th>message</th></tr></thead><tbody>"]
-        drawn = 0
-        run: list[DiffRow] = []
+        records = self.diff.records() if self.diff is not None else []
+        return pd.DataFrame.from_records(records, columns=["status", "note", "index_a", "index_b", "source_a",
+                                                           "source_b", "role_a", "role_b", "estimate_a",
+                                                           "estimate_b", "delta"])
 
-        def flush_run() -> None:
-            nonlocal drawn
-            if len(run) <= _FOLD:
-                for row in run:
-                    out.append(self._row_html(row))
-                    drawn += 1
-            else:
-                out.append(self._row_html(run[0]))
-                tokens = sum(r.estimate_b for r in run[1:-1])
-                out.append(f'<tr class="pikit-diff-fold"><td colspan="8">… {fmt_int(len(run) - 2)} identical '
-                           f"messages ({fmt_int(tokens)} tokens) …</td></tr>")
-                out.append(self._row_html(run[-1]))
-                drawn += 3
-            run.clear()
-
-        for row in d.rows:
-            if drawn >= _MAX_ROWS:
-                break
-            if row.status == "same":
-                run.append(row)
-                continue
-            if run:
-                flush_run()
-            out.append(self._row_html(row))
-            drawn += 1
-        if run:
-            flush_run()
-        out.append("</tbody></table></div>")
-        if drawn >= _MAX_ROWS:
-            out.append(f'<div class="pikit-dim">Only the first {_MAX_ROWS} rows are drawn; the totals above cover '
-                       "all of them (use .diff.rows for everything).</div>")
-        return "".join(out)
-
-    def _row_html(self, row: DiffRow) -> str:
-        symbol, css = _SYMBOL[row.status]
-        message = row.message or {}
-        text = _preview(message)
-        if row.status == "changed" and row.message_a is not None:
-            text_html = (f'<div class="pikit-minus pikit-clamp">− {esc(_preview(row.message_a))}</div>'
-                         f'<div class="pikit-plus pikit-clamp">+ {esc(text)}</div>')
-        else:
-            text_html = f'<div class="pikit-clamp">{esc(text)}</div>'
-        labels = self.session.labels
-
-        def source(value: Any) -> str:
-            if value is None:
-                return ""
-            label = labels.get(value)
-            tag = f'<br>{label_pill(label)}' if label else ""
-            return f'<span class="pikit-id">{esc(value)}</span>{tag}'
-
-        return (f'<tr class="pikit-diff-row pikit-diff-{row.status}" data-status="{row.status}" '
-                f'data-entry-id="{esc(row.source)}"><td class="pikit-sym {css}">{symbol}</td>'
-                f'<td>{role_badge(row.role)}</td><td>{source(row.source_a)}</td><td>{source(row.source_b)}</td>'
-                f'<td class="pikit-num">{fmt_int(row.estimate_a) if row.index_a is not None else ""}</td>'
-                f'<td class="pikit-num">{fmt_int(row.estimate_b) if row.index_b is not None else ""}</td>'
-                f'<td class="pikit-num">{fmt_delta(row.delta)}</td><td>{text_html}</td></tr>')
-
-
-def _preview(message: Any) -> str:
-    try:
-        text = " ".join(message_preview(message).split())
-    except Exception as exc:
-        text = f"<unreadable message: {type(exc).__name__}>"
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW - 1] + "…"
+    def __repr__(self) -> str:
+        what = f"compaction={self.compaction!r}" if self.compaction is not None else f"a={self.a!r} b={self.b!r}"
+        totals = self.diff.totals if self.diff is not None else None
+        change = (f" +{totals.added} −{totals.removed} ~{totals.changed} ={totals.same}"
+                  if totals is not None else "")
+        return f"<ContextDiff {what}{change}>"

@@ -4,33 +4,39 @@ from __future__ import annotations
 
 import html
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
+from ..formatting import plural
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES
+from ._base import LeafWidget
 from ._html import esc, fmt_int, label_pill, style_widget
 from ._html import gap as _gap
-from ._state import SessionState, state_for
 from .budget import BudgetBar
 from .context import ContextView
 from .tree import TreeView
 
+if TYPE_CHECKING:
+    from ..diff import ProjectionDiff
+    from ..projection import Projection
+
 __all__ = ["SessionExplorer"]
 
 _MODE_HELP = {
-    "default": "the conversation, without settings entries",
-    "no-tools": "without tool results and settings entries",
-    "user-only": "your prompts only",
-    "labeled-only": "labelled entries only",
-    "all": "every entry",
+    "default": "settings entries are hidden",
+    "no-tools": "tool results and settings entries are hidden",
+    "user-only": "only the user's prompts are shown",
+    "labeled-only": "only labelled entries are shown",
+    "all": "every entry is shown",
 }
 _LIVE_SEARCH_LIMIT = 3_000  # above this many entries, search runs on Enter instead of on every key
 
 
-class SessionExplorer(widgets.VBox):
+class SessionExplorer(LeafWidget, widgets.VBox):
     """Browse a session like Pi's ``/tree`` and see what the model gets at any leaf.
 
     Left: search, filter mode, the tree (virtualized; labels, forks, the active path and the
@@ -44,11 +50,14 @@ class SessionExplorer(widgets.VBox):
     ``model``, ``context_window``, ``reserve_tokens`` and ``keep_recent_tokens`` set the budget
     bar (by default: the leaf's model, its known window and the Pi settings).
 
-    Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``.
+    Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``,
+    and ``extras`` (an empty box under the context, for views that follow the same leaf).
     ``last_move_ms`` is the kernel time the last leaf move took.
+
+    What it shows is one attribute away: ``projection`` (the context at the leaf), ``diff``
+    (what the last leaf move changed in it), and ``frame()`` / ``diff_frame()`` as DataFrames.
     """
 
-    leaf_id = traitlets.Any(None)
     selected_id = traitlets.Any(None)
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, mode: str = "default",
@@ -56,12 +65,9 @@ class SessionExplorer(widgets.VBox):
                  reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, page_size: int = 50,
                  **kwargs: Any) -> None:
         start = time.perf_counter()
-        self.session = session
-        self.state: SessionState = state_for(session)
-        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
-        if leaf is not None and leaf not in session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        leaf = self._bind(session, leaf_id)
         self.last_move_ms = 0.0
+        self._previous: Projection | None = None
 
         self.tree = TreeView(session, leaf, mode=mode, height=tree_height)
         self.search_box = widgets.Text(placeholder="search… (all words must match)",
@@ -89,6 +95,8 @@ class SessionExplorer(widgets.VBox):
         self.budget = BudgetBar(session, leaf, model=model, context_window=context_window,
                                 reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens)
         self.context_view = ContextView(session, leaf, page_size=page_size)
+        self.extras = widgets.VBox()
+        self.extras.add_class("pikit-explorer-extras")
 
         header = widgets.HTML(self._header_html())
         header.add_class("pikit-explorer-header")
@@ -96,13 +104,14 @@ class SessionExplorer(widgets.VBox):
             _gap(widgets.HBox([self.search_box, self.mode_picker])),
             widgets.HBox([self.tree_status, self.resort_button],
                          layout=widgets.Layout(justify_content="space-between", align_items="center",
-                                               flex_flow="row nowrap")),
+                                               flex_flow="row wrap")),
             self.tree,
+            self.tree.callback_errors,
             widgets.HTML('<div class="pikit-sub">Editor</div>'),
             self.editor,
         ], layout=widgets.Layout(flex="1 1 340px", min_width="300px"))
         left.add_class("pikit-explorer-pane")
-        right = widgets.VBox([self.leaf_info, self.budget, self.context_view],
+        right = widgets.VBox([self.leaf_info, self.budget, self.context_view, self.extras],
                              layout=widgets.Layout(flex="1.4 1 440px", min_width="360px"))
         right.add_class("pikit-explorer-pane")
         # Side by side; on a narrow page the context wraps below the tree.
@@ -111,24 +120,38 @@ class SessionExplorer(widgets.VBox):
         self.add_class("pikit-root")
         self.add_class("pikit-explorer")
 
-        self.set_trait("leaf_id", leaf)
+        self._follow_leaf(leaf)
         session.leaf_id = leaf
         self.tree.on_select(self._on_tree_select)
         self.tree.observe(self._on_tree_leaf, names="leaf_id")
-        self.observe(self._on_leaf, names="leaf_id")
         self.search_box.observe(lambda c: setattr(self.tree, "search", c["new"]), names="value")
         self.mode_picker.observe(lambda c: setattr(self.tree, "mode", c["new"]), names="value")
-        self.tree.observe(lambda _c: self._update_status(), names="rows_data")
+        self.tree.observe(lambda _c: self._update_status(), names=["rows_data", "mode", "search"])
         self._update_status()
         self._update_leaf_info()
         self.build_ms = (time.perf_counter() - start) * 1000
 
-    @traitlets.validate("leaf_id")
-    def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
+    def __repr__(self) -> str:
+        return (f"<SessionExplorer {session_title(self.session)!r} leaf={self.leaf_id!r} "
+                f"mode={self.tree.mode!r} rows={len(self.tree.row_ids)}>")
+
+    @property
+    def diff(self) -> ProjectionDiff | None:
+        """What the last leaf move changed in the context (``None`` before the first move)."""
+        from ..diff import diff_contexts
+
+        return diff_contexts(self._previous, self.projection) if self._previous is not None else None
+
+    def frame(self) -> Any:
+        """The context at the leaf, one row per message, as a pandas DataFrame."""
+        return self.context_view.to_frame()
+
+    def diff_frame(self) -> Any:
+        """:attr:`diff` as a pandas DataFrame (empty before the first move)."""
+        import pandas as pd
+
+        diff = self.diff
+        return pd.DataFrame.from_records(diff.records() if diff is not None else [])
 
     # ------------------------------------------------------------------ actions
     def select(self, entry_id: Any) -> str | None:
@@ -142,9 +165,10 @@ class SessionExplorer(widgets.VBox):
     def _on_tree_leaf(self, change: dict[str, Any]) -> None:
         self.leaf_id = change["new"]
 
-    def _on_leaf(self, change: dict[str, Any]) -> None:
+    def leaf_changed(self) -> None:
         start = time.perf_counter()
-        leaf = change["new"]
+        leaf = self.leaf_id
+        self._previous = self.context_view.projection
         self.session.leaf_id = leaf
         with self.hold_sync():
             self.tree.leaf_id = leaf
@@ -153,20 +177,38 @@ class SessionExplorer(widgets.VBox):
             self._update_leaf_info()
         self.last_move_ms = (time.perf_counter() - start) * 1000
 
+    def refresh(self) -> None:
+        """Redraw the leaf line and the tree status."""
+        self._update_status()
+        self._update_leaf_info()
+
     # ------------------------------------------------------------------ text
     def _header_html(self) -> str:
         s = self.session
         problems = len(s.report.problems)
-        note = (f' · <span class="pikit-warn">{problems} loading problem{"s" if problems != 1 else ""} '
-                "(see session.report)</span>" if problems else "")
-        name = esc(s.name) if s.name else '<span class="pikit-dim">(no name)</span>'
-        return (f'<div class="pikit-title">{name}</div><div class="pikit-sub">'
-                f'<span class="pikit-id">{esc(s.path or "<memory>")}</span> · {fmt_int(len(s.entries))} entries · '
-                f"{fmt_int(len(s.roots))} root{'s' if len(s.roots) != 1 else ''} · {len(s.labels)} labels{note}</div>")
+        note = (f' · <span class="pikit-warn">{plural(problems, "loading problem")} (see session.report)</span>'
+                if problems else "")
+        return (f'<div class="pikit-title">{esc(session_title(s))}</div><div class="pikit-sub">'
+                f'<span class="pikit-id">{esc(s.path or "<memory>")}</span> · {plural(len(s.entries), "entry")} · '
+                f'{plural(len(s.roots), "root")} · {plural(len(s.labels), "label")}{note}</div>')
+
+    @property
+    def hidden(self) -> int:
+        """How many entries the filter mode and the search hide from the tree."""
+        return max(0, len(self.session.by_id) - len(self.tree.row_ids))
 
     def _update_status(self) -> None:
         rows = len(self.tree.row_ids)
-        self.tree_status.value = f'<span class="pikit-status">{fmt_int(rows)} rows · ● leaf · │ active path</span>'
+        hidden = self.hidden
+        why = ""
+        if hidden:
+            search = f" and the search “{esc(self.tree.search)}”" if self.tree.search.strip() else ""
+            mode = self.tree.mode
+            why = (f' · <span class="pikit-hidden" title="{esc(_MODE_HELP[mode])}">'
+                   f'{plural(hidden, "entry")} hidden by the filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}'
+                   "</span>")
+        self.tree_status.value = (f'<span class="pikit-status">{plural(rows, "row")}{why} · ● leaf · │ active path'
+                                  "</span>")
 
     def _update_leaf_info(self) -> None:
         leaf = self.leaf_id
@@ -177,7 +219,7 @@ class SessionExplorer(widgets.VBox):
         entry = self.session.by_id[leaf]
         kind, text = self.state.preview(entry)
         label = self.session.labels.get(leaf)
-        depth = len(self.context_view.projection.path)
+        depth = len(self.projection.path)
         self.leaf_info.value = (
             f'<div class="pikit-sub">Leaf <span class="pikit-id pikit-leaf-id">{esc(leaf)}</span>'
             + (f' {label_pill(label)}' if label else "")

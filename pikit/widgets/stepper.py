@@ -14,8 +14,8 @@ from ..session import CURRENT, Session
 from ..settings import Settings
 from ..summarizer import Summarizer
 from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
+from ._base import LeafWidget
 from ._html import error_box, esc, style_widget
-from ._state import LeafOfSession, SessionState, state_for
 from .budget import model_key, resolve_budget
 from .stepview import STEPPER_CSS, render_step
 
@@ -25,7 +25,7 @@ _SUMMARY_STEP = 6
 _STEPS = len(STEP_TITLES)
 
 
-class CompactionStepper(LeafOfSession, widgets.VBox):
+class CompactionStepper(LeafWidget, widgets.VBox):
     """Play Pi's compaction at ``leaf_id`` step by step: **Back**/**Next** buttons and a step slider.
 
     1. the walk back from the newest entry with the running sum against ``keep_recent_tokens``;
@@ -46,7 +46,6 @@ class CompactionStepper(LeafOfSession, widgets.VBox):
     ``"error"``.
     """
 
-    leaf_id = traitlets.Any(None)
     step = traitlets.Int(1)
     keep_recent_tokens = traitlets.Int(20_000)
     status = traitlets.Unicode("ready")
@@ -54,11 +53,7 @@ class CompactionStepper(LeafOfSession, widgets.VBox):
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, keep_recent_tokens: int | None = None,
                  summarizer: Summarizer | None = None, settings: Settings | None = None,
                  instructions: str | None = None, step: int = 1, **kwargs: Any) -> None:
-        self.session = session
-        self.state: SessionState = state_for(session)
-        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
-        if leaf is not None and leaf not in session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
+        leaf = self._bind(session, leaf_id)
         self._summarizer = summarizer
         self.instructions = instructions
         self.trace: CompactionTrace | None = None

@@ -30,6 +30,21 @@ _MARK_COLOURS = {
     "skipped": LINES["grid"],
 }
 
+# Mark → the few words of the "here" column (the legend gives the longer description).
+_MARK_LABELS = {
+    "walked": "added to the sum",
+    "reached": "sum reaches the budget",
+    "cut-point": "valid cut point",
+    "cut": "first kept: the cut",
+    "turn-start": "the split turn starts",
+    "prefix": "turn prefix",
+    "summarized": "summarized",
+    "previous": "previous compaction",
+    "kept": "kept",
+    "summary": "new summary",
+    "skipped": "silent",
+}
+
 STEPPER_CSS = """
 .pikit-stepper .pikit-step-nav { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0 6px; padding: 0;
   list-style: none; }
@@ -44,7 +59,8 @@ STEPPER_CSS = """
 .pikit-stepper .pikit-step-note { font-size: 0.92em; color: var(--jp-ui-font-color2, #555); margin: 2px 0 2px 12px; }
 .pikit-stepper table.pikit-step-table { border-collapse: collapse; width: 100%; table-layout: fixed; margin-top: 4px; }
 .pikit-stepper table.pikit-step-table th { text-align: left; font-weight: 600; font-size: 0.86em;
-  color: var(--jp-ui-font-color2, #555); border-bottom: 1px solid var(--jp-border-color1, #bbb); padding: 2px 4px; }
+  color: var(--jp-ui-font-color2, #555); border-bottom: 1px solid var(--jp-border-color1, #bbb); padding: 2px 4px;
+  white-space: nowrap; }
 .pikit-stepper table.pikit-step-table td { padding: 2px 4px; border-bottom: 1px solid var(--jp-border-color3, #eee);
   vertical-align: top; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .pikit-stepper td.pikit-num, .pikit-stepper th.pikit-num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -62,6 +78,9 @@ STEPPER_CSS = """
 .pikit-stepper .pikit-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px;
   margin-right: 4px; vertical-align: -1px; }
 .pikit-stepper .pikit-step-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.88em; margin-top: 4px; }
+.pikit-stepper .pikit-step-sizes { display: grid; grid-template-columns: max-content 1fr; gap: 3px 8px;
+  align-items: center; margin: 6px 0; max-width: 640px; font-size: 0.9em; white-space: nowrap; }
+.pikit-stepper .pikit-step-sizes > div > span { display: block; height: 14px; border-radius: 3px; }
 """
 
 
@@ -80,8 +99,9 @@ def _row(row: StepRow, walked: bool) -> str:
     colour = _MARK_COLOURS.get(row.mark, "transparent")
     css = "pikit-step-row" + (" pikit-step-hl" if row.highlighted else "") + \
         (f" pikit-mark-{row.mark}" if row.mark else "")
-    mark = esc(MARKS.get(row.mark, "")) if row.mark else ""
-    running = f'<td class="pikit-num">{fmt_int(row.running_sum)}</td>' if walked else ""
+    mark = esc(_MARK_LABELS.get(row.mark, row.mark))
+    summed = fmt_int(row.running_sum) if row.running_sum is not None else ""
+    running = f'<td class="pikit-num">{summed}</td>' if walked else ""
     cut = '<span class="pikit-step-cutpoint" title="a valid cut point">✂</span>' if row.cut_point else ""
     return (f'<tr class="{css}" style="--pikit-mark: {colour}" data-entry-id="{esc(row.entry_id)}" '
             f'data-mark="{esc(row.mark)}" data-index="{row.index}">'
@@ -101,7 +121,7 @@ def render_rows(step: Step) -> str:
     head = ('<tr><th class="pikit-num" style="width:3em">#</th><th style="width:6.5em">entry</th>'
             '<th style="width:7.5em">role</th><th>preview</th><th class="pikit-num" style="width:4.5em">est</th>'
             + ('<th class="pikit-num" style="width:6em">running sum</th>' if walked else "")
-            + '<th style="width:1.5em" title="valid cut point">✂</th><th style="width:13em">here</th></tr>')
+            + '<th style="width:1.5em" title="valid cut point">✂</th><th style="width:11.5em">here</th></tr>')
     body = []
     for row in step.rows:
         if isinstance(row, Fold):
@@ -117,12 +137,26 @@ def render_rows(step: Step) -> str:
 
 
 def _legend(step: Step) -> str:
-    marks = sorted({r.mark for r in step.rows if isinstance(r, StepRow) and r.mark}, key=list(MARKS).index)
-    if not marks:
+    shown = [r for r in step.rows if isinstance(r, StepRow)]
+    marks = sorted({r.mark for r in shown if r.mark}, key=list(MARKS).index)
+    items = [f'<span><span class="pikit-swatch" style="background:{_MARK_COLOURS[m]}"></span>{esc(MARKS[m])}</span>'
+             for m in marks]
+    if any(r.cut_point for r in shown):
+        items.append("<span>✂ a valid cut point (never a tool result)</span>")
+    return f'<div class="pikit-step-legend">{"".join(items)}</div>' if items else ""
+
+
+def _sizes(step: Step) -> str:
+    """Two bars, the context size before and after the compaction, to scale."""
+    if step.sizes is None:
         return ""
-    items = "".join(f'<span><span class="pikit-swatch" style="background:{_MARK_COLOURS[m]}"></span>'
-                    f"{esc(MARKS[m])}</span>" for m in marks)
-    return f'<div class="pikit-step-legend">{items}</div>'
+    before, after = step.sizes
+    top = max(before, after, 1)
+    bars = [("before", before, LINES["tokens_before"]), ("after", after, LINES["tokens_after"])]
+    cells = "".join(f'<div>{label} <b>{fmt_int(value)}</b> tokens</div>'
+                    f'<div><span style="width:{100 * value / top:.2f}%; background:{colour}"></span></div>'
+                    for label, value, colour in bars)
+    return f'<div class="pikit-step-sizes" aria-label="context size before and after">{cells}</div>'
 
 
 def render_step(walk: Walkthrough, number: int) -> str:
@@ -137,7 +171,8 @@ def render_step(walk: Walkthrough, number: int) -> str:
             f"{render_nav(walk, number)}"
             f'<div class="pikit-title">Step {step.number} of {len(walk)}: {esc(step.title)}</div>'
             f'<div class="pikit-step-sentence" role="status">{esc(step.sentence)}</div>{notes}'
-            f'<div class="pikit-step-figures">{figures}</div>{render_rows(step)}{_legend(step)}{text}</div>')
+            f'<div class="pikit-step-figures">{figures}</div>{_sizes(step)}{render_rows(step)}{_legend(step)}'
+            f"{text}</div>")
 
 
 def render_walkthrough(walk: Walkthrough) -> str:

@@ -17,17 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import ipywidgets as widgets
 import orjson
 import traitlets
 
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES, selection
+from ._base import Callbacks, LeafWidget, error_output
 from ._html import CSS
-from ._state import LeafOfSession, SessionState, state_for
 
 __all__ = ["FILTER_MODES", "TreeView", "row_kind"]
-
-_ESM = (Path(__file__).with_name("_tree.js")).read_text(encoding="utf-8")
 
 _TREE_CSS = """
 .pikit-tree { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
@@ -80,7 +79,7 @@ def row_kind(entry: Any) -> tuple[str, str]:
     return _ENTRY_KINDS.get(entry.type, ("meta", str(entry.type)))
 
 
-class TreeView(LeafOfSession, anywidget.AnyWidget):
+class TreeView(LeafWidget, anywidget.AnyWidget):
     """A virtualized ``/tree`` view of a session.
 
     Traits: ``leaf_id`` (the leaf it marks; set it to move the marks), ``mode`` (one of
@@ -90,10 +89,11 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
 
     A click in the browser calls :meth:`select` (Pi's selection: a user/custom message
     moves the leaf to its parent and returns its text; anything else becomes the leaf).
-    Register extra callbacks with :meth:`on_select`.
+    Register extra callbacks with :meth:`on_select`; one that fails is shown in
+    ``callback_errors`` (an ``Output``) and the others still run.
     """
 
-    _esm = _ESM
+    _esm = Path(__file__).with_name("_tree.js")
     _css = CSS + _TREE_CSS
 
     rows_data = traitlets.Bytes(b"[]").tag(sync=True)  # the rows as UTF-8 JSON (one binary buffer)
@@ -105,7 +105,6 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
     render_ms = traitlets.Float(-1.0).tag(sync=True)
     paint_epoch_ms = traitlets.Float(0.0).tag(sync=True)
 
-    leaf_id = traitlets.Any(None)
     mode = traitlets.Unicode("default")
     search = traitlets.Unicode("")
     selected_id = traitlets.Any(None)
@@ -113,27 +112,24 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, mode: str = "default", search: str = "",
                  height: int = 480, **kwargs: Any) -> None:
-        self.session = session
-        self.state: SessionState = state_for(session)
+        leaf = self._bind(session, leaf_id)
         self._index: dict[Any, int] = {}
         self._ids: list[Any] = []
-        self._callbacks: list[Callable[[Any, str | None], None]] = []
+        self.callback_errors: widgets.Output = error_output()
+        self._callbacks = Callbacks(self.callback_errors, "selection")
         self.created_epoch_ms = time.time() * 1000
         self.layout_ms = 0.0
-        leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
-        if leaf is not None and leaf not in session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
         if mode not in FILTER_MODES:
             raise traitlets.TraitError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
         start = time.perf_counter()
         layout = self._compute(leaf, mode, search)
         # The first layout goes out with the widget's initial state (one message, not two).
-        super().__init__(height=height, leaf_id=leaf, mode=mode, search=search, rows_data=_encode(layout[0]),
+        super().__init__(height=height, mode=mode, search=search, rows_data=_encode(layout[0]),
                          anchor_row=layout[3], leaf_row=layout[4], **kwargs)
         self._index, self._ids = layout[1], layout[2]
         self.layout_ms = (time.perf_counter() - start) * 1000
+        self._follow_leaf(leaf)
         self.on_msg(self._on_front_end_msg)
-        self.observe(self._on_leaf, names="leaf_id")
         self.observe(lambda _change: self.relayout(), names=["mode", "search"])
 
     # ------------------------------------------------------------------ validation
@@ -214,10 +210,14 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
         anchor, leaf_row = _anchor(by_id, index, leaf)
         return data, index, ids, anchor, leaf_row
 
-    def _on_leaf(self, change: dict[str, Any]) -> None:
-        # The rows stay where they are (no jump under the mouse): a leaf the filter hides is
-        # marked on its nearest shown ancestor until the next layout (which shows it, as Pi does).
-        anchor, leaf_row = _anchor(self.session.by_id, self._index, change["new"])
+    def __repr__(self) -> str:
+        return f"<TreeView leaf={self.leaf_id!r} mode={self.mode!r} search={self.search!r} rows={len(self._ids)}>"
+
+    def refresh(self) -> None:
+        """Move the leaf marks (the rows stay where they are)."""
+        # No jump under the mouse: a leaf the filter hides is marked on its nearest shown
+        # ancestor until the next layout (which shows it, as Pi does).
+        anchor, leaf_row = _anchor(self.session.by_id, self._index, self.leaf_id)
         with self.hold_sync():
             self.anchor_row = anchor
             self.leaf_row = leaf_row
@@ -225,10 +225,7 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
     # ------------------------------------------------------------------ selection
     def on_select(self, callback: Callable[[Any, str | None], None], remove: bool = False) -> None:
         """Call ``callback(entry_id, editor_text_or_None)`` after each selection."""
-        if remove:
-            self._callbacks.remove(callback)
-        else:
-            self._callbacks.append(callback)
+        self._callbacks.register_callback(callback, remove=remove)
 
     def select(self, entry_id: Any) -> str | None:
         """Select an entry as Pi's ``/tree`` does; returns the editor text (``None`` if none).
@@ -245,8 +242,7 @@ class TreeView(LeafOfSession, anywidget.AnyWidget):
             self.editor_text = text or ""
         self.selected_row = self._index.get(entry.id, -1)
         self.leaf_id = new_leaf
-        for callback in list(self._callbacks):
-            callback(entry.id, text)
+        self._callbacks(entry.id, text)
         return text
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:

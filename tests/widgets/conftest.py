@@ -1,4 +1,8 @@
-"""Fixtures of the widget tests: sessions from the shared folder, a hostile one, a 10k-entry one."""
+"""Fixtures of the widget tests: sessions from the shared folder, a hostile one, a 10k-entry one.
+
+The shared folder is found as the top-level conftest finds it (``PIKIT_SHARED``, else
+``../shared``); a missing session fails the test with that hint instead of skipping it.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +18,14 @@ if str(_REPO) not in sys.path:  # `tests.widgets.synthetic` for the tests, as fo
 
 import pikit  # noqa: E402
 from pikit import Session  # noqa: E402
+from tests.conftest import SESSIONS  # noqa: E402
 from tests.widgets.synthetic import big_session_lines, hostile_session_lines, write_session  # noqa: E402
-
-SHARED_SESSIONS = _REPO.parent / "shared" / "sessions"
 
 
 def _shared(name: str) -> Path:
-    path = SHARED_SESSIONS / name
+    path = SESSIONS / name
     if not path.is_file():
-        pytest.skip(f"shared session {path} is missing")
+        pytest.fail(f"shared session {path} not found; set PIKIT_SHARED to the shared/ folder", pytrace=False)
     return path
 
 

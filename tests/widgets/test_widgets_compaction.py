@@ -11,7 +11,7 @@ from pikit.errors import SummarizerError
 from pikit.settings import Settings
 from pikit.summarizer import SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
-from pikit.widgets.compaction import history_chart_html
+from pikit.widgets.views.compaction import ChartGroup, CompactionPoint, RunSettings, render_chart
 
 
 class FakeSummarizer:
@@ -195,9 +195,53 @@ def test_leaf_change_updates_preview_and_chart(compaction_chain: pikit.Session, 
 
 
 def test_chart_escapes_and_scales() -> None:
-    from pikit.widgets.compaction import CompactionPoint
-
-    html = history_chart_html([CompactionPoint("<b>x</b>", 100_000, 5_000, "k"),
-                               CompactionPoint("y", 50_000, 2_000, "k", new=True)], threshold=80_000)
+    html = render_chart([ChartGroup("<i>branch</i>", (CompactionPoint("<b>x</b>", 100_000, 5_000, "k"),)),
+                         ChartGroup("run 1", (CompactionPoint("y", 50_000, 2_000, "k", new=True),),
+                                    RunSettings(4000, 3000, 16384, "<script>"))], threshold=80_000)
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
-    assert "pikit-chart-threshold" in html and "(new)" in html
+    assert "<i>" not in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert "pikit-chart-threshold" in html and html.count('class="pikit-chart-group') == 2
+    assert "keep 4k · reserve 3k" in html
+
+
+def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    out = tmp_path / "out"
+    out.mkdir()
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=FakeSummarizer())
+    calls: list[str] = []
+    panel.on_compacted(lambda result, path: calls.append(path))
+    panel.keep_recent_tokens = 2_000
+    panel.run()
+    assert panel.compared.value.count('class="pikit-budget"') == 2  # before and after, one above the other
+    assert "Before run 1" in panel.compared.value and "After run 1" in panel.compared.value
+    panel.keep_recent_tokens, panel.reserve_tokens = 500, 8_000
+    panel.run()
+    assert [r.number for r in panel.runs] == [1, 2] and len(calls) == 2
+    groups = panel.chart_groups
+    assert [g.label for g in groups] == ["this branch", "run 1", "run 2"]
+    assert [g.settings.keep_recent_tokens for g in groups[1:] if g.settings] == [2_000, 500]
+    assert [g.settings.reserve_tokens for g in groups[1:] if g.settings] == [16_384, 8_000]
+    chart = panel.chart.value
+    assert chart.count('class="pikit-chart-group pikit-chart-run"') == 2
+    assert "keep 2k · reserve 16.4k · fake" in chart and "keep 500 · reserve 8k · fake" in chart
+    assert 'width="100%"' in chart
+    frame = panel.runs_frame()
+    assert list(frame["keep_recent_tokens"]) == [2_000, 500]
+    assert list(frame["tokens_after"]) == [r.after.tokens for r in panel.runs]
+    run = panel.last_run
+    assert run is not None and panel.last_result is run.result and panel.result_session is run.session
+    assert not [r for r in run.diff.changes() if r.role == "system"]
+    panel.clear_runs()
+    assert panel.runs == [] and panel.compared.value == ""
+    assert panel.chart.value.count("pikit-chart-run") == 0 and panel.clear_button.disabled
+
+
+def test_failing_compacted_callback_is_shown_not_raised(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path, summarizer=FakeSummarizer())
+    panel.on_compacted(lambda result, path: 1 / 0)
+    panel.keep_recent_tokens = 2_000
+    panel.run()
+    assert panel.status == "done"
+    assert "ZeroDivisionError" in panel.callback_errors.outputs[0]["data"]["text/html"]

@@ -152,3 +152,23 @@ def test_render_marks_rows_and_folds(refactor: pikit.Session) -> None:
 def test_repr_is_short(refactor: pikit.Session) -> None:
     stepper: Any = CompactionStepper(refactor, keep_recent_tokens=4_000)
     assert len(repr(stepper)) < 120
+
+
+@pytest.mark.parametrize("name", ["compaction-chain.jsonl", "context-edits.jsonl", "split-turn.jsonl",
+                                  "tree-basic.jsonl", "system-replay.jsonl"])
+def test_any_leaf_of_pi_sessions(name: str) -> None:
+    path = SAMPLE.parents[3] / "shared" / "sessions" / name
+    if not path.is_file():
+        pytest.skip(f"shared session {path} is missing")
+    session = pikit.load(path)
+    stepper = CompactionStepper(session, keep_recent_tokens=200)
+    for entry in session.entries[::max(1, len(session.entries) // 30)]:
+        stepper.leaf_id = entry.id
+        for number in range(1, 8):
+            stepper.step = number
+            assert stepper.status == "ready", (entry.id, number, stepper.body.value[:300])
+            shown, folded = highlighted_in(stepper.body.value)
+            assert len(shown) + folded == len(stepper.highlighted)
+        prep = stepper.trace.preparation if stepper.trace is not None else None
+        if prep is not None:
+            assert stepper.walk.step(5).highlighted == tuple(prep.summarized_entry_ids)
