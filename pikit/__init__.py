@@ -26,22 +26,26 @@ from .errors import (
     WriteError,
 )
 from .loading import LoadReport, Problem, load, loads
-from .preparation import Preparation, prepare_compaction
+from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
 from .simulate import SimulationResult, simulate
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
+from .tail import Appended, FileMark, read_appended
 from .tokens import ContextSize, estimate_tokens
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Appended",
     "CompactionSettings",
+    "CompactionTrace",
     "ContextSize",
     "DamagedLineError",
     "Entry",
     "EntryError",
+    "FileMark",
     "LoadReport",
     "NotASessionError",
     "PikitError",
@@ -72,6 +76,8 @@ __all__ = [
     "loads",
     "prepare_branch",
     "prepare_compaction",
+    "read_appended",
     "simulate",
+    "trace_compaction",
     "write_entry",
 ]
