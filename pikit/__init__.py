@@ -26,7 +26,7 @@ from .errors import (
     WriteError,
 )
 from .loading import LoadReport, Problem, load, loads
-from .preparation import Preparation, prepare_compaction
+from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
 from .refresh import Refresh
 from .session import Session
@@ -41,6 +41,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Appended",
     "CompactionSettings",
+    "CompactionTrace",
     "ContextSize",
     "DamagedLineError",
     "Entry",
@@ -79,5 +80,6 @@ __all__ = [
     "prepare_compaction",
     "read_appended",
     "simulate",
+    "trace_compaction",
     "write_entry",
 ]

@@ -9,7 +9,9 @@ A summarizer failure raises before anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +27,7 @@ from .session import CURRENT, Session
 from .summarizer import Summarizer, SummaryRequest, combine_usage
 from .timestamps import iso_now, parse_ms
 from .tree import selection
-from .write import append_lines, copy_with_lines
+from .write import Appender, copy_with_lines
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",
@@ -38,6 +40,7 @@ __all__ = [
     "compaction_entry",
     "context_edit_entry",
     "label_entry",
+    "last_line_is_whole",
     "summarize_preparation",
     "write_entry",
 ]
@@ -233,19 +236,35 @@ def context_edit_entry(session: Session, target: Any, replacement: Mapping[str, 
 
 
 def write_entry(session: Session, entry: Mapping[str, Any], *, output: str | os.PathLike[str] | None = None,
-                in_place: bool = False, overwrite: bool = False) -> str:
-    """Write one new entry: to ``output`` (a copy of the source plus the line) or, with
-    ``in_place``, appended to the source itself (one line, fsync). Returns the path written."""
+                in_place: bool = False, overwrite: bool = False, appender: Appender | None = None) -> str:
+    """Write one new entry: to ``output`` (a copy of the source as loaded, plus the line) or,
+    with ``in_place``, appended to the source itself (one ``O_APPEND`` write, fsync).
+
+    In place, the file must be unchanged since it was loaded, and no other pikit run may be
+    appending to it (an advisory lock); ``appender`` is that lock when the caller took it
+    earlier (e.g. before a model call). A last line without a newline is ended first when
+    it loaded as a complete entry (with a :class:`UserWarning`, or ``appender.added_newline``),
+    and refused when it is damaged. Returns the path written.
+    """
     if session.path is None:
         raise WriteError("the session was not loaded from a file; pass it to write.write_new instead")
     if (output is None) == (not in_place):
         raise WriteError("choose where to write: an output file (-o OUT) or --in-place (appends to FILE)")
     line = jsjson.stringify_bytes(entry)
     if in_place:
-        stat = os.stat(session.path)
-        if stat.st_size != session.report.bytes or stat.st_mtime_ns != session.report.mtime_ns:
-            raise WriteError(f"{session.path}: the file changed since it was loaded; load it again and retry")
-        append_lines(session.path, [line])
+        with contextlib.ExitStack() as stack:
+            target = appender if appender is not None else stack.enter_context(Appender(session.path))
+            target.check_unchanged(session.report.bytes, session.report.mtime_ns)
+            target.append([line], end_last_line=last_line_is_whole(session))
+            if target.added_newline and appender is None:
+                warnings.warn(f"{session.path}: its last line had no newline; one was added before the new entry",
+                              stacklevel=2)
         return session.path
     assert output is not None
-    return copy_with_lines(session.path, output, [line], overwrite=overwrite)
+    return copy_with_lines(session.path, output, [line], overwrite=overwrite, size=session.report.bytes)
+
+
+def last_line_is_whole(session: Session) -> bool:
+    """Whether the file's last line loaded as an entry (not skipped as damaged)."""
+    last = session.report.lines
+    return not any(p.line == last for p in session.report.damaged_lines)

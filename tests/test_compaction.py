@@ -396,7 +396,8 @@ def test_write_in_place_terminates_an_unterminated_last_line(copy: Path) -> None
     session = pikit.load(copy)
     assert session.leaf_id == "0ce8fc25"
     entry = context_edit_entry(session, "0ce8fc25", {"content": "short"})
-    write_entry(session, entry, in_place=True)
+    with pytest.warns(UserWarning, match="had no newline; one was added"):
+        write_entry(session, entry, in_place=True)
     line = pikit.jsjson.stringify_bytes(entry)
     assert copy.read_bytes() == data + b"\n" + line + b"\n"
     reloaded = pikit.load(copy)

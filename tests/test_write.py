@@ -239,11 +239,12 @@ def test_append_lines_adds_whole_lines_and_fsyncs(tmp_path: Path, monkeypatch: p
     assert len(synced) == 1 and written == [b'{"a":1}\n{"b":2}\n{"c":3}\n']
 
 
-def test_append_after_an_unterminated_last_line(tmp_path: Path) -> None:
+def test_append_after_an_unterminated_last_line_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"a":1}\n{"trunc')
-    append_lines(str(path), [b'{"b":2}'])
-    assert path.read_bytes() == b'{"a":1}\n{"trunc\n{"b":2}\n'  # the new entry is not glued to the damage
+    with pytest.raises(WriteError, match="last line has no newline"):
+        append_lines(str(path), [b'{"b":2}'])
+    assert path.read_bytes() == b'{"a":1}\n{"trunc'  # neither glued to nor repaired
 
 
 def test_append_to_an_empty_file_and_crlf(tmp_path: Path) -> None:

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from argparse import Namespace
+from collections.abc import Iterator
 from typing import Any
 
-from ..compaction import build_branch_summary, build_compaction, write_entry
+from ..compaction import build_branch_summary, build_compaction, last_line_is_whole, write_entry
 from ..errors import WriteError
 from ..session import Session
+from ..write import Appender, check_target
 from .common import print_json, session_settings
 
 
-def _check_target(args: Namespace) -> None:
-    # Decide where to write before spending a model call.
+@contextlib.contextmanager
+def _write_target(args: Namespace, session: Session) -> Iterator[Appender | None]:
+    """Decide where to write before spending a model call: check ``-o OUT``, or take the
+    in-place lock (held until the line is written, so a second run refuses)."""
     if bool(args.output) == bool(args.in_place):
         raise WriteError("choose where to write: -o OUT (a new copy) or --in-place (append to FILE)")
+    if not args.in_place:
+        check_target(args.output, source=session.path, overwrite=args.force)
+        yield None
+        return
+    assert session.path is not None
+    with Appender(session.path) as appender:
+        appender.check_unchanged(session.report.bytes, session.report.mtime_ns)
+        appender.needs_newline(end_last_line=last_line_is_whole(session))
+        yield appender
+        if appender.added_newline:
+            print(f"pikit: note: {session.path}: its last line had no newline; one was added before the new entry",
+                  file=sys.stderr)
 
 
 def _summarizer(args: Namespace) -> Any:
@@ -35,7 +52,11 @@ def _model_spec(args: Namespace, session: Session, leaf: Any) -> str | None:
 
 
 def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
-    _check_target(args)
+    with _write_target(args, session) as appender:
+        return _compaction(session, leaf, args, appender)
+
+
+def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender | None) -> int:
     settings = session_settings(args, session).for_model(_model_spec(args, session, leaf))
     keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
     summarizer = _summarizer(args)
@@ -44,7 +65,8 @@ def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
               file=sys.stderr)
     result = build_compaction(session, leaf, keep_recent_tokens=keep, summarizer=summarizer,
                               instructions=args.instructions)
-    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force)
+    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,
+                       appender=appender)
     if args.json:
         print_json(result.to_json(path))
         return 0
@@ -59,7 +81,12 @@ def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
 
 
 def run_branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None, args: Namespace) -> int:
-    _check_target(args)
+    with _write_target(args, session) as appender:
+        return _branch_summary(session, pair, budget, args, appender)
+
+
+def _branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None, args: Namespace,
+                    appender: Appender | None) -> int:
     old, target = pair
     if budget is None:
         from ..llm.models import lookup_model
@@ -70,7 +97,8 @@ def run_branch_summary(session: Session, pair: tuple[Any, Any], budget: int | No
     summarizer = _summarizer(args)
     result = build_branch_summary(session, old, target, summarizer=summarizer, budget=budget,
                                   instructions=args.instructions)
-    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force)
+    path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,
+                       appender=appender)
     if args.json:
         print_json({"entry": result.entry, "output": path, "newLeaf": result.new_leaf})
         return 0

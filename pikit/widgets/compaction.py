@@ -15,16 +15,18 @@ import traitlets
 
 from ..entry import Entry
 from ..errors import PikitError, SettingsError
+from ..formatting import fmt_int, plural
 from ..preparation import Preparation, prepare_compaction
 from ..session import CURRENT, Session
 from ..settings import Settings, load_settings
 from ..summarizer import Summarizer
 from ._base import Callbacks, LeafWidget, error_output
-from ._html import error_box, esc, fmt_int, style_widget
+from ._html import error_box, esc, style_widget
 from ._html import gap as _gap
 from ._state import state_for
 from .budget import BudgetBar, model_key, resolve_budget
 from .runs import CompactionRun, Reporting, SummarizerFactory, compaction_history, default_factory
+from .stepper import CompactionStepper, StepperLauncher
 from .views.budget import render_budget
 from .views.compaction import (
     ChartGroup,
@@ -62,6 +64,10 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     ``last_result`` (:class:`~pikit.compaction.CompactionResult`), ``last_output`` (the path
     written) and ``result_session`` (that file loaded) are the latest run's, and the callbacks
     registered with :meth:`on_compacted` are called. ``runs_frame()`` gives the runs as a DataFrame.
+
+    **Step through** (or :meth:`open_stepper`) opens a :class:`~pikit.widgets.CompactionStepper`
+    under the preview: Pi's algorithm on this leaf, one step at a time, following the panel's
+    leaf, keepRecentTokens and summarizer (``stepper``).
     """
 
     model = traitlets.Unicode("")
@@ -98,13 +104,17 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.compared.add_class("pikit-budget-compare")
         self.preview = widgets.HTML()
         self.preview.add_class("pikit-compaction-preview")
-        self.chart = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.chart = widgets.HTML(layout=widgets.Layout(width="auto", align_self="stretch"))
         self.chart.add_class("pikit-compaction-chart")
-        self.steps = widgets.VBox()  # room for a step-by-step view of the algorithm
+        self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
         super().__init__([style_widget(), widgets.HTML('<div class="pikit-title">Compaction what-if</div>'),
                           self._settings_box(), self.budget, self.compared, self.preview, self.steps,
                           self._run_box(), self.chart], **kwargs)
+        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), summarizer=self._summarizer,
+                                                summarizer_name=lambda: str(self.summarizer_picker.value),
+                                                instructions=lambda: self.instructions.value.strip() or None)
+        self.steps.children = [self.stepper_launcher]
         self.add_class("pikit-root")
         self.add_class("pikit-compaction-panel")
         self._apply_settings(context_window, reserve_tokens, keep_recent_tokens)
@@ -192,6 +202,8 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         for name in ("leaf_id", "keep_recent_tokens", "reserve_tokens", "context_window"):
             widgets.dlink((self, name), (self.budget, name))
         self.model_picker.observe(self._on_model, names="value")
+        for control in (self.summarizer_picker, self.summarizer_model, self.base_url, self.instructions):
+            control.observe(lambda _c: self.stepper_launcher.summarizer_changed(), names="value")
         self.observe(self._on_setting, names=["keep_recent_tokens", "reserve_tokens", "context_window"])
         self.observe(lambda _c: self._update_output_default(), names="in_place")
 
@@ -262,6 +274,18 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     def leaf_changed(self) -> None:
         self._branch_cache = None
         self.refresh()
+
+    def open_stepper(self) -> CompactionStepper:
+        """Show the :class:`CompactionStepper` under the preview (what **Step through** does): Pi's
+        algorithm on this leaf, step by step, with this panel's keepRecentTokens and summarizer."""
+        stepper = self.stepper_launcher.show()
+        assert stepper is not None
+        return stepper
+
+    @property
+    def stepper(self) -> CompactionStepper | None:
+        """The stepper, once opened."""
+        return self.stepper_launcher.stepper
 
     def refresh(self) -> None:
         """Redraw the preview, the before/after budgets and the chart."""
@@ -440,7 +464,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.runs.append(run)
         self.clear_button.disabled = False
         where = "appended to the source" if self.in_place else "written to a new file"
-        calls = f"{summarizer.calls} summarizer call{'s' if summarizer.calls != 1 else ''}"
+        calls = plural(summarizer.calls, "summarizer call")
         self.message.value = (
             f'<div class="pikit-ok pikit-compaction-done"><b>Run {run.number}: compaction '
             f'{esc(result.entry["id"])}</b> {where}: <span class="pikit-id">{esc(path)}</span><br>tokensBefore '

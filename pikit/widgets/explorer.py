@@ -18,6 +18,7 @@ from ._html import esc, fmt_int, label_pill, style_widget
 from ._html import gap as _gap
 from .budget import BudgetBar
 from .context import ContextView
+from .stepper import CompactionStepper, StepperLauncher
 from .tree import TreeView
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     bar (by default: the leaf's model, its known window and the Pi settings).
 
     Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``,
-    and ``extras`` (an empty box under the context, for views that follow the same leaf).
+    and ``extras`` (a box under the context, for views that follow the same leaf: it holds the
+    **Step through** button that opens a :class:`~pikit.widgets.CompactionStepper` on the leaf,
+    also reached as :meth:`open_stepper` and ``stepper``).
     ``last_move_ms`` is the kernel time the last leaf move took.
 
     What it shows is one attribute away: ``projection`` (the context at the leaf), ``diff``
@@ -88,7 +91,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.tree_status.add_class("pikit-tree-status")
         self.editor = widgets.Textarea(placeholder="Select a user message in the tree: Pi puts its text here to "
                                                    "edit and send again, and moves the leaf to its parent.",
-                                       layout=widgets.Layout(width="100%", height="72px"))
+                                       layout=widgets.Layout(width="auto", align_self="stretch", height="72px"))
         self.editor.add_class("pikit-editor")
         self.leaf_info = widgets.HTML()
         self.leaf_info.add_class("pikit-leaf-info")
@@ -97,6 +100,8 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.context_view = ContextView(session, leaf, page_size=page_size)
         self.extras = widgets.VBox()
         self.extras.add_class("pikit-explorer-extras")
+        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"))
+        self.extras.children = [*self.extras.children, self.stepper_launcher]
 
         header = widgets.HTML(self._header_html())
         header.add_class("pikit-explorer-header")
@@ -153,6 +158,18 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         diff = self.diff
         return pd.DataFrame.from_records(diff.records() if diff is not None else [])
 
+    def open_stepper(self) -> CompactionStepper:
+        """Show the :class:`CompactionStepper` under the context (what **Step through** does): Pi's
+        compaction at the explorer's leaf, step by step, with the budget bar's keepRecentTokens."""
+        stepper = self.stepper_launcher.show()
+        assert stepper is not None
+        return stepper
+
+    @property
+    def stepper(self) -> CompactionStepper | None:
+        """The stepper, once opened (it follows the explorer's leaf)."""
+        return self.stepper_launcher.stepper
+
     # ------------------------------------------------------------------ actions
     def select(self, entry_id: Any) -> str | None:
         """Select an entry as a click in the tree does (Pi's selection); returns the editor text."""
@@ -202,11 +219,10 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         hidden = self.hidden
         why = ""
         if hidden:
-            search = f" and the search “{esc(self.tree.search)}”" if self.tree.search.strip() else ""
             mode = self.tree.mode
-            why = (f' · <span class="pikit-hidden" title="{esc(_MODE_HELP[mode])}">'
-                   f'{plural(hidden, "entry")} hidden by the filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}'
-                   "</span>")
+            search = f", search “{esc(self.tree.search.strip())}”" if self.tree.search.strip() else ""
+            why = (f' · <span class="pikit-hidden">{fmt_int(hidden)} of {plural(len(self.session.by_id), "entry")} '
+                   f"hidden — filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}</span>")
         self.tree_status.value = (f'<span class="pikit-status">{plural(rows, "row")}{why} · ● leaf · │ active path'
                                   "</span>")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
@@ -17,9 +18,9 @@ from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
 from ._base import LeafWidget
 from ._html import error_box, esc, style_widget
 from .budget import model_key, resolve_budget
-from .stepview import STEPPER_CSS, render_step
+from .views.stepper import STEPPER_CSS, render_step
 
-__all__ = ["CompactionStepper"]
+__all__ = ["CompactionStepper", "StepperLauncher"]
 
 _SUMMARY_STEP = 6
 _STEPS = len(STEP_TITLES)
@@ -51,10 +52,11 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     status = traitlets.Unicode("ready")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, keep_recent_tokens: int | None = None,
-                 summarizer: Summarizer | None = None, settings: Settings | None = None,
+                 summarizer: Summarizer | Callable[[], Summarizer] | None = None, settings: Settings | None = None,
                  instructions: str | None = None, step: int = 1, **kwargs: Any) -> None:
         leaf = self._bind(session, leaf_id)
-        self._summarizer = summarizer
+        self._summarizer: Summarizer | Callable[[], Summarizer] | None = summarizer
+        self._summarizer_label: str | None = None
         self.instructions = instructions
         self.trace: CompactionTrace | None = None
         self.result: CompactionResult | None = None
@@ -92,18 +94,16 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.add_class("pikit-root")
         self.add_class("pikit-stepper")
 
-        with self.hold_trait_notifications():
-            self.leaf_id = leaf
-            self.keep_recent_tokens = max(0, keep_recent_tokens)
         widgets.link((self.slider, "value"), (self, "step"))
         widgets.link((self.keep_box, "value"), (self, "keep_recent_tokens"))
+        self.keep_recent_tokens = max(0, keep_recent_tokens)
+        self.step = min(max(1, step), _STEPS)
         self.back_button.on_click(lambda _b: self.back())
         self.next_button.on_click(lambda _b: self.next())
-        self.observe(self._on_setting, names=["leaf_id", "keep_recent_tokens"])
-        self.observe(self._on_step, names="step")
-        self._retrace()
-        self.step = min(max(1, step), _STEPS)
-        self._show()
+        self._follow_leaf(leaf)
+        self.observe(lambda _c: self.leaf_changed(), names="keep_recent_tokens")
+        self.observe(lambda _c: self.refresh(), names="step")
+        self.leaf_changed()
 
     def __repr__(self) -> str:
         return f"<CompactionStepper at {self.leaf_id!r}, keepRecentTokens={self.keep_recent_tokens}, step {self.step}>"
@@ -128,19 +128,26 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     @property
     def summarizer(self) -> Summarizer:
         """The summarizer step 6 uses (the offline one unless another was given)."""
-        if self._summarizer is None:
+        source = self._summarizer
+        if source is None:
             from ..llm.select import get_summarizer
 
-            self._summarizer = get_summarizer("offline")
-        return self._summarizer
+            source = self._summarizer = get_summarizer("offline")
+        elif not isinstance(source, Summarizer) and callable(source):
+            source = self._summarizer = source()  # a factory: made when the summary is first needed
+        return source
 
-    def set_summarizer(self, summarizer: Summarizer | None, instructions: str | None = None) -> None:
-        """Use ``summarizer`` (``None``: the offline one) from now on; the summary is written again."""
+    def set_summarizer(self, summarizer: Summarizer | Callable[[], Summarizer] | None,
+                       instructions: str | None = None, *, name: str | None = None) -> None:
+        """Use ``summarizer`` from now on (``None``: the offline one; a function returning one is
+        called when step 6 first needs it, its failures shown there); the summary is written again.
+        ``name`` names it in the header until it is made."""
         self._summarizer = summarizer
+        self._summarizer_label = name
         self.instructions = instructions
         self.result = None
         self._walk = None
-        self._show()
+        self.refresh()
 
     def next(self) -> None:
         """Go to the next step."""
@@ -151,26 +158,21 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.step = max(self.step - 1, 1)
 
     # ------------------------------------------------------------------ updates
-    def _on_setting(self, _change: dict[str, Any]) -> None:
-        self._retrace()
-        self._show()
-
-    def _on_step(self, _change: dict[str, Any]) -> None:
-        self._show()
-
-    def _retrace(self) -> None:
+    def leaf_changed(self) -> None:
+        """Trace the compaction again (a new leaf or keepRecentTokens) and show the current step."""
         self.result = None
         self._walk = None
         self._problem = None
         try:
             if self.leaf_id is None:
                 self.trace = None
-                return
-            projection = self.state.projection(self.leaf_id)
-            self.trace = trace_compaction(projection.path, max(0, self.keep_recent_tokens), projection)
+            else:
+                projection = self.projection
+                self.trace = trace_compaction(projection.path, max(0, self.keep_recent_tokens), projection)
         except Exception as exc:
             self.trace = None
             self._problem = f"{type(exc).__name__}: {exc}"
+        self.refresh()
 
     def _summarize(self) -> None:
         trace = self.trace
@@ -184,14 +186,20 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self._walk = None
 
     def _summarizer_name(self) -> str:
-        return str(getattr(self.summarizer, "name", type(self.summarizer).__name__))
+        source = self._summarizer
+        if source is None:
+            return "offline"
+        if isinstance(source, Summarizer):
+            return str(getattr(source, "name", type(source).__name__))
+        return self._summarizer_label or "summarizer"
 
     def _build(self) -> Walkthrough:
         if self.trace is None:
             raise ValueError(self._problem or "the leaf is reset (empty branch): there is nothing to compact")
         return walkthrough(self.trace, self.result, summarizer=self._summarizer_name())
 
-    def _show(self) -> None:
+    def refresh(self) -> None:
+        """Show the current step (writing the summary first when the step needs it)."""
         self.back_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= _STEPS
         self.header.value = self._header_html()
@@ -209,9 +217,65 @@ class CompactionStepper(LeafWidget, widgets.VBox):
             self.status = "error"
             problem = error_box("The summarizer failed: nothing was written", exc)
         self.body.value = problem + render_step(self.walk, self.step)
+        self.header.value = self._header_html()  # the summarizer's own name once it is made
 
     def _header_html(self) -> str:
         leaf = self.leaf_id
         where = f'<span class="pikit-id">{esc(leaf)}</span>' if leaf is not None else "the reset leaf"
         return (f'<div class="pikit-title">Compaction, step by step</div><div class="pikit-sub">at {where} · '
                 f"summarizer {esc(self._summarizer_name())}</div>")
+
+
+class StepperLauncher(widgets.VBox):
+    """A **Step through** toggle that opens a :class:`CompactionStepper` under another widget.
+
+    The stepper is made on first use, on the host's session, and follows the host: its
+    ``leaf_id`` and the keepRecentTokens of ``keep_from`` (an ``(object, trait name)`` pair).
+    ``summarizer`` (a function returning one) and ``instructions`` are asked for when the
+    stepper opens and after :meth:`summarizer_changed`; ``summarizer_name`` names it meanwhile.
+    """
+
+    def __init__(self, host: LeafWidget, keep_from: tuple[Any, str], *,
+                 summarizer: Callable[[], Summarizer] | None = None, summarizer_name: Callable[[], str] | None = None,
+                 instructions: Callable[[], str | None] | None = None, **kwargs: Any) -> None:
+        self.host = host
+        self.keep_from = keep_from
+        self._summarizer = summarizer
+        self._summarizer_name = summarizer_name
+        self._instructions = instructions
+        self.stepper: CompactionStepper | None = None
+        self.toggle = widgets.ToggleButton(value=False, description="Step through", icon="list-ol",
+                                           tooltip="play Pi's compaction on this leaf one step at a time, "
+                                                   "with these settings",
+                                           layout=widgets.Layout(width="auto"))
+        self.toggle.add_class("pikit-open-stepper")
+        self.toggle.observe(lambda c: self.show(c["new"]), names="value")
+        super().__init__([self.toggle], **kwargs)
+        self.add_class("pikit-stepper-launcher")
+
+    def show(self, visible: bool = True) -> CompactionStepper | None:
+        """Open (making it on first use) or close the stepper; returns it when open."""
+        if self.toggle.value != visible:
+            self.toggle.value = visible  # comes back here through the observer
+            return self.stepper if visible else None
+        if not visible:
+            if self.stepper is not None:
+                self.stepper.layout.display = "none"
+            return None
+        if self.stepper is None:
+            source, name = self.keep_from
+            self.stepper = CompactionStepper(self.host.session, self.host.leaf_id,
+                                             keep_recent_tokens=getattr(source, name))
+            widgets.dlink((self.host, "leaf_id"), (self.stepper, "leaf_id"))
+            widgets.dlink(self.keep_from, (self.stepper, "keep_recent_tokens"), transform=lambda v: max(0, v))
+            self.summarizer_changed()
+            self.children = [self.toggle, self.stepper]
+        self.stepper.layout.display = None
+        return self.stepper
+
+    def summarizer_changed(self) -> None:
+        """Give the stepper the host's current summarizer and instructions (the summary is written again)."""
+        if self.stepper is None or self._summarizer is None:
+            return
+        self.stepper.set_summarizer(self._summarizer, self._instructions() if self._instructions else None,
+                                    name=self._summarizer_name() if self._summarizer_name else None)

@@ -15,7 +15,7 @@ from pikit.settings import Settings
 from pikit.summarizer import SummaryRequest, SummaryResult
 from pikit.walkthrough import Fold, StepRow, walkthrough
 from pikit.widgets import CompactionStepper
-from pikit.widgets.stepview import render_rows, render_step, render_walkthrough
+from pikit.widgets.views.stepper import render_rows, render_step, render_walkthrough
 from tests.widgets.synthetic import PAYLOAD
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
@@ -172,3 +172,42 @@ def test_any_leaf_of_pi_sessions(name: str) -> None:
         prep = stepper.trace.preparation if stepper.trace is not None else None
         if prep is not None:
             assert stepper.walk.step(5).highlighted == tuple(prep.summarized_entry_ids)
+
+
+def test_the_explorer_opens_a_stepper_that_follows_its_leaf(refactor: pikit.Session) -> None:
+    from pikit.widgets import SessionExplorer
+
+    explorer = SessionExplorer(refactor, keep_recent_tokens=4_000)
+    assert explorer.stepper is None  # made on first use only
+    explorer.stepper_launcher.toggle.value = True
+    stepper = explorer.stepper
+    assert stepper is not None and stepper is explorer.open_stepper()
+    assert stepper.leaf_id == explorer.leaf_id and stepper.keep_recent_tokens == 4_000
+    leaf = refactor.branch()[-20].id
+    explorer.leaf_id = leaf
+    assert stepper.leaf_id == leaf and stepper.trace is not None and stepper.trace.projection.leaf_id == leaf
+    explorer.budget.keep_recent_tokens = 1_500
+    prep = prepare_compaction(refactor.branch(leaf), 1_500, refactor.context(leaf))
+    stepper.step = 5
+    assert prep is not None and stepper.highlighted == tuple(prep.summarized_entry_ids)
+    explorer.stepper_launcher.toggle.value = False
+    assert stepper.layout.display == "none"
+
+
+def test_the_panel_opens_a_stepper_with_its_settings_and_summarizer(refactor: pikit.Session, tmp_path: Path) -> None:
+    from pikit.widgets import CompactionPanel
+
+    counting = Counting()
+    panel = CompactionPanel(refactor, settings=Settings({}), output_dir=tmp_path, summarizer=counting,
+                            keep_recent_tokens=3_000)
+    stepper = panel.open_stepper()
+    assert panel.stepper is stepper and stepper.keep_recent_tokens == 3_000
+    panel.keep_recent_tokens = 2_500
+    assert stepper.keep_recent_tokens == 2_500
+    stepper.step = 6
+    assert stepper.status == "ready" and counting.calls >= 1 and "summary #" in stepper.body.value
+    assert "counting" in stepper.header.value
+    panel.summarizer_picker.value = "offline"
+    assert stepper.status == "ready" and "offline" in stepper.header.value
+    assert stepper.result is not None and stepper.result.preparation.keep_recent_tokens == 2_500
+    assert not list(tmp_path.iterdir())  # stepping writes nothing

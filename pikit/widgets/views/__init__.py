@@ -1,8 +1,9 @@
 """Pure view models and their HTML, one module per widget (no kernel, no ipywidgets needed).
 
 Each module builds a frozen view model from core objects (a projection, a preparation, a
-diff) and renders it with a ``render_*(view) -> str`` function; the widgets in
-:mod:`pikit.widgets` only hold traitlets, call these and put the HTML in place.
+diff; the stepper's model is the core's :mod:`pikit.walkthrough`) and renders it with a
+``render_*(view) -> str`` function; the widgets in :mod:`pikit.widgets` only hold
+traitlets, call these and put the HTML in place.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .context import (
     render_table,
 )
 from .diff import DiffView, diff_view, render_diff_header, render_diff_rows
+from .stepper import render_step, render_walkthrough
 
 __all__ = [
     "BudgetSegments",
@@ -45,5 +47,7 @@ __all__ = [
     "render_diff_rows",
     "render_header",
     "render_preview",
+    "render_step",
     "render_table",
+    "render_walkthrough",
 ]

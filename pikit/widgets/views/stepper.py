@@ -1,4 +1,4 @@
-"""HTML for one step of a compaction walkthrough (pure functions over :mod:`pikit.walkthrough`).
+"""HTML for one step of a compaction walkthrough (pure functions over :mod:`pikit.walkthrough`, the view model).
 
 Every piece of session text goes through :func:`~pikit.widgets._html.esc`. Rows carry
 ``data-entry-id`` and ``data-mark``; the rows a step is about carry the ``pikit-step-hl``
@@ -8,10 +8,10 @@ reader) can account for every highlighted entry.
 
 from __future__ import annotations
 
-from ..formatting import fmt_int, plural
-from ..palette import DIFF, LINES, SEGMENTS
-from ..walkthrough import MARKS, Fold, Step, StepRow, Walkthrough
-from ._html import esc, role_badge
+from ...formatting import fmt_int, plural
+from ...palette import DIFF, LINES, SEGMENTS
+from ...walkthrough import MARKS, Fold, Step, StepRow, Walkthrough
+from .._html import esc, role_badge
 
 __all__ = ["STEPPER_CSS", "render_nav", "render_rows", "render_step", "render_walkthrough"]
 
