@@ -28,6 +28,7 @@ from .errors import (
 from .loading import LoadReport, Problem, load, loads
 from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
+from .refresh import Refresh
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
 from .simulate import SimulationResult, simulate
@@ -53,6 +54,7 @@ __all__ = [
     "Problem",
     "ProjectedEntry",
     "Projection",
+    "Refresh",
     "Session",
     "SessionFileError",
     "Settings",
