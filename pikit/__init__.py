@@ -31,7 +31,7 @@ from .projection import ProjectedEntry, Projection
 from .refresh import Refresh
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
-from .simulate import SimulationResult, simulate
+from .simulate import SimulationResult
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
 from .tail import Appended, FileMark, read_appended
 from .tokens import ContextSize, estimate_tokens
@@ -79,7 +79,6 @@ __all__ = [
     "prepare_branch",
     "prepare_compaction",
     "read_appended",
-    "simulate",
     "trace_compaction",
     "write_entry",
 ]
