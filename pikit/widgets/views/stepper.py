@@ -59,7 +59,8 @@ STEPPER_CSS = """
 .pikit-stepper .pikit-step-sentence { border-left: 4px solid var(--jp-brand-color1, #1565c0); padding: 4px 8px;
   margin: 4px 0; background: var(--jp-layout-color2, #f5f7fb); font-size: 1.02em; line-height: 1.4; }
 .pikit-stepper .pikit-step-note { font-size: 0.92em; color: var(--jp-ui-font-color2, #555); margin: 2px 0 2px 12px; }
-.pikit-stepper .pikit-step-scroll { overflow-x: auto; }
+.pikit-stepper .pikit-step-body, .pikit-stepper .pikit-step-body > .widget-html-content { min-width: 0; }
+.pikit-stepper .pikit-step-scroll { overflow-x: auto; max-width: 100%; }
 .pikit-stepper table.pikit-step-table { border-collapse: collapse; width: 100%; min-width: 640px; table-layout: fixed;
   margin-top: 4px; }
 .pikit-stepper table.pikit-step-table th { text-align: left; font-weight: 600; font-size: 0.86em;
