@@ -8,6 +8,8 @@
 //   selected_row: the row last clicked (-1: none)
 //   row_height, height: pixels
 // Custom messages to Python: {event: "select", id, row}
+// Keys: ↑/↓ move the focus, ← to the parent row, → to the first child row, PageUp/PageDown/Home/End
+// jump, Enter or Space selects (as a click), "/" focuses the explorer's search box.
 // Timing written back: render_ms (view creation to first paint), paint_epoch_ms (Date.now() then).
 //
 // Session text only ever reaches the DOM through textContent / setAttribute, never innerHTML.
@@ -21,6 +23,9 @@ function render({ model, el }) {
   viewport.setAttribute("role", "tree");
   viewport.setAttribute("aria-label", "Session tree");
   viewport.tabIndex = 0;
+  // Keys typed in the tree are the tree's: JupyterLab's notebook shortcuts stay out of it.
+  viewport.setAttribute("data-lm-suppress-shortcuts", "true");
+  viewport.title = "↑↓ move · ← parent · → child · Enter select · / search";
   const spacer = document.createElement("div");
   spacer.className = "pikit-tree-spacer";
   const layer = document.createElement("div");
@@ -85,12 +90,19 @@ function render({ model, el }) {
     div.appendChild(gutter);
     const indent = document.createElement("span");
     indent.className = "pikit-tree-indent";
-    // Deep trees: 14px a level up to 10 levels, then 3px a level, never more than a quarter of the width.
+    // Deep trees: 14px a level up to 10 levels, then 3px a level, never more than a fifth of the
+    // width, so the text of a deep row stays readable; past 10 levels the depth is written out.
     const level = r[1];
-    const cap = Math.max(56, Math.floor((viewport.clientWidth || 400) * 0.25));
+    const cap = Math.max(42, Math.floor((viewport.clientWidth || 400) * 0.2));
     indent.style.width = Math.min(cap, Math.min(level, 10) * 14 + Math.max(0, level - 10) * 3) + "px";
-    if (level > 10) indent.title = "indent " + level;
     div.appendChild(indent);
+    if (level > 10) {
+      const depth = document.createElement("span");
+      depth.className = "pikit-tree-depth";
+      depth.textContent = "↳" + level;
+      depth.title = "indent level " + level;
+      div.appendChild(depth);
+    }
     const kind = document.createElement("span");
     kind.className = "pikit-badge pikit-kind-" + r[3];
     kind.textContent = r[4];
@@ -152,6 +164,7 @@ function render({ model, el }) {
   function select(i) {
     if (i < 0 || i >= rows.length) return;
     focusRow = i;
+    root.dataset.focusRow = String(i);
     model.send({ event: "select", id: rows[i][0], row: i });
   }
 
@@ -160,22 +173,58 @@ function render({ model, el }) {
     const target = event.target.closest(".pikit-tree-row");
     if (target) select(Number(target.dataset.row));
   });
-  viewport.addEventListener("keydown", (event) => {
-    if (!rows.length) return;
-    let next = focusRow < 0 ? Math.max(0, model.get("anchor_row")) : focusRow;
+  // Keyboard: arrows move the focus (left: to the parent row, right: to the first child row),
+  // Page/Home/End jump, Enter or Space selects, "/" jumps to the explorer's search box.
+  function searchBox() {
+    const explorer = el.closest(".pikit-explorer");
+    return explorer ? explorer.querySelector(".pikit-search input") : null;
+  }
+
+  function target(key, from) {
     const page = Math.max(1, Math.floor((viewport.clientHeight || 480) / rowH()) - 1);
-    if (event.key === "ArrowDown") next += 1;
-    else if (event.key === "ArrowUp") next -= 1;
-    else if (event.key === "PageDown") next += page;
-    else if (event.key === "PageUp") next -= page;
-    else if (event.key === "Home") next = 0;
-    else if (event.key === "End") next = rows.length - 1;
-    else if (event.key === "Enter" || event.key === " ") { select(next); event.preventDefault(); return; }
-    else return;
+    switch (key) {
+      case "ArrowDown": return from + 1;
+      case "ArrowUp": return from - 1;
+      case "ArrowLeft": return rows[from] && rows[from][2] >= 0 ? rows[from][2] : from;
+      case "ArrowRight": return from + 1 < rows.length && rows[from + 1][2] === from ? from + 1 : from;
+      case "PageDown": return from + page;
+      case "PageUp": return from - page;
+      case "Home": return 0;
+      case "End": return rows.length - 1;
+      default: return null;
+    }
+  }
+
+  viewport.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "/") {
+      const box = searchBox();
+      if (box) { box.focus(); box.select(); event.preventDefault(); event.stopPropagation(); }
+      return;
+    }
+    if (!rows.length) return;
+    const from = focusRow < 0 ? Math.max(0, model.get("anchor_row")) : focusRow;
+    if (event.key === "Enter" || event.key === " ") {
+      select(from);
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
+    const next = target(event.key, from);
+    if (next === null) return;
     event.preventDefault();
+    event.stopPropagation();
     focusRow = Math.max(0, Math.min(rows.length - 1, next));
+    root.dataset.focusRow = String(focusRow);
     ensureVisible(focusRow);
     schedule();
+  });
+  viewport.addEventListener("focus", () => {
+    if (focusRow < 0 && rows.length) {
+      focusRow = Math.max(0, model.get("anchor_row"));
+      root.dataset.focusRow = String(focusRow);
+      schedule();
+    }
   });
 
   model.on("change:rows_data", () => {

@@ -15,12 +15,13 @@ import traitlets
 
 from ..entry import Entry
 from ..errors import PikitError, SettingsError
+from ..formatting import fmt_int, plural
 from ..preparation import Preparation, prepare_compaction
 from ..session import CURRENT, Session
 from ..settings import Settings, load_settings
 from ..summarizer import Summarizer
 from ._base import Callbacks, LeafWidget, error_output
-from ._html import error_box, esc, fmt_int, style_widget
+from ._html import error_box, esc, style_widget
 from ._html import gap as _gap
 from ._state import state_for
 from .budget import BudgetBar, model_key, resolve_budget
@@ -103,7 +104,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.compared.add_class("pikit-budget-compare")
         self.preview = widgets.HTML()
         self.preview.add_class("pikit-compaction-preview")
-        self.chart = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.chart = widgets.HTML(layout=widgets.Layout(width="auto", align_self="stretch"))
         self.chart.add_class("pikit-compaction-chart")
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
@@ -463,7 +464,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.runs.append(run)
         self.clear_button.disabled = False
         where = "appended to the source" if self.in_place else "written to a new file"
-        calls = f"{summarizer.calls} summarizer call{'s' if summarizer.calls != 1 else ''}"
+        calls = plural(summarizer.calls, "summarizer call")
         self.message.value = (
             f'<div class="pikit-ok pikit-compaction-done"><b>Run {run.number}: compaction '
             f'{esc(result.entry["id"])}</b> {where}: <span class="pikit-id">{esc(path)}</span><br>tokensBefore '

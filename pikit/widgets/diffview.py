@@ -9,6 +9,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..diff import ProjectionDiff, diff_contexts
+from ..formatting import fmt_int
 from ..projection import Projection
 from ..session import Session
 from ._html import error_box, style_widget
@@ -43,7 +44,7 @@ def _compactions(session: Session) -> list[tuple[str, Any]]:
     out = []
     for entry in session.entries:
         if entry.type == "compaction" and entry.id in session.by_id:
-            out.append((f"{entry.id} · tokensBefore {entry.data.get('tokensBefore')}", entry.id))
+            out.append((f"{entry.id} · tokensBefore {fmt_int(entry.data.get('tokensBefore'))}", entry.id))
     return out
 
 

@@ -91,7 +91,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.tree_status.add_class("pikit-tree-status")
         self.editor = widgets.Textarea(placeholder="Select a user message in the tree: Pi puts its text here to "
                                                    "edit and send again, and moves the leaf to its parent.",
-                                       layout=widgets.Layout(width="100%", height="72px"))
+                                       layout=widgets.Layout(width="auto", align_self="stretch", height="72px"))
         self.editor.add_class("pikit-editor")
         self.leaf_info = widgets.HTML()
         self.leaf_info.add_class("pikit-leaf-info")
@@ -219,11 +219,10 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         hidden = self.hidden
         why = ""
         if hidden:
-            search = f" and the search “{esc(self.tree.search)}”" if self.tree.search.strip() else ""
             mode = self.tree.mode
-            why = (f' · <span class="pikit-hidden" title="{esc(_MODE_HELP[mode])}">'
-                   f'{plural(hidden, "entry")} hidden by the filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}'
-                   "</span>")
+            search = f", search “{esc(self.tree.search.strip())}”" if self.tree.search.strip() else ""
+            why = (f' · <span class="pikit-hidden">{fmt_int(hidden)} of {plural(len(self.session.by_id), "entry")} '
+                   f"hidden — filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}</span>")
         self.tree_status.value = (f'<span class="pikit-status">{plural(rows, "row")}{why} · ● leaf · │ active path'
                                   "</span>")
 

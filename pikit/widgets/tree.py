@@ -47,8 +47,10 @@ _TREE_CSS = """
 .pikit-tree-row.pikit-focus { box-shadow: inset 0 0 0 1px var(--jp-brand-color2, #64b5f6); }
 .pikit-tree-gutter { flex: 0 0 14px; text-align: center; color: var(--jp-brand-color1, #1976d2); font-size: 11px; }
 .pikit-tree-indent { flex: 0 0 auto; }
-.pikit-tree-text { flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; }
-.pikit-tree-row .pikit-label { flex: 0 1 auto; max-width: 40%; overflow: hidden; text-overflow: ellipsis; }
+.pikit-tree-text { flex: 1 1 auto; min-width: 6em; overflow: hidden; text-overflow: ellipsis; }
+.pikit-tree-depth { flex: 0 0 auto; font-size: 0.8em; color: var(--jp-ui-font-color2, #777); }
+.pikit-tree-row .pikit-label { flex: 0 1 auto; max-width: 30%; overflow: hidden; text-overflow: ellipsis; }
+.pikit-tree-row .pikit-badge { flex: 0 0 auto; }
 .pikit-tree-fork { flex: 0 0 auto; font-size: 0.85em; color: #ef6c00; padding-left: 4px; }
 .pikit-tree-empty { padding: 8px; color: var(--jp-ui-font-color2, #777); display: none; }
 """

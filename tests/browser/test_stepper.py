@@ -158,3 +158,56 @@ def _load_expected(server: JupyterServer) -> dict[str, Any]:
     import json
 
     return json.loads(kernel_exec(server, NOTEBOOK_03, EXPECTED))
+
+
+REACH_NB = "stepper_reach.ipynb"
+REACH_CELLS = [
+    "import tempfile\nimport pikit\nfrom pikit.settings import Settings\n"
+    "from pikit.widgets import CompactionPanel, SessionExplorer\n"
+    f"session = pikit.load({SAMPLE!r})\nWORK = tempfile.mkdtemp(prefix='pikit-stepper-')",
+    "explorer = SessionExplorer(session, keep_recent_tokens=4000)\nexplorer",
+    "panel = CompactionPanel(session, settings=Settings({}), keep_recent_tokens=3000, output_dir=WORK)\npanel",
+]
+
+
+@pytest.mark.browser
+def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: JupyterServer, workspace: Path) -> None:
+    from tests.browser.jupyter import write_notebook
+
+    write_notebook(jupyter_server, REACH_NB, REACH_CELLS)
+    open_notebook(page, jupyter_server, REACH_NB)
+    run_all(page, timeout=180)
+
+    # The explorer: Step through opens a stepper on its leaf; a leaf move in the kernel moves it too.
+    explorer = page.locator(".pikit-explorer").first
+    explorer.locator(".pikit-open-stepper").first.click()
+    stepper = explorer.locator(".pikit-stepper").first
+    stepper.wait_for(state="visible", timeout=20_000)
+    leaf = kernel_value(jupyter_server, REACH_NB, "explorer.leaf_id")
+    assert kernel_value(jupyter_server, REACH_NB, "explorer.stepper.leaf_id") == leaf
+    assert leaf in stepper.locator(".pikit-step-header").inner_text()
+    other = kernel_value(jupyter_server, REACH_NB, "session.branch()[-20].id")
+    kernel_exec(jupyter_server, REACH_NB, f"explorer.leaf_id = {other!r}")
+    page.wait_for_function("([el, t]) => el.innerText.includes(t)",
+                           arg=[stepper.locator(".pikit-step-header").element_handle(), other], timeout=15_000)
+    walked = kernel_value(jupyter_server, REACH_NB, "list(explorer.stepper.highlighted)")
+    shown, folded = highlighted_on_page(stepper)
+    assert set(shown) <= set(walked) and len(shown) + folded == len(walked)
+
+    # The panel: Step through, then Next to the summary, written by the panel's summarizer.
+    panel = page.locator(".pikit-compaction-panel").first
+    panel.scroll_into_view_if_needed()
+    panel.locator(".pikit-open-stepper").first.click()
+    panel_stepper = panel.locator(".pikit-stepper").first
+    panel_stepper.wait_for(state="visible", timeout=20_000)
+    assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.keep_recent_tokens") == 3000
+    forward = panel_stepper.locator(".pikit-step-next button, button.pikit-step-next").first
+    for number in range(2, 7):
+        forward.click()
+        wait_for_kernel_output(jupyter_server, REACH_NB, "print(panel.stepper.step)", str(number))
+    page.wait_for_function("(el) => el.querySelector('.pikit-step[data-step=\"6\"] .pikit-step-text') !== null",
+                           arg=panel_stepper.element_handle(), timeout=15_000)
+    assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.status") == "ready"
+    assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.result.preparation.keep_recent_tokens") == 3000
+    save_element(page, panel_stepper, "stepper-from-panel-step6-summary")
+    kernel_exec(jupyter_server, REACH_NB, "import shutil; shutil.rmtree(WORK)")

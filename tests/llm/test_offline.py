@@ -737,3 +737,81 @@ def _mapping_messages(messages: list[dict[str, Any]]) -> list[Mapping[str, Any]]
 
 def test_read_only_mappings_are_accepted() -> None:
     assert summarize("history", _mapping_messages(CONVERSATION)) == summarize("history", CONVERSATION)
+
+
+# --- summary quality ---------------------------------------------------------------------------
+
+
+def _section(summary: str, heading: str) -> list[str]:
+    lines = summary.split("\n")
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    return [line for line in lines[start:end] if line.strip()]
+
+
+def test_a_decision_restated_in_other_words_is_kept_once() -> None:
+    out = summarize(messages=[
+        user("why are we using appendMessage and not queueMessage for this?"),
+        assistant(text("The fix is simple: use `queueMessage` instead of `appendMessage` when streaming.\n\n"
+                       "If `isStreaming`, use `queueMessage` instead of `appendMessage`.\n\n"
+                       "In `executeBash`, if `isStreaming`, queue the message instead of appending it.")),
+        user("and the cache?"),
+        assistant(text("We decided to keep the cache in memory rather than on disk.")),
+        assistant(text("We decided to keep the cache in memory rather than on the disk, as agreed.")),
+    ])
+    decisions = _section(out, "## Key Decisions")
+    assert len(decisions) == 2, decisions
+    assert "queueMessage" in decisions[0] and "cache" in decisions[1]
+
+
+def test_distinct_decisions_stay_apart() -> None:
+    out = summarize(messages=[
+        user("pick the tools"),
+        assistant(text("We will use `httpx` instead of requests. We decided to go with `ruff` rather than flake8.")),
+    ])
+    decisions = _section(out, "## Key Decisions")
+    assert len(decisions) == 2 and "httpx" in decisions[0] and "ruff" in decisions[1]
+
+
+@pytest.mark.parametrize("answer", [
+    "Done. Here's a summary of what was accomplished:\n\n1. Moved the parser to `core/` and updated imports.",
+    "Done! Here is a quick summary:\n- Moved the parser to `core/` and updated imports.",
+    "Perfect. All done. Moved the parser to `core/` and updated imports.",
+    "Done - moved the parser to `core/` and updated imports.",
+])
+def test_done_items_carry_the_content_not_the_preamble(answer: str) -> None:
+    out = summarize(messages=[user("move the parser into core please"), assistant(text(answer))])
+    done = _section(out, "### Done")
+    assert done and all("summary" not in item.lower() and not re.match(r"- \[x\] (?:done|perfect)\b", item, re.I)
+                        for item in done), done
+    assert any("parser to `core/`" in item for item in done), done
+
+
+def test_commands_and_wrapped_fragments_are_not_constraints() -> None:
+    out = summarize(messages=[user(
+        "run this and tell me what you see:\n\n"
+        "grep -rn \"must\" src/ | head -20\n\n"
+        "rg --only-matching 'never' docs/ 2>&1 | sort\n\n"
+        "suggest how we can\n\n- remove any duplication\n- locations where those modules should go\n\n"
+        " Error: 400 {\"type\":\"error\",\"error\":{\"message\":\"messages.236: `tool_use` ids were found without\n"
+        " ids were found without `tool_result` blocks immediately after: toolu_019tYDrbzifrra2KYzmYq. Each\n"
+        " `tool_use` block must have a corresponding `tool_result` block in the next\n message.\"}}\n\n"
+        "- never push to main\n"
+        "Tests must pass before every commit."
+    )])
+    constraints = _section(out, "## Constraints & Preferences")
+    assert constraints == ["- never push to main", "- Tests must pass before every commit."], constraints
+
+
+def test_real_session_summary_quality() -> None:
+    """The same checks on a real session: no restated decisions, preambles, commands or fragments."""
+    import pikit
+
+    messages = pikit.load(SESSIONS / "before-compaction.jsonl").context().messages
+    out = summarize(messages=messages)
+    decisions = _section(out, "## Key Decisions")
+    assert sum("queueMessage" in d for d in decisions) == 1, decisions
+    done = _section(out, "### Done")
+    assert not [d for d in done if re.match(r"- \[x\] done\b", d, re.I) or "here's a summary" in d.lower()], done
+    constraints = _section(out, "## Constraints & Preferences")
+    assert not [c for c in constraints if c[2:3].islower() or "|" in c or c.startswith("- grep")], constraints

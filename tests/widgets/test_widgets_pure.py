@@ -164,9 +164,9 @@ def test_explorer_says_how_many_entries_the_filter_hides(tree_basic: Session) ->
     hidden = len(tree_basic.by_id) - len(explorer.tree.row_ids)
     assert hidden > 0 and explorer.hidden == hidden
     status = explorer.tree_status.value
-    assert f"{hidden} entries hidden by the filter “user-only”" in status
+    assert f"{hidden} of {len(tree_basic.by_id)} entries hidden — filter “user-only”" in status
     explorer.search_box.value = "nothing-matches-this"
-    assert "and the search “nothing-matches-this”" in explorer.tree_status.value
+    assert "search “nothing-matches-this”" in explorer.tree_status.value
     explorer.search_box.value = ""
     explorer.mode_picker.value = "all"
     assert "hidden" not in explorer.tree_status.value

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...formatting import fmt_short
+from ...formatting import fmt_short, plural
 from ...palette import LINES, SEGMENTS
 from ...preparation import Preparation
 from .._html import esc, fmt_int
@@ -118,7 +118,8 @@ def _files(view: CutPreview) -> str:
     if not (view.read_files or view.modified_files):
         return ""
     more = "…" if len(view.modified_files) > 6 else ""
-    return (f'<div class="pikit-sub">files: {len(view.read_files)} read, {len(view.modified_files)} modified — '
+    return (f'<div class="pikit-sub">files: {fmt_int(len(view.read_files))} read, '
+            f'{fmt_int(len(view.modified_files))} modified — '
             f"{esc(', '.join(view.modified_files[:6]))}{more}</div>")
 
 
@@ -129,7 +130,7 @@ def render_preview(view: CutPreview) -> str:
     if not view.ready:
         return (f"{head}<div><b>Nothing to compact</b> at this leaf with these settings: the leaf is a compaction, "
                 f"or everything already fits in keepRecentTokens.</div>{problem}</div>")
-    split = (f" — <b>split turn</b>: the turn's beginning ({view.prefix_messages} messages, "
+    split = (f" — <b>split turn</b>: the turn's beginning ({plural(view.prefix_messages, 'message')}, "
              f"{fmt_int(view.prefix)} tokens) is summarized separately" if view.prefix_messages else "")
     return (
         f'{head}<div>Cut at <span class="pikit-id pikit-first-kept">{esc(view.first_kept_id)}</span> '

@@ -218,7 +218,8 @@ def render_header(h: ContextHeader) -> str:
         f'<span>model <b>{esc(h.model or "not recorded")}</b>, thinking {esc(h.thinking)}</span>',
     ]
     if h.omitted or h.replaced:
-        parts.append(f"<span>context edits: <b>{h.omitted}</b> omitted, <b>{h.replaced}</b> replaced</span>")
+        parts.append(f"<span>context edits: <b>{fmt_int(h.omitted)}</b> omitted, <b>{fmt_int(h.replaced)}</b> "
+                     "replaced</span>")
     parts.append("</div>")
     if h.system is not None:
         parts.append('<details class="pikit-block pikit-system-block"><summary>Current system prompt '

@@ -54,10 +54,10 @@ def render_diff_header(view: DiffView) -> str:
         f'<span>context size <b>{fmt_int(t.tokens_a)}</b> → <b>{fmt_int(t.tokens_b)}</b> '
         f'(<b class="pikit-diff-delta">{fmt_delta(t.tokens_delta)}</b>)</span>'
         f"<span>estimates {fmt_int(t.estimate_a)} → {fmt_int(t.estimate_b)} ({fmt_delta(t.estimate_delta)})</span>"
-        f'<span class="pikit-plus">+{t.added} added ({fmt_delta(t.added_tokens)})</span>'
-        f'<span class="pikit-minus">−{t.removed} removed ({fmt_delta(-t.removed_tokens)})</span>'
-        f'<span class="pikit-tilde">~{t.changed} changed ({fmt_delta(t.changed_delta)})</span>'
-        f'<span class="pikit-dim">={t.same} same</span>{ancestor}</div>')
+        f'<span class="pikit-plus">+{fmt_int(t.added)} added ({fmt_delta(t.added_tokens)})</span>'
+        f'<span class="pikit-minus">−{fmt_int(t.removed)} removed ({fmt_delta(-t.removed_tokens)})</span>'
+        f'<span class="pikit-tilde">~{fmt_int(t.changed)} changed ({fmt_delta(t.changed_delta)})</span>'
+        f'<span class="pikit-dim">={fmt_int(t.same)} same</span>{ancestor}</div>')
 
 
 def _preview(message: Any) -> str:

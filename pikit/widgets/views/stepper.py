@@ -120,7 +120,7 @@ def render_rows(step: Step) -> str:
     width = 8 if walked else 7
     head = ('<tr><th class="pikit-num" style="width:3em">#</th><th style="width:6.5em">entry</th>'
             '<th style="width:7.5em">role</th><th>preview</th><th class="pikit-num" style="width:4.5em">est</th>'
-            + ('<th class="pikit-num" style="width:6em">running sum</th>' if walked else "")
+            + ('<th class="pikit-num" style="width:7.5em">running sum</th>' if walked else "")
             + '<th style="width:1.5em" title="valid cut point">✂</th><th style="width:11.5em">here</th></tr>')
     body = []
     for row in step.rows:
