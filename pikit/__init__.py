@@ -28,9 +28,10 @@ from .errors import (
 from .loading import LoadReport, Problem, load, loads
 from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
+from .refresh import Refresh
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
-from .simulate import SimulationResult, simulate
+from .simulate import SimulationResult
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
 from .tail import Appended, FileMark, read_appended
 from .tokens import ContextSize, estimate_tokens
@@ -53,6 +54,7 @@ __all__ = [
     "Problem",
     "ProjectedEntry",
     "Projection",
+    "Refresh",
     "Session",
     "SessionFileError",
     "Settings",
@@ -77,7 +79,6 @@ __all__ = [
     "prepare_branch",
     "prepare_compaction",
     "read_appended",
-    "simulate",
     "trace_compaction",
     "write_entry",
 ]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -179,8 +179,11 @@ class ProjectionDiff:
                          for r in self.rows]}
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _hashable(value: Any) -> Hashable:
-    return value if isinstance(value, str | int | float | bool) or value is None else repr(value)
+    return value if type(value) in _PLAIN else repr(value)
 
 
 def message_keys(sources: Sequence[Any], messages: Sequence[Mapping[str, Any]]) -> list[MessageKey]:
@@ -203,23 +206,36 @@ def _same_content(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
     """Equal but for the timestamp (which the model never sees)."""
     if _same(x, y):
         return True
-    keys = (set(x) | set(y)) - {"timestamp"}
-    return all(x.get(k) == y.get(k) for k in keys)
+    if len(x) - ("timestamp" in x) != len(y) - ("timestamp" in y):
+        return False
+    return all(k == "timestamp" or (k in y and y[k] == v) for k, v in x.items())
+
+
+def _fingerprint(message: Mapping[str, Any] | None, estimate: int) -> Hashable:
+    """A cheap key that equal contents share: role, estimate and the start of the first block."""
+    if message is None:
+        return None
+    content = message.get("content", message.get("summary"))
+    if isinstance(content, list) and content and isinstance(content[0], Mapping):
+        first = content[0]
+        content = first.get("text", first.get("thinking", first.get("name")))
+    head = content[:64] if isinstance(content, str) else None
+    return (_hashable(message.get("role")), estimate, head)
 
 
 def _match_content(rows: list[DiffRow]) -> list[DiffRow]:
     """Pair removed and added rows that carry the same content into ``same`` rows (at b's place)."""
-    removed: dict[tuple[Any, int], list[int]] = {}
+    removed: dict[Hashable, list[int]] = {}
     for k, row in enumerate(rows):
         if row.status == "removed":
-            removed.setdefault((row.role_a, row.estimate_a), []).append(k)
+            removed.setdefault(_fingerprint(row.message_a, row.estimate_a), []).append(k)
     if not removed:
         return rows
     pairs: dict[int, int] = {}  # added row -> removed row
     for k, row in enumerate(rows):
         if row.status != "added" or row.message_b is None:
             continue
-        candidates = removed.get((row.role_b, row.estimate_b), [])
+        candidates = removed.get(_fingerprint(row.message_b, row.estimate_b), [])
         for position, other in enumerate(candidates):
             message = rows[other].message_a
             if message is not None and _same_content(message, row.message_b):
@@ -242,7 +258,7 @@ def _match_content(rows: list[DiffRow]) -> list[DiffRow]:
 
 def _notes(rows: list[DiffRow], a: Projection, b: Projection) -> list[DiffRow]:
     """Label the rows a compaction accounts for: its summary, the summary it replaced, what it summarized."""
-    if a.compaction is b.compaction:
+    if a.compaction is b.compaction or all(row.status in ("same", "changed") for row in rows):
         return rows
     summarized = set(b.summarized_ids) | set(a.summarized_ids)
     new_head = b.compaction.id if b.compaction is not None else _NONE
@@ -256,7 +272,8 @@ def _notes(rows: list[DiffRow], a: Projection, b: Projection) -> list[DiffRow]:
             note = "previous summary"
         elif row.status in ("removed", "added") and row.source in summarized:
             note = "summarized"
-        out.append(replace(row, note=note) if note else row)
+        out.append(DiffRow(row.status, row.index_a, row.index_b, row.source_a, row.source_b, row.role_a, row.role_b,
+                           row.estimate_a, row.estimate_b, row.message_a, row.message_b, note) if note else row)
     return out
 
 

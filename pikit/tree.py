@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = [
-    "FILTER_MODES", "TreeRow", "build_children", "flatten", "js_sort", "path_to", "searchable_text", "selection",
-    "tree_json",
+    "FILTER_MODES", "TreeRow", "add_child", "build_children", "flatten", "js_sort", "path_to", "searchable_text",
+    "selection", "tree_json",
 ]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -99,6 +99,32 @@ def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tupl
                 timed = sorted(zip(times, range(len(kids)), kids, strict=True))  # stable: ties keep file order
                 children[parent] = [kid for _, _, kid in timed]
     return roots, children
+
+
+def add_child(roots: list[Any], children: dict[Any, list[Any]], by_id: Mapping[Any, Entry], entry: Entry) -> bool:
+    """Place an entry appended after all others as :func:`build_children` would have.
+
+    ``False`` (nothing changed) when the order among its siblings needs Pi's comparator on a
+    missing timestamp: the caller then builds the children again.
+    """
+    entry_id, parent = entry.id, entry.parent_id
+    if parent is None or parent == entry_id or not isinstance(parent, str | int | float) or parent not in by_id:
+        roots.append(entry_id)
+        return True
+    time_ms = entry.time_ms
+    kids = children.setdefault(parent, [])
+    times = [by_id[k].time_ms for k in kids]
+    if time_ms is None or None in times:
+        if not kids:
+            kids.append(entry_id)
+            return True
+        return False
+    # Oldest first, and ties in file order: after every sibling that is not later.
+    position = len(kids)
+    while position and times[position - 1] > time_ms:  # type: ignore[operator]
+        position -= 1
+    kids.insert(position, entry_id)
+    return True
 
 
 def tree_json(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], labels: Mapping[Any, str]) -> dict[str, Any]:
