@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pikit.cli.watch import render, status_of, visible
-from tests.entries import asst, user, usage
+from tests.entries import asst, usage, user
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = {"type": "session", "version": 3, "id": "s-watch", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
