@@ -25,7 +25,7 @@ from .errors import (
     UnknownEntryError,
     WriteError,
 )
-from .follow import Follower, follow
+from .following import Follower, follow
 from .loading import LoadReport, Problem, load, loads
 from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
-from ..follow import Follower
+from ..following import Follower
 from ..formatting import MISSING, fmt_int, fmt_percent, plural
 from ..palette import LINES, SEGMENTS
 from ..session import Session

@@ -15,7 +15,7 @@ import pytest
 
 import pikit
 from pikit import Refresh
-from pikit.follow import Follower
+from pikit.following import Follower
 from tests.entries import user
 
 HEADER = {"type": "session", "version": 3, "id": "s-follow", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
