@@ -63,6 +63,7 @@ def test_the_complexity_measure_sees_methods_and_closures() -> None:
     from radon.complexity import cc_visit
 
     branches = "\n".join(f"        if x == {i}:\n            return {i}" for i in range(30))
-    code = f"class A:\n    def m(self, x):\n{branches}\n        return -1\n\ndef f():\n    def g(x):\n{branches}\n    return g\n"
+    code = (f"class A:\n    def m(self, x):\n{branches}\n        return -1\n\n"
+            f"def f():\n    def g(x):\n{branches}\n    return g\n")
     found = {fn.name: fn.complexity for fn in _functions(cc_visit(code))}
     assert found["m"] > MAX_COMPLEXITY and found["g"] > MAX_COMPLEXITY
