@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anywidget
 import ipywidgets as widgets
 import traitlets
 
@@ -25,6 +26,43 @@ __all__ = ["CompactionStepper", "StepperLauncher"]
 _SUMMARY_STEP = 6
 _STEPS = len(STEP_TITLES)
 
+# Arrow keys anywhere in the stepper (but in its text box and slider, which have their own):
+# ← and → go back and forward, Home and End to the first and last step.
+_KEYS_ESM = """
+const KEYS = { ArrowLeft: "back", ArrowRight: "next", Home: "first", End: "last" };
+function render({ model, el }) {
+  let root = null;
+  let tries = 0;
+  const onKey = (event) => {
+    const action = KEYS[event.key];
+    if (!action || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target.closest("input, textarea, select, .noUi-handle, [role=slider]")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    model.send({ action });
+  };
+  const attach = () => {
+    root = el.closest(".pikit-stepper");
+    if (!root) {
+      if (tries++ < 200) requestAnimationFrame(attach);
+      return;
+    }
+    if (!root.hasAttribute("tabindex")) root.tabIndex = 0;
+    root.setAttribute("aria-keyshortcuts", "ArrowLeft ArrowRight Home End");
+    root.addEventListener("keydown", onKey);
+  };
+  attach();
+  return () => { if (root) root.removeEventListener("keydown", onKey); };
+}
+export default { render };
+"""
+
+
+class _StepKeys(anywidget.AnyWidget):
+    """An invisible helper that turns arrow keys in the stepper into Back/Next."""
+
+    _esm = _KEYS_ESM
+
 
 class CompactionStepper(LeafWidget, widgets.VBox):
     """Play Pi's compaction at ``leaf_id`` step by step: **Back**/**Next** buttons and a step slider.
@@ -39,6 +77,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
     offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
     to disk.
+
+    With the focus in the stepper, ← and → go back and forward, Home and End to the first and
+    last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
 
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
     current :class:`~pikit.walkthrough.Walkthrough`, ``highlighted`` the entries of the current
@@ -69,11 +110,11 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                 self._problem = str(exc)
                 keep_recent_tokens = self.keep_recent_tokens
 
-        self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step",
+        self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step (←)",
                                           layout=widgets.Layout(width="90px"))
         self.back_button.add_class("pikit-step-back")
         self.next_button = widgets.Button(description="Next", icon="arrow-right", button_style="primary",
-                                          tooltip="the next step", layout=widgets.Layout(width="90px"))
+                                          tooltip="the next step (→)", layout=widgets.Layout(width="90px"))
         self.next_button.add_class("pikit-step-next")
         self.slider = widgets.IntSlider(value=1, min=1, max=_STEPS, step=1, description="step",
                                         continuous_update=False, layout=widgets.Layout(width="300px"))
@@ -90,7 +131,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                                 layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         controls.add_class("pikit-gap")
         style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
-        super().__init__([style_widget(), style, self.header, controls, self.body], **kwargs)
+        self._keys = _StepKeys(layout=widgets.Layout(width="0", height="0", overflow="hidden"))
+        self._keys.on_msg(self._on_key)
+        super().__init__([style_widget(), style, self._keys, self.header, controls, self.body], **kwargs)
         self.add_class("pikit-root")
         self.add_class("pikit-stepper")
 
@@ -148,6 +191,13 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.result = None
         self._walk = None
         self.refresh()
+
+    def _on_key(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        action = content.get("action") if isinstance(content, dict) else None
+        if action in ("next", "back"):
+            getattr(self, action)()
+        elif action in ("first", "last"):
+            self.step = 1 if action == "first" else _STEPS
 
     def next(self) -> None:
         """Go to the next step."""

@@ -108,8 +108,12 @@ def test_notebook_03_steps_through_a_compaction(page: Page, jupyter_server: Jupy
     assert stepper.locator("th", has_text="running sum").count() == 1
     save_element(page, stepper, "stepper-step1-walk")
 
-    # Steps 2 to 4 with the Next button, by mouse.
-    for number in (2, 3, 4):
+    # Step 2 with the → key (the focus anywhere in the stepper), steps 3 and 4 with the Next button.
+    stepper.locator(".pikit-step-sentence").click()
+    page.keyboard.press("ArrowRight")
+    wait_for_step(page, jupyter_server, 2)
+    check_highlights(page, jupyter_server, stepper, 2, expected)
+    for number in (3, 4):
         forward.click()
         wait_for_step(page, jupyter_server, number)
         check_highlights(page, jupyter_server, stepper, number, expected)

@@ -211,3 +211,11 @@ def test_the_panel_opens_a_stepper_with_its_settings_and_summarizer(refactor: pi
     assert stepper.status == "ready" and "offline" in stepper.header.value
     assert stepper.result is not None and stepper.result.preparation.keep_recent_tokens == 2_500
     assert not list(tmp_path.iterdir())  # stepping writes nothing
+
+
+def test_arrow_keys_from_the_page(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000)
+    keys: Any = stepper.children[2]
+    for action, step in (("next", 2), ("next", 3), ("back", 2), ("last", 7), ("first", 1), ("junk", 1)):
+        keys._handle_custom_msg({"action": action}, [])
+        assert stepper.step == step, action
