@@ -43,6 +43,27 @@ def _non_negative(text: str) -> int:
     return value
 
 
+_MAX_TIMEOUT = 86_400.0  # pikit.llm.transport.MAX_TIMEOUT (not imported: the CLI starts without pikit.llm)
+_MAX_RETRIES = 100
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= _MAX_TIMEOUT:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"expected seconds above 0 and at most {_MAX_TIMEOUT:,.0f}, got {text!r}")
+    return value
+
+
+def _retries(text: str) -> int:
+    value = _non_negative(text)
+    if value > _MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"expected at most {_MAX_RETRIES} retries, got {text!r}")
+    return value
+
+
 def _session_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
     p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
@@ -130,6 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
     p.set_defaults(run=_lazy("files:run_migrate"))
 
+    p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the HTML file to write (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace PAGE if it exists (never the source)")
+    p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+                   help="which entries the tree shows (Pi's filter modes)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
+    p.add_argument("--context-window", type=_non_negative, metavar="N", help="default: the model's known window")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.set_defaults(run=_lazy("export:run"))
+
     p = sub.add_parser("info", help="a summary of a session file and any damage found")
     _session_arg(p)
     _json_arg(p)
@@ -144,8 +177,8 @@ def _summarizer_args(p: argparse.ArgumentParser) -> None:
                    help="who writes the summary (default: offline, embedded, no network)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model for the settings overrides and the HTTP summarizers")
     p.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible or Anthropic)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per attempt (default 120)")
-    p.add_argument("--retries", type=_non_negative, default=3, metavar="N",
+    p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S", help="seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_retries, default=3, metavar="N",
                    help="extra attempts on 429/5xx/connection errors (default 3)")
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
     p.add_argument("--settings", metavar="FILE", help="a settings.json to use instead of Pi's global+project files")
