@@ -168,6 +168,19 @@ def build_parser() -> argparse.ArgumentParser:
     _json_arg(p)
     p.set_defaults(run=_lazy("files:run_info"))
 
+    p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
+    _session_arg(p)
+    p.add_argument("--context-window", type=_non_negative, metavar="N",
+                   help="the context window in tokens (default: the leaf's model, if known, else 128000)")
+    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
+                   help="tokens reserved for the answer (default: the effective setting)")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--idle-exit", type=float, metavar="SECONDS", help="end after this long without a change")
+    p.add_argument("--poll", type=float, metavar="SECONDS",
+                   help="poll the file at this interval instead of using file-system notifications")
+    p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")
+    p.set_defaults(run=_lazy("watch:run"))
+
     _add_compaction_commands(sub)
     return parser
 
