@@ -8,6 +8,7 @@ walk guards against parent cycles.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -170,7 +171,7 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
     entries = [m.entry for m in messages]
     usages = [m.usage or _NO_USAGE for m in messages]
     columns: dict[str, list[Any]] = {
-        "file_id": [info.file_id] * n, "session_id": [ctx.session_id] * n, "path": [info.path] * n,
+        "file_id": [info.file_id] * n,  # session_id and path come from the files and sessions tables
         "entry_id": [i if (i := ids[e]).__class__ is str else None for e in entries], "entry_index": entries,
         "role": [m.role for m in messages], "provider": [m.provider for m in messages],
         "model": [m.model for m in messages], "timestamp": [times[e] for e in entries],
@@ -293,29 +294,26 @@ def _branches(ctx: _Context) -> list[tuple[Any, ...]]:
 def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
     state, info = ctx.state, ctx.info
     header = state.header or {}
-    counts: dict[str, int] = {}
-    for kind in state.types:
-        key = kind if isinstance(kind, str) else "(none)"
-        counts[key] = counts.get(key, 0) + 1
+    counts = {kind if isinstance(kind, str) else "(none)": n for kind, n in Counter(state.types).items()}
     models: dict[str, None] = {}
     providers: dict[str, None] = {}
     own = [0, 0, 0, 0, 0, 0.0]
     copied_cost = 0.0
-    users = assistants = 0
+    roles = Counter(m.role for m in state.messages)
+    users, assistants = roles["user"], roles["assistant"]
     for m in state.messages:
-        users += m.role == "user"
         if m.role != "assistant":
             continue
-        assistants += 1
         if m.model is not None:
             models[f"{m.provider}/{m.model}" if m.provider else m.model] = None
         if m.provider is not None:
             providers[m.provider] = None
-        if m.usage is not None:
-            if ctx.copied(m.entry):
-                copied_cost += float(m.usage[5])
-            else:
-                own = [a + b for a, b in zip(own, m.usage, strict=True)]
+        if m.usage is None:
+            continue
+        if ctx.copied(m.entry):
+            copied_cost += float(m.usage[5])
+        else:
+            _add_usage(own, m)
     version = header.get("version")
     damaged = sum(1 for p in state.problems if p[1] == "damaged-line")
     tree = ctx.tree

@@ -23,12 +23,14 @@ from .discover import is_url, project_of
 from .scan import FileState, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "FileResult", "scan_file", "unchanged"]
+__all__ = ["EXTRA_COLUMNS", "FileResult", "scan_file", "stored_columns", "unchanged"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "messages": (("usage_key", "string"), ("copied", "boolean")),
 }
+# Columns of a table the index does not store per row (the view adds them from ``files`` and ``sessions``).
+_JOINED = {"messages": ("session_id", "path")}
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(FileState)
@@ -54,14 +56,21 @@ class FileResult:
         return max((t.num_rows for t in self.tables.values()), default=0)
 
 
+def stored_columns(table: str) -> list[tuple[str, str]]:
+    """(name, dtype) of the columns the index stores for ``table``: ``file_id`` first, extras last."""
+    joined = _JOINED.get(table, ())
+    return [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table] if c not in joined),
+            *EXTRA_COLUMNS.get(table, ())]
+
+
 def _arrow(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
     import pyarrow as pa
 
     types = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
              "datetime64[ms, UTC]": pa.string()}  # timestamps stay ISO text; DuckDB casts them on insert
     out: dict[str, Any] = {}
-    for table, specs in TABLES.items():
-        columns = [("file_id", "Int64"), *((c, d) for c, d, _ in specs), *EXTRA_COLUMNS.get(table, ())]
+    for table in TABLES:
+        columns = stored_columns(table)
         value = getattr(rows, table)
         if isinstance(value, dict):
             if not value:
@@ -70,7 +79,9 @@ def _arrow(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
         else:
             if not value:
                 continue
-            data = [list(v) for v in zip(*value, strict=True)]
+            every = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *EXTRA_COLUMNS.get(table, ())]
+            transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
+            data = [list(transposed[name]) for name, _ in columns]
         out[table] = pa.table([pa.array(v, type=types[d]) for (_, d), v in zip(columns, data, strict=True)],
                               names=[name for name, _ in columns])
     if texts:

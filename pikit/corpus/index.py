@@ -12,12 +12,13 @@ line, identity digests) and its :class:`~pikit.corpus.scan.FileState`. A scan th
 The rows of a file that changed are derived again from its state and replace the old ones;
 the rows of a file that disappeared are removed; then ``messages.counted`` (the
 no-double-counting rule, :mod:`pikit.corpus.usage`) is brought up to date for the messages
-those files hold. A scan is one transaction. Problems (unreadable, vanished, damaged, not a
+those files hold. Problems (unreadable, vanished, damaged, not a
 session) are rows of the ``problems`` table; none of them stops a scan.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -28,14 +29,14 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files
-from .filescan import EXTRA_COLUMNS, FileResult, batch_columns, scan_file, unchanged
-from .schema import DUCKDB_TYPES, TABLES, create_sql
+from .filescan import FileResult, batch_columns, scan_file, stored_columns, unchanged
+from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
 SCHEMA_VERSION = "3"
-_FLUSH_ROWS = 50_000  # messages held before they are written
-_MEMORY_LIMIT = "160MB"  # DuckDB's buffers (it spills to disk beyond)
+_FLUSH_ROWS = 20_000  # messages held before they are written
+_MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -76,7 +77,8 @@ class Index:
         except duckdb.Error as exc:
             raise PikitError(f"{path}: cannot open the corpus index ({str(exc).splitlines()[0]}); "
                              "is another pikit using it? Pass another --index / index=") from None
-        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'")
+        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1; "
+                         "SET checkpoint_threshold = '1GB'")  # one checkpoint at the end of a scan
         self._schema()
 
     def _schema(self) -> None:
@@ -93,10 +95,12 @@ class Index:
         con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, entry_index BIGINT, role VARCHAR, "
                     "text VARCHAR)")
         for table in TABLES:
-            extra = "".join(f', "{c}" {DUCKDB_TYPES[d]}' for c, d in EXTRA_COLUMNS.get(table, ()))
-            con.execute(create_sql(table, _name(table))[:-1] + extra + ")")
+            columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}' for c, d in stored_columns(table))
+            con.execute(f'CREATE TABLE IF NOT EXISTS "{_name(table)}" ({columns})')
         declared = ", ".join(f'"{c}"' for c, _, _ in TABLES["messages"])
-        con.execute(f"CREATE OR REPLACE VIEW messages AS SELECT {declared} FROM messages_raw")
+        con.execute(f"""CREATE OR REPLACE VIEW messages AS SELECT {declared} FROM messages_raw
+                        JOIN files USING (file_id)
+                        LEFT JOIN (SELECT file_id, session_id FROM sessions) USING (file_id)""")
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
 
     def known(self) -> dict[str, Known]:
@@ -263,21 +267,37 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     blobs = index.states([t[1] for t in changed if t[2] is not None])
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
-    index.con.execute("BEGIN")  # one transaction: a scan lands whole or not at all
-    try:
+    # Each step is a transaction and batches are committed as they come (memory stays bounded). A scan
+    # that was interrupted leaves a mark: the next one then counts every message again.
+    with _transaction(index):
+        interrupted = index.con.execute("SELECT count(*) FROM meta WHERE key = 'scanning'").fetchall()[0][0] > 0
         gone_keys = _keys_of(index, gone)
         index.forget(gone)
         _register_files(index, todo)
-        _collect(index, report, results, progress, len(jobs))
+        index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
+    # A first scan in this process reads the files in counting order: it counts as the rows arrive.
+    in_order = runner is None and not interrupted and not gone and all(t[2] is None for t in todo)
+    _collect(index, report, results, progress, len(jobs), set() if in_order else None)
+    with _transaction(index):
         record_listing(index, listing)
-        cold = report.read_whole == len(todo) and not gone
-        index.recount(None if cold else [t[1] for t in changed] + gone_keys)
-        index.con.execute("COMMIT")
+        if not in_order:
+            everything = interrupted or (report.read_whole == len(todo) and not gone)
+            index.recount(None if everything else [t[1] for t in changed] + gone_keys)
+        index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
+    index.con.execute("CHECKPOINT")
+    report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
+    return report
+
+
+@contextlib.contextmanager
+def _transaction(index: Index) -> Iterator[None]:
+    index.con.execute("BEGIN")
+    try:
+        yield
     except BaseException:
         index.con.execute("ROLLBACK")
         raise
-    report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
-    return report
+    index.con.execute("COMMIT")
 
 
 def _same_files(index: Index, todo: list[Todo]) -> bool:
@@ -295,11 +315,31 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
     return [row[0] for row in rows]
 
 
+def _count_in_order(result: FileResult, seen: set[str]) -> None:
+    """Set ``counted`` in a file's messages: the first countable occurrence of each usage key so far."""
+    table = result.tables.get("messages")
+    if table is None:
+        return
+    import pyarrow as pa
+
+    counted = []
+    for key, countable in zip(table.column("usage_key").to_pylist(), table.column("countable").to_pylist(),
+                              strict=True):
+        first = bool(countable) and key not in seen
+        if first:
+            seen.add(key)
+        counted.append(first)
+    position = table.column_names.index("counted")
+    result.tables["messages"] = table.set_column(position, "counted", pa.array(counted, pa.bool_()))
+
+
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
-             total: int) -> None:
+             total: int, seen: set[str] | None) -> None:
     batch: list[FileResult] = []
     held = 0
     for done, result in enumerate(results, 1):
+        if seen is not None:
+            _count_in_order(result, seen)
         if result.unchanged:
             report.unchanged += 1
         elif result.whole:
@@ -311,11 +351,13 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
             batch.append(result)
             held += result.rows + 1
         if held >= _FLUSH_ROWS:
-            index.write(batch)
+            with _transaction(index):
+                index.write(batch)
             batch, held = [], 0
         if progress is not None:
             progress(done, total)
-    index.write(batch)
+    with _transaction(index):
+        index.write(batch)
 
 
 def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:
