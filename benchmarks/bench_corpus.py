@@ -14,7 +14,8 @@ cold ``pikit usage --by day --json`` (a fresh index), then warm re-runs (nothing
 file appended to). The peak memory is the largest sum of the resident sizes of the process and
 its children, sampled every 10 ms. Ratios are per round (pikit / @ccusage/pi), then the median.
 CPU time is the user and system time of the process and every process it waited for (the
-workers too), a figure the machine's load disturbs less than wall time. With Dask: the same cold and warm runs with ``--engine dask --scheduler local`` (a two-worker
+workers too), a figure the machine's load disturbs less than wall time. With Dask: the same
+cold and warm runs with ``--engine dask --scheduler local`` (a two-worker
 LocalCluster started by the command), and a scan in process on an already running cluster.
 Results go to ``benchmarks/data/corpus-results.json`` and a Markdown table is printed.
 """
@@ -186,7 +187,8 @@ def table(figures: dict[str, list[float]], files: int, size: int) -> str:
              "", "| measure | pikit | @ccusage/pi | ratio | target |", "|---|---|---|---|---|",
              f"| cold `usage --by day --json` (fresh index) | {med('cold_s'):.2f} s | {med('node_s'):.2f} s | "
              f"{med('cold_ratio'):.2f}× | ≤ 0.25× |",
-             f"| CPU time (user + system, all processes), cold | {med('cold_cpu_s'):.2f} s | {med('node_cpu_s'):.2f} s | "
+             f"| CPU time (user + system, all processes), cold | {med('cold_cpu_s'):.2f} s | "
+             f"{med('node_cpu_s'):.2f} s | "
              f"{med('cold_cpu_ratio'):.2f}× | |",
              f"| peak memory, cold | {med('cold_rss_mb'):.0f} MB | {med('node_rss_mb'):.0f} MB | | ≤ 300 MB |",
              f"| warm re-run, nothing changed | {med('warm_s'):.2f} s | | | < 1 s |",

@@ -37,6 +37,7 @@ __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 SCHEMA_VERSION = "3"
 _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
+_CHECKPOINT_BYTES = 32 * 1024 * 1024
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -77,8 +78,7 @@ class Index:
         except duckdb.Error as exc:
             raise PikitError(f"{path}: cannot open the corpus index ({str(exc).splitlines()[0]}); "
                              "is another pikit using it? Pass another --index / index=") from None
-        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1; "
-                         "SET checkpoint_threshold = '1GB'")  # one checkpoint at the end of a scan
+        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1")
         self._schema()
 
     def _schema(self) -> None:
@@ -267,6 +267,7 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     blobs = index.states([t[1] for t in changed if t[2] is not None])
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
+    index.con.execute("SET checkpoint_threshold = '1GB'")  # a large scan: one checkpoint at its end
     # Each step is a transaction and batches are committed as they come (memory stays bounded). A scan
     # that was interrupted leaves a mark: the next one then counts every message again.
     with _transaction(index):
@@ -284,7 +285,9 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
             everything = interrupted or (report.read_whole == len(todo) and not gone)
             index.recount(None if everything else [t[1] for t in changed] + gone_keys)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
-    index.con.execute("CHECKPOINT")
+    index.con.execute("RESET checkpoint_threshold")
+    if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
+        index.con.execute("CHECKPOINT")  # small appends stay in the write-ahead log until it grows
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
