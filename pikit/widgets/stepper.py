@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
 from ._base import LeafWidget
 from ._html import error_box, esc, style_widget
 from .budget import model_key, resolve_budget
-from .views.stepper import STEPPER_CSS, render_step
+from .views.stepper import STEPPER_CSS, highlight_css, render_step
 
 __all__ = ["CompactionStepper", "StepperLauncher"]
 
@@ -81,6 +82,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     With the focus in the stepper, ← and → go back and forward, Home and End to the first and
     last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
 
+    With ``highlight_scope`` set to a CSS class of an enclosing widget (the explorer does this),
+    the entries of each step are highlighted in its tree and context rows too.
+
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
     current :class:`~pikit.walkthrough.Walkthrough`, ``highlighted`` the entries of the current
     step, ``trace`` the :class:`~pikit.preparation.CompactionTrace` behind them and ``result`` the
@@ -133,7 +137,11 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
         self._keys = _StepKeys(layout=widgets.Layout(width="0", height="0", overflow="hidden"))
         self._keys.on_msg(self._on_key)
-        super().__init__([style_widget(), style, self._keys, self.header, controls, self.body], **kwargs)
+        self.highlight_scope: str | None = None
+        self.highlight = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.highlight.add_class("pikit-step-highlight")
+        super().__init__([style_widget(), style, self._keys, self.highlight, self.header, controls, self.body],
+                         **kwargs)
         self.add_class("pikit-root")
         self.add_class("pikit-stepper")
 
@@ -256,6 +264,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         if self.trace is None:
             why = self._problem or "the leaf is reset (empty branch): there is nothing to compact"
             self.body.value = error_box("Cannot step through a compaction here", why)
+            self.highlight.value = ""
             self.status = "error"
             return
         problem = ""
@@ -266,8 +275,10 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         except Exception as exc:  # a summarizer failure is shown, never raised
             self.status = "error"
             problem = error_box("The summarizer failed: nothing was written", exc)
+        step = self.walk.step(self.step)
         self.body.value = problem + render_step(self.walk, self.step)
         self.header.value = self._header_html()  # the summarizer's own name once it is made
+        self.highlight.value = highlight_css(step, self.highlight_scope) if self.highlight_scope else ""
 
     def _header_html(self) -> str:
         leaf = self.leaf_id
@@ -281,6 +292,7 @@ class StepperLauncher(widgets.VBox):
 
     The stepper is made on first use, on the host's session, and follows the host: its
     ``leaf_id`` and the keepRecentTokens of ``keep_from`` (an ``(object, trait name)`` pair).
+    The entries of each step are highlighted in the host's tree and context rows as well.
     ``summarizer`` (a function returning one) and ``instructions`` are asked for when the
     stepper opens and after :meth:`summarizer_changed`; ``summarizer_name`` names it meanwhile.
     """
@@ -311,16 +323,21 @@ class StepperLauncher(widgets.VBox):
         if not visible:
             if self.stepper is not None:
                 self.stepper.layout.display = "none"
+                self.stepper.highlight.value = ""
             return None
         if self.stepper is None:
             source, name = self.keep_from
             self.stepper = CompactionStepper(self.host.session, self.host.leaf_id,
                                              keep_recent_tokens=getattr(source, name))
+            scope = f"pikit-steps-{secrets.token_hex(4)}"
+            self.host.add_class(scope)  # type: ignore[attr-defined]
+            self.stepper.highlight_scope = scope
             widgets.dlink((self.host, "leaf_id"), (self.stepper, "leaf_id"))
             widgets.dlink(self.keep_from, (self.stepper, "keep_recent_tokens"), transform=lambda v: max(0, v))
             self.summarizer_changed()
             self.children = [self.toggle, self.stepper]
         self.stepper.layout.display = None
+        self.stepper.refresh()
         return self.stepper
 
     def summarizer_changed(self) -> None:

@@ -197,6 +197,21 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
     walked = kernel_value(jupyter_server, REACH_NB, "list(explorer.stepper.highlighted)")
     shown, folded = highlighted_on_page(stepper)
     assert set(shown) <= set(walked) and len(shown) + folded == len(walked)
+    # The walked entries are highlighted in the explorer's own context view and tree, the others not.
+    page.wait_for_function(
+        "([scope, id]) => { const td = document.querySelector("
+        "`${scope} .pikit-context-body tr[data-entry-id=\"${id}\"] > td`);"
+        " return td && getComputedStyle(td).boxShadow !== 'none'; }", arg=[".pikit-explorer", other], timeout=15_000)
+    styled = page.evaluate(
+        "(scope) => Array.from(document.querySelectorAll(`${scope} .pikit-context-body tr[data-entry-id]`))"
+        ".filter((tr) => getComputedStyle(tr.cells[0]).boxShadow !== 'none').map((tr) => tr.dataset.entryId)",
+        ".pikit-explorer")
+    assert styled and set(styled) <= set(walked)
+    tree_lit = page.evaluate(
+        "(scope) => Array.from(document.querySelectorAll(`${scope} .pikit-tree-row`))"
+        ".filter((r) => getComputedStyle(r).boxShadow !== 'none').map((r) => r.dataset.entryId)", ".pikit-explorer")
+    assert set(tree_lit) <= set(walked)
+    save_element(page, explorer, "stepper-in-explorer-step1")
 
     # The panel: Step through, then Next to the summary, written by the panel's summarizer.
     panel = page.locator(".pikit-compaction-panel").first
