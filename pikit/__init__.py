@@ -25,12 +25,14 @@ from .errors import (
     UnknownEntryError,
     WriteError,
 )
+from .following import Follower, follow
 from .loading import LoadReport, Problem, load, loads
 from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
+from .refresh import Refresh
 from .session import Session
 from .settings import CompactionSettings, Settings, load_settings
-from .simulate import SimulationResult, simulate
+from .simulate import SimulationResult
 from .summarizer import Summarizer, SummaryRequest, SummaryResult
 from .tail import Appended, FileMark, read_appended
 from .tokens import ContextSize, estimate_tokens
@@ -46,6 +48,7 @@ __all__ = [
     "Entry",
     "EntryError",
     "FileMark",
+    "Follower",
     "LoadReport",
     "NotASessionError",
     "PikitError",
@@ -53,6 +56,7 @@ __all__ = [
     "Problem",
     "ProjectedEntry",
     "Projection",
+    "Refresh",
     "Session",
     "SessionFileError",
     "Settings",
@@ -70,6 +74,7 @@ __all__ = [
     "collect_branch",
     "context_edit_entry",
     "estimate_tokens",
+    "follow",
     "label_entry",
     "load",
     "load_settings",
@@ -77,7 +82,6 @@ __all__ = [
     "prepare_branch",
     "prepare_compaction",
     "read_appended",
-    "simulate",
     "trace_compaction",
     "write_entry",
 ]

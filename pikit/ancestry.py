@@ -12,13 +12,13 @@ then walks the branch instead, which handles the cycle.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .entry import Entry
 
-__all__ = ["Ancestry", "build_ancestry"]
+__all__ = ["Ancestry", "build_ancestry", "extend_ancestry"]
 
 _KEYS = (str, int, float)
 
@@ -43,12 +43,20 @@ def _parent(by_id: Mapping[Any, Entry], entry: Entry) -> Any:
 
 def build_ancestry(by_id: Mapping[Any, Entry]) -> Ancestry | None:
     """Index every entry of ``by_id``; ``None`` when a parent cycle makes paths ambiguous."""
-    depth: dict[Any, int] = {}
-    compaction: dict[Any, Entry | None] = {}
-    invalidation: dict[Any, Entry | None] = {}
-    thinking: dict[Any, Entry | None] = {}
-    model: dict[Any, Entry | None] = {}
-    for start in by_id:
+    ancestry = Ancestry({}, {}, {}, {}, {})
+    return ancestry if extend_ancestry(ancestry, by_id, by_id) else None
+
+
+def extend_ancestry(ancestry: Ancestry, by_id: Mapping[Any, Entry], starts: Iterable[Any]) -> bool:
+    """Index the entries ``starts`` (and their ancestors not yet indexed) in place.
+
+    Entries already indexed are not looked at again, so adding the entries appended to a
+    session costs their number. ``False`` when a parent cycle makes paths ambiguous (the
+    index is then incomplete and must not be used).
+    """
+    depth, compaction, invalidation = ancestry.depth, ancestry.compaction, ancestry.invalidation
+    thinking, model = ancestry.thinking, ancestry.model
+    for start in starts:
         if start in depth:
             continue
         chain: list[Any] = []
@@ -56,7 +64,7 @@ def build_ancestry(by_id: Mapping[Any, Entry]) -> Ancestry | None:
         current: Any = start
         while current is not None and current not in depth:
             if current in on_chain:
-                return None
+                return False
             on_chain.add(current)
             chain.append(current)
             current = _parent(by_id, by_id[current])
@@ -83,4 +91,4 @@ def build_ancestry(by_id: Mapping[Any, Entry]) -> Ancestry | None:
             thinking[entry_id] = think
             model[entry_id] = mod
             above = entry_id
-    return Ancestry(depth, compaction, invalidation, thinking, model)
+    return True

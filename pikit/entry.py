@@ -133,9 +133,3 @@ class Entry:
         what = self.type if self.role is None else f"{self.type}/{self.role}"
         where = f" line {self.line}" if self.line is not None else ""
         return f"<Entry {self.id!r} {what}{where}>"
-
-    def typed(self) -> Any:
-        """A typed (pydantic) view of the entry; see :mod:`pikit.models`."""
-        from .models import entry_model
-
-        return entry_model(self.data)

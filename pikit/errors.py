@@ -2,7 +2,34 @@
 
 Every message is a single line that says what went wrong and, where it helps, how
 to fix it. Errors about a file name the file (and the line, when there is one);
-errors about an entry name the entry id.
+errors about an entry name the entry id. The tree::
+
+    PikitError
+    ├── SessionFileError            a session file cannot be read
+    │   ├── NotASessionError        it does not start with a session header
+    │   └── DamagedLineError        a damaged line, in strict mode
+    ├── EntryError                  an entry does not allow the operation
+    │   └── UnknownEntryError       no such entry id (also a KeyError)
+    ├── SettingsError               an invalid setting or settings file
+    ├── WriteError                  a write was refused or failed; nothing was written
+    └── SummarizerError             no usable summary; nothing was written (.status, .retryable)
+        ├── SummarizerConfigError       the summarizer cannot start: a key, an option, a package
+        ├── SummarizerTransportError    no answer came back                       (retryable)
+        │   ├── SummarizerTimeout           the attempt ran out of time (slow or trickling server)
+        │   └── SummarizerConnectionError   the connection failed or was dropped
+        ├── SummarizerHTTPError         the server answered with an error status (.status)
+        │   ├── SummarizerAuthError         401/403: the key or its permissions
+        │   ├── SummarizerRateLimitError    429 (retryable, unless the quota is exhausted)
+        │   └── SummarizerServerError       5xx                                        (retryable)
+        ├── SummarizerResponseError     the answer is not something pikit will read
+        │   ├── SummarizerRedirectError     a 3xx redirect (never followed: the key would go along)
+        │   ├── SummarizerNotAPIError       not the API's JSON (an HTML page with 200, broken JSON)
+        │   └── SummarizerTooLargeError     a body over the size limit (never read to the end)
+        └── SummarizerOutputError       the answer is not a usable summary: cut off, a tool call,
+                                        empty, refused, holding the API key, larger than what it replaces
+
+``retryable`` says whether the HTTP clients try again (they do for the transport errors,
+429 and 5xx); ``status`` is the HTTP status when there was one.
 """
 
 from __future__ import annotations
@@ -14,7 +41,20 @@ __all__ = [
     "PikitError",
     "SessionFileError",
     "SettingsError",
+    "SummarizerAuthError",
+    "SummarizerConfigError",
+    "SummarizerConnectionError",
     "SummarizerError",
+    "SummarizerHTTPError",
+    "SummarizerNotAPIError",
+    "SummarizerOutputError",
+    "SummarizerRateLimitError",
+    "SummarizerRedirectError",
+    "SummarizerResponseError",
+    "SummarizerServerError",
+    "SummarizerTimeout",
+    "SummarizerTooLargeError",
+    "SummarizerTransportError",
     "UnknownEntryError",
     "WriteError",
 ]
@@ -69,7 +109,78 @@ class SettingsError(PikitError):
 
 
 class SummarizerError(PikitError):
-    """A summarizer could not produce a usable summary; nothing was written."""
+    """A summarizer could not produce a usable summary; nothing was written.
+
+    ``status`` is the HTTP status of the answer that failed (``None`` without one);
+    ``retryable`` whether trying again may help (the HTTP clients retry exactly these).
+    """
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class SummarizerConfigError(SummarizerError):
+    """The summarizer cannot start: no or a malformed key, a bad option, a missing package."""
+
+
+class SummarizerTransportError(SummarizerError):
+    """No answer came back."""
+
+    retryable = True
+
+
+class SummarizerTimeout(SummarizerTransportError):
+    """The attempt ran out of time (connecting, waiting for headers, or reading a trickle)."""
+
+
+class SummarizerConnectionError(SummarizerTransportError):
+    """The connection could not be made, or was dropped before a complete answer."""
+
+
+class SummarizerHTTPError(SummarizerError):
+    """The server answered with an error status."""
+
+
+class SummarizerAuthError(SummarizerHTTPError):
+    """401 or 403: the key is wrong, or lacks the permission."""
+
+
+class SummarizerRateLimitError(SummarizerHTTPError):
+    """429: too many requests (not retryable when the quota is exhausted)."""
+
+    retryable = True
+
+
+class SummarizerServerError(SummarizerHTTPError):
+    """A 5xx status."""
+
+    retryable = True
+
+
+class SummarizerResponseError(SummarizerError):
+    """An answer pikit will not read as the API's."""
+
+
+class SummarizerRedirectError(SummarizerResponseError):
+    """A 3xx redirect; never followed, since the key would travel with the request."""
+
+
+class SummarizerNotAPIError(SummarizerResponseError):
+    """Not the API's JSON: an HTML page (even with status 200), broken or non-object JSON."""
+
+
+class SummarizerTooLargeError(SummarizerResponseError):
+    """A body larger than the limit, refused without being read to its end."""
+
+
+class SummarizerOutputError(SummarizerError):
+    """The answer is not a usable summary (cut off, a tool call, empty, refused, holding the key,
+    larger than what it replaces)."""
 
 
 class WriteError(PikitError):

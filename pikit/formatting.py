@@ -95,8 +95,13 @@ def fmt_short(value: Any) -> str:
 def plural(count: Any, noun: str, plural_form: str | None = None) -> str:
     """``count`` and ``noun`` in agreement: ``1 entry``, ``0 entries``, ``12,345 messages``.
 
-    ``plural_form`` overrides the plural (defaults: a few irregular words, else ``noun + "s"``).
+    The last word of ``noun`` takes the plural (``2 earlier entries``); ``plural_form`` overrides
+    the whole plural (defaults: a few irregular words, else ``noun + "s"``).
     """
     number = _number(count)
-    word = noun if number == 1 else plural_form or _IRREGULAR.get(noun) or noun + "s"
-    return f"{fmt_int(count)} {word}"
+    if number == 1:
+        return f"{fmt_int(count)} {noun}"
+    if plural_form is None:
+        head, _, last = noun.rpartition(" ")
+        plural_form = (head + " " if head else "") + (_IRREGULAR.get(last) or last + "s")
+    return f"{fmt_int(count)} {plural_form}"

@@ -14,6 +14,7 @@ past and the line reported as damaged.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import os
 from collections.abc import Callable, Iterable
@@ -31,6 +32,7 @@ from .reading import NotRegularFileError, open_regular
 
 if TYPE_CHECKING:
     from .session import Session
+    from .tail import FileMark
 
 __all__ = ["CHUNK_SIZE", "MAX_LINE_BYTES", "LoadReport", "Problem", "load", "loads"]
 
@@ -70,6 +72,10 @@ class LoadReport:
     migrated_from: int | None = None
     mtime_ns: int | None = None
     deferred: Callable[[], list[Problem]] | None = field(default=None, repr=False)
+    #: Where :meth:`Session.refresh` reads on (after the last complete line read).
+    mark: FileMark | None = field(default=None, repr=False)
+    #: The last line as read when it had no newline yet (a writer may still be at it).
+    unfinished: builtins.bytes | None = field(default=None, repr=False)
 
     @property
     def problems(self) -> list[Problem]:
@@ -267,11 +273,13 @@ def _progress_bar(total: int, name: str) -> tuple[ProgressCallback, Callable[[],
 
 
 def load(path: str | os.PathLike[str], *, strict: bool = False,
-         progress: ProgressCallback | bool | None = None) -> Session:
+         progress: ProgressCallback | bool | None = None, wait_for_last_line: bool = False) -> Session:
     """Load a session file (read-only).
 
     ``progress`` is a callback ``(done_bytes, total_bytes)`` called after each chunk, or
     ``True`` for a progress bar on files of 32 MB and more (tqdm in notebooks).
+    A last line without its newline is read as a line, unless ``wait_for_last_line``: then
+    it is left for :meth:`Session.refresh` (a writer is still at it; used when following).
     Raises :class:`SessionFileError` for a missing or unreadable file or one that is not
     a regular file (a FIFO, a device), and :class:`NotASessionError` when the file does
     not start with a session header. A line longer than :data:`MAX_LINE_BYTES` is skipped
@@ -288,7 +296,7 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
                                        "(.jsonl)") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    return _load_from(handle, source, strict, progress)
+    return _load_from(handle, source, strict, progress, wait_for_last_line)
 
 
 def _too_long(size: int) -> str:
@@ -296,8 +304,10 @@ def _too_long(size: int) -> str:
             "(line skipped)")
 
 
-def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None) -> Session:
+def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None,
+               wait_for_last_line: bool = False) -> Session:
     from .session import Session
+    from .tail import mark_at
 
     with handle:
         try:
@@ -351,19 +361,27 @@ def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallbac
             pending_size += len(tail)
             if callback is not None:
                 callback(done, total)
-        if pending_size:
+        report = builder.report
+        if pending_size > limit:  # refreshing reads past the rest of this line
+            report.mark = mark_at(handle, done, number, skipping=pending_size)
+        else:
+            report.mark = mark_at(handle, done - pending_size, number)
+        if pending_size and not wait_for_last_line:
             number += 1
             if pending_size > limit:
                 builder.damaged(number, _too_long(pending_size))
             else:
-                feed(number, b"".join(pending))
+                report.unfinished = b"".join(pending)
+                feed(number, report.unfinished)
         builder.report.bytes = done
         builder.report.lines = number
         builder.report.mtime_ns = mtime_ns
         if close is not None:
             close()
     header, entries, report = builder.finish()
-    return Session(header, entries, path=source, report=report)
+    session = Session(header, entries, path=source, report=report)
+    session._strict = strict
+    return session
 
 
 def loads(text: str | bytes | Iterable[str | bytes], *, source: str = "<string>",

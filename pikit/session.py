@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import jsjson
 from . import tree as _tree
-from .ancestry import Ancestry, build_ancestry
+from .ancestry import Ancestry, build_ancestry, extend_ancestry
 from .entry import Entry
 from .errors import PikitError, UnknownEntryError
 from .loading import LoadReport, Problem
@@ -18,6 +18,7 @@ from .tokens import js_truthy
 
 if TYPE_CHECKING:
     from .projection import Projection
+    from .refresh import Refresh
 
 __all__ = ["Session"]
 
@@ -46,7 +47,16 @@ class Session:
         self._ancestry: Ancestry | bool | None = False
         self._projections = 0
         self._roots: list[Any] | None = None
-        self._build_index()
+        self._missing: set[Any] | None = None  # parent ids no entry has (kept once refreshing starts)
+        self._strict = False
+        self._keeps_parsed: bool | None = None  # whether refreshing keeps entries parsed (decided on first use)
+        #: Bumped whenever entries were replaced rather than appended (a reload, a duplicate id):
+        #: what was computed from the old entries must be computed again.
+        self.generation = 0
+        self._build_index(entries)
+        # The report must not hold the session (a cycle would keep both alive until a full
+        # collection): the deferred check closes over the id index only.
+        self.report.deferred = functools.partial(_check_links, self.by_id)
         self.leaf_id: Any = entries[-1].id if entries else None
 
     # ------------------------------------------------------------------ building
@@ -69,10 +79,10 @@ class Session:
         report = LoadReport("<memory>", migrated_from=version)
         return cls(hdr, items, path=None, report=report)
 
-    def _build_index(self) -> None:
+    def _build_index(self, entries: Iterable[Entry]) -> None:
         by_id = self.by_id
         problems = self.report.found
-        for entry in self.entries:
+        for entry in entries:
             entry_id = entry.id
             if entry_id is None or not _hashable(entry_id):
                 what = "has no id" if entry_id is None else f"has an id that is not a string ({entry_id!r})"
@@ -94,9 +104,101 @@ class Session:
                 else:
                     self.labels.pop(target, None)
                     self.label_times.pop(target, None)
-        # The report must not hold the session (a cycle would keep both alive until a full
-        # collection): the deferred check closes over the id index only.
-        self.report.deferred = functools.partial(_check_links, by_id)
+
+    # ------------------------------------------------------------------ growing
+    def refresh(self) -> Refresh:
+        """Read what was appended to the file since it was loaded (or last refreshed).
+
+        Only the appended bytes are read; their entries join the session and the tree, the
+        ancestry index and the link checks are extended in place, so the cost follows the
+        append, not the session's size. Projections already made stay valid (appends never
+        change an existing branch). A last line still being written is left for the next
+        refresh: never a torn entry, never a damage report for it. If the leaf was the
+        newest entry, it moves to the new newest one.
+
+        A file that shrank, was replaced, or changed before the last read position (Pi
+        migrating or repairing it, a rotation) is loaded again whole; the result says so
+        (:attr:`Refresh.reloaded`). See :func:`pikit.follow` to refresh as the file changes.
+        """
+        from .refresh import refresh_session
+
+        return refresh_session(self)
+
+    def _grow(self, added: list[Entry]) -> bool:
+        """Index entries appended to the file; ``False`` when the indexes had to be dropped."""
+        by_id = self.by_id
+        if self._missing is None:
+            self._missing = {e.parent_id for e in self.entries
+                             if e.parent_id and _hashable(e.parent_id) and e.parent_id not in by_id}
+        was_live = not self.entries or self.leaf_id == self.entries[-1].id
+        incremental = self._only_new_ids(added)
+        checked = self.report.deferred is None
+        self.entries.extend(added)
+        self._build_index(added)
+        fresh = [e for e in added if _hashable(e.id) and e.id is not None and by_id.get(e.id) is e]
+        self._note_missing_parents(fresh, report_orphans=checked and incremental)
+        if incremental:
+            incremental = self._extend_indexes(fresh)
+        if not incremental:
+            self._drop_indexes(checked)
+        if was_live and added:
+            self.leaf_id = self.entries[-1].id
+        return incremental
+
+    def _only_new_ids(self, added: list[Entry]) -> bool:
+        """Whether no entry replaces another or is the late parent of earlier orphans."""
+        assert self._missing is not None
+        clean = True
+        seen: set[Any] = set()
+        for entry in added:
+            entry_id = entry.id
+            if not _hashable(entry_id):
+                continue
+            if entry_id in self.by_id or entry_id in self._missing or entry_id in seen:
+                clean = False
+                self._missing.discard(entry_id)
+            seen.add(entry_id)
+        return clean
+
+    def _note_missing_parents(self, fresh: list[Entry], *, report_orphans: bool) -> None:
+        assert self._missing is not None
+        for entry in fresh:
+            parent = entry.parent_id
+            if parent and _hashable(parent) and parent != entry.id and parent not in self.by_id:
+                self._missing.add(parent)
+                if report_orphans:
+                    self.report.found.append(Problem("orphan", f"entry {entry.id!r} names a missing parent {parent!r}",
+                                                     line=entry.line, entry_id=str(entry.id)))
+
+    def _extend_indexes(self, fresh: list[Entry]) -> bool:
+        if self._children is not None:
+            assert self._roots is not None
+            for entry in fresh:
+                if not _tree.add_child(self._roots, self._children, self.by_id, entry):
+                    self._children = self._roots = None
+                    break
+        if isinstance(self._ancestry, Ancestry):
+            return extend_ancestry(self._ancestry, self.by_id, [e.id for e in fresh])
+        return True
+
+    def _drop_indexes(self, checked: bool) -> None:
+        self._children = self._roots = None
+        self._ancestry = False
+        self.generation += 1
+        if checked:  # the links are checked again, all of them, when the problems are next read
+            found = self.report.found
+            found[:] = [p for p in found if p.kind not in ("orphan", "cycle")]
+            self.report.deferred = functools.partial(_check_links, self.by_id)
+
+    def _adopt(self, other: Session) -> None:
+        """Take over a fresh load of the same file (a rewrite was detected)."""
+        leaf, live = self.leaf_id, not self.entries or self.leaf_id == self.entries[-1].id
+        self.header, self.entries, self.report = other.header, other.entries, other.report
+        self.by_id, self.labels, self.label_times = other.by_id, other.labels, other.label_times
+        self._children, self._roots, self._ancestry = other._children, other._roots, other._ancestry
+        self._missing, self._keeps_parsed = None, None
+        self.generation += 1
+        self.leaf_id = leaf if not live and leaf in self.by_id else other.leaf_id
 
     # ------------------------------------------------------------------ look-ups
     def __len__(self) -> int:

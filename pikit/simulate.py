@@ -6,10 +6,21 @@ projection is compared with ``context_window - reserve_tokens``; when it is larg
 compaction is prepared exactly as Pi would (``keep_recent_tokens``), summarized (by default
 with the offline summarizer) and inserted into the simulated branch, and the replay goes on.
 
-The simulated context size uses Pi's estimate (replayed system prompt + every other
-message): the provider-reported usage recorded in the file belongs to the history that
-really happened, not to the simulated one. The compactions already in the file are left
-out by default (they were taken under the real settings); ``keep_existing=True`` keeps them.
+Context sizes (``sizes``):
+
+- ``"usage"`` (the default) starts from what the file recorded, as Pi's context size rule
+  does: at each check, the size of the history as it really happened (the last usable
+  provider usage plus the estimates of the messages after it, ``pikit context``'s figure)
+  changed by what the simulation changed, by Pi's estimate (messages that simulated
+  compactions replaced, their summaries, compactions left out). Until the first simulated
+  compaction the replay therefore sees exactly the sizes Pi saw; what the provider counted
+  beyond the messages (a system prompt and tool declarations the file does not hold,
+  tokenizer differences) stays counted after it. Without recorded usage this is the estimate.
+- ``"estimate"``: Pi's estimate alone (the replayed system prompt + every other message),
+  as Pi computes it when no usage is usable.
+
+The compactions already in the file are left out by default (they were taken under the real
+settings); ``keep_existing=True`` keeps them.
 """
 
 from __future__ import annotations
@@ -22,16 +33,19 @@ from .compaction import compaction_entry, summarize_preparation
 from .entry import Entry
 from .migration import new_id
 from .preparation import prepare_compaction
-from .projection import project_path
+from .projection import entry_messages, project_path, replay_system
 from .session import CURRENT
 from .settings import CompactionSettings
 from .summarizer import Summarizer
-from .tokens import estimate_tokens
+from .tokens import estimate_tokens, message_usage, usage_total
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+__all__ = ["SIZES", "SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+
+#: How a replay measures context sizes (see the module docstring).
+SIZES = ("usage", "estimate")
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,8 @@ class SimulationResult:
     events: list[SimulationEvent] = field(default_factory=list)
     trace: list[tuple[int, Any, int, int]] = field(default_factory=list)  # (index, entry id, before, after)
     skipped: list[tuple[int, Any, int]] = field(default_factory=list)  # fired, but nothing to compact
+    sizes: str = "estimate"  # "usage": sizes start from the recorded usage; "estimate": Pi's estimate alone
+    usage_checks: int = 0  # checks whose size started from a recorded usage
 
     def __repr__(self) -> str:
         from .display import simulation_repr
@@ -102,6 +118,7 @@ class SimulationResult:
             "compactions": len(self.events), "skipped": len(self.skipped), "checks": len(self.trace),
             "peakTokens": self.peak_tokens, "finalTokens": self.final_tokens,
             "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in self.events),
+            "sizes": self.sizes, "checksFromUsage": self.usage_checks,
         }
 
     def event_records(self) -> list[dict[str, Any]]:
@@ -125,8 +142,17 @@ class SimulationResult:
                           for i, eid, before, after in self.trace]}
 
 
+def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
+    """Pi's estimate of each of ``entry``'s own messages, cached on the entry as projections do."""
+    cached = entry._estimates
+    if cached is None:
+        cached = entry._estimates = [estimate_tokens(m) for m in messages]
+    return cached
+
+
 class _Context:
-    """The simulated context size, kept up to date incrementally."""
+    """The estimated size of a context (replayed system prompt + every other message), kept up to
+    date incrementally as entries are appended to its path."""
 
     def __init__(self) -> None:
         self.path: list[Entry] = []
@@ -147,48 +173,86 @@ class _Context:
         if entry.type in ("context_edit", "compaction"):
             self.rebuild()
             return
-        from .projection import entry_messages, replay_system
-
-        for message in entry_messages(entry):
+        messages = entry_messages(entry)
+        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
             if message.get("role") == "system":
                 self.system_messages.append(message)
                 system = replay_system(self.system_messages)
                 self.system_tokens = estimate_tokens(system) if system is not None else 0
             else:
-                self.other_tokens += estimate_tokens(message)
+                self.other_tokens += estimate
 
     @property
     def tokens(self) -> int:
         return self.system_tokens + self.other_tokens
 
 
+class _Recorded(_Context):
+    """The history as recorded, with Pi's context size rule: the last usable usage plus the
+    estimates after it; an edit or a compaction makes earlier usage stale."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage: int | None = None
+        self.trailing = 0
+
+    def add(self, entry: Entry) -> None:
+        super().add(entry)
+        if entry.type in ("context_edit", "compaction"):
+            self.usage = None
+            return
+        messages = entry_messages(entry)
+        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+            if message_usage(message) is not None:
+                self.usage, self.trailing = usage_total(message["usage"]), 0
+            elif self.usage is not None:
+                self.trailing += estimate
+
+    @property
+    def offset(self) -> int:
+        """What Pi's rule adds to the estimate (0 when no usage is usable)."""
+        return 0 if self.usage is None else self.usage + self.trailing - self.tokens
+
+
 def simulate(session: Session, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
-             leaf: Any = CURRENT, keep_existing: bool = False) -> SimulationResult:
-    """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``."""
+             leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage") -> SimulationResult:
+    """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``.
+
+    ``sizes`` is ``"usage"`` (start from the recorded usage, as Pi's context size rule does)
+    or ``"estimate"`` (Pi's estimate alone); see the module docstring.
+    """
+    if sizes not in SIZES:
+        raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
     leaf_id = session.leaf_id if leaf is CURRENT else leaf
     branch = session.branch(leaf_id) if leaf_id is not None else []
-    result = SimulationResult(leaf_id, context_window, settings)
+    result = SimulationResult(leaf_id, context_window, settings, sizes=sizes)
     ctx = _Context()
+    recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
     for index, entry in enumerate(branch):
+        if recorded is not None:
+            recorded.add(entry)
         if entry.type == "compaction" and not keep_existing:
             continue
         ctx.add(entry)
         if not (entry.type == "message" and entry.role == "assistant"):
             continue
-        before = ctx.tokens
+        offset = recorded.offset if recorded is not None else 0
+        if recorded is not None and recorded.usage is not None:
+            result.usage_checks += 1
+        before = ctx.tokens + offset
         if settings.should_compact(before, context_window):
-            event = _compact(ctx, summarizer, settings, index, entry.id, before, taken)
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
             if event is None:
                 result.skipped.append((index, entry.id, before))
             else:
                 result.events.append(event)
-        result.trace.append((index, entry.id, before, ctx.tokens))
+        result.trace.append((index, entry.id, before, ctx.tokens + offset))
     return result
 
 
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
-             before: int, taken: set[Any]) -> SimulationEvent | None:
+             before: int, offset: int, taken: set[Any]) -> SimulationEvent | None:
     prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
     if prep is None:
         return None
@@ -197,16 +261,17 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
     taken.add(entry_id)
     ctx.add(Entry(compaction_entry(prep, entry_id, ctx.path[-1].id, summary, usage)))
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
-    return SimulationEvent(after_id, index, before, ctx.tokens, prep.first_kept_entry_id, prep.is_split_turn,
+    return SimulationEvent(after_id, index, before, ctx.tokens + offset, prep.first_kept_entry_id, prep.is_split_turn,
                            summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}))
 
 
 def sweep(session: Session, summarizer: Summarizer, *, context_windows: Sequence[int],
-          settings: Iterable[CompactionSettings], leaf: Any = CURRENT,
-          keep_existing: bool = False) -> list[SimulationResult]:
+          settings: Iterable[CompactionSettings], leaf: Any = CURRENT, keep_existing: bool = False,
+          sizes: str = "usage") -> list[SimulationResult]:
     """:func:`simulate` for every combination of context window and settings."""
     combos = list(settings)
-    return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing)
+    return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing,
+                     sizes=sizes)
             for w in context_windows for s in combos]
 
 

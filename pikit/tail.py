@@ -10,6 +10,10 @@ device and inode, and digests of its first and last few kilobytes before the pos
 the file no longer matches, nothing is read and :attr:`Appended.rewritten` says why; the
 caller then reads the file again from the start.
 
+Reading is bounded like loading: only regular files, at most about ``max_bytes`` per call,
+and no line longer than ``max_line`` is held: such a line is read past and reported in
+:attr:`Appended.too_long` (even while it is still being written).
+
 >>> mark = FileMark()                      # the start of the file
 >>> got = read_appended("session.jsonl", mark)
 >>> got.lines, got.mark.offset, got.mark.line
@@ -19,18 +23,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat as _stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .errors import SessionFileError
+from .loading import MAX_LINE_BYTES
+from .reading import NotRegularFileError, open_regular
 
-__all__ = ["Appended", "FileMark", "read_appended"]
+__all__ = ["Appended", "FileMark", "mark_at", "read_appended"]
 
 # How much of the file's start, and of the bytes just before the mark, the digests cover.
 DIGEST_BYTES = 4096
-# The default for one read: more stays in the file for the next call.
+# The default byte budget of one read: what is beyond stays in the file for the next call.
 READ_BYTES = 64 * 1024 * 1024
+_SCAN_BYTES = 8 * 1024 * 1024
 
 
 def _digest(data: bytes) -> str:
@@ -45,7 +51,8 @@ class FileMark:
     from the mark the reading started with: absolute when it started at the file's start.
     ``head`` and ``tail`` are digests of the first and of the last (up to) 4 KiB before
     ``offset`` (``None``: not known, not checked); ``size`` and ``mtime_ns`` are the file's
-    when it was last looked at (a file seen unchanged is not read again).
+    when it was last looked at (a file seen unchanged is not read again). ``skipping`` is
+    non-zero while an over-long line is being read past: its bytes before ``offset``.
     """
 
     offset: int = 0
@@ -56,11 +63,7 @@ class FileMark:
     tail: str | None = None
     size: int = 0
     mtime_ns: int | None = None
-
-    @property
-    def started(self) -> bool:
-        """Whether the mark is past the start of the file."""
-        return self.offset > 0
+    skipping: int = 0
 
     def mismatch(self, handle: BinaryIO, status: os.stat_result) -> str | None:
         """Why the open file is not the marked file grown by appends (``None`` when it is)."""
@@ -85,8 +88,9 @@ class Appended:
     ``lines`` are the complete lines after the given mark (each without its ``\\n``, a
     ``\\r`` kept), ``mark`` is where the next read starts, ``pending`` the bytes left in the
     file after it (an unfinished line, or more when ``more`` says this read's byte budget
-    ran out first). ``rewritten`` is set (and nothing is read) when the file is no
-    longer the marked one: the caller reads it again from the start.
+    ran out first). A line longer than the limit is in ``too_long`` (line number → its
+    size) and stands in ``lines`` as an empty line. ``rewritten`` is set (and nothing is
+    read) when the file is no longer the marked one: the caller reads it again from the start.
     """
 
     lines: list[bytes]
@@ -94,6 +98,7 @@ class Appended:
     pending: int = 0
     more: bool = False
     rewritten: str | None = None
+    too_long: dict[int, int] = field(default_factory=dict)
 
     @property
     def first_line(self) -> int:
@@ -102,44 +107,58 @@ class Appended:
 
 
 def _read_at(handle: BinaryIO, position: int, size: int) -> bytes:
+    if size <= 0:
+        return b""
     handle.seek(position)
-    return handle.read(size) if size > 0 else b""
+    parts = []
+    while size > 0:
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
 
 
-def _open_regular(source: str) -> BinaryIO:
-    # Without blocking: opening a named pipe for reading would wait for a writer.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+def _open(source: str) -> BinaryIO:
     try:
-        descriptor = os.open(source, flags)
+        return open_regular(source)
     except FileNotFoundError:
         raise SessionFileError(source, "no such file; check the path") from None
-    except IsADirectoryError:
-        raise SessionFileError(source, "is a directory, not a session file") from None
+    except NotRegularFileError as exc:
+        raise SessionFileError(source, f"is {exc.kind}, not a regular file; give the path of a session file "
+                                       "(.jsonl)") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    if not _stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        what = "a directory" if os.path.isdir(source) else "not a regular file"
-        raise SessionFileError(source, f"is {what}; give the path of a session file")
-    return os.fdopen(descriptor, "rb")
 
 
-def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *,
-                  max_bytes: int = READ_BYTES) -> Appended:
+def mark_at(handle: BinaryIO, offset: int, line: int, *, skipping: int = 0) -> FileMark:
+    """The mark of an open file at ``offset`` (just after line ``line``), with its digests."""
+    status = os.fstat(handle.fileno())
+    start = max(0, offset - DIGEST_BYTES)
+    head = _digest(_read_at(handle, 0, min(offset, DIGEST_BYTES)))
+    tail = _digest(_read_at(handle, start, offset - start))
+    size = status.st_size if offset == status.st_size else -1  # "unchanged" only when all was read
+    return FileMark(offset, line, status.st_dev, status.st_ino, head, tail, size, status.st_mtime_ns, skipping)
+
+
+def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *, max_bytes: int = READ_BYTES,
+                  max_line: int = MAX_LINE_BYTES) -> Appended:
     """The complete lines appended to ``path`` since ``since``, and the mark to read on from.
 
     ``since`` is a :class:`FileMark` from an earlier call (or ``FileMark()`` for the start),
     or a plain byte offset that must sit just after a line's ``\\n`` (line numbers then count
     from it, and only a file shorter than the offset counts as rewritten). Bytes after the
     last ``\\n`` are an unfinished line: they are left for the next call. At most about
-    ``max_bytes`` are read per call (a single longer line is still read whole); ``more``
-    says when complete lines remain. The file is opened read-only; it must be a regular file.
+    ``max_bytes`` are read per call (a longer line is still read whole, up to ``max_line``);
+    ``more`` says when complete lines may remain. The file is opened read-only; it must be
+    a regular file (:class:`~pikit.SessionFileError` otherwise).
     """
     source = os.fspath(path)
     mark = since if isinstance(since, FileMark) else FileMark(offset=since)
     if mark.offset < 0:
         raise ValueError(f"a file offset is never negative (got {mark.offset})")
-    with _open_regular(source) as handle:
+    with _open(source) as handle:
         status = os.fstat(handle.fileno())
         reason = mark.mismatch(handle, status)
         if reason is not None:
@@ -147,42 +166,97 @@ def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *,
         size = status.st_size
         if size == mark.offset or (size == mark.size and status.st_mtime_ns == mark.mtime_ns):
             seen = FileMark(mark.offset, mark.line, status.st_dev, status.st_ino, mark.head, mark.tail, size,
-                            status.st_mtime_ns)
+                            status.st_mtime_ns, mark.skipping)
             return Appended([], seen, pending=size - mark.offset)
-        data, more = _complete_lines(handle, mark.offset, size, max_bytes)
-        end = mark.offset + len(data)
-        lines = data.split(b"\n")[:-1] if data else []
+        scan = _Scan(handle, mark, size, max(max_bytes, 1), max(max_line, 1))
+        scan.run()
+        end = scan.offset
         head, tail = mark.head, mark.tail
-        if data:
+        if end != mark.offset:
             if mark.offset < DIGEST_BYTES or head is None:
                 head = _digest(_read_at(handle, 0, min(end, DIGEST_BYTES)))
             start = max(0, end - DIGEST_BYTES)
-            tail = _digest(data[start - mark.offset:] if start >= mark.offset else _read_at(handle, start, end - start))
-        # The size is that of the file only when every complete line in it was read.
-        new = FileMark(end, mark.line + len(lines), status.st_dev, status.st_ino, head, tail, end if more else size,
-                       status.st_mtime_ns)
-        return Appended(lines, new, pending=size - end, more=more)
+            tail = _digest(_read_at(handle, start, end - start))
+        # The size is the file's only when everything in it was read (the "unchanged" shortcut).
+        new = FileMark(end, scan.line, status.st_dev, status.st_ino, head, tail, -1 if scan.more else size,
+                       status.st_mtime_ns, scan.skipping)
+        return Appended(scan.lines, new, pending=size - end, more=scan.more, too_long=scan.too_long)
 
 
-def _complete_lines(handle: BinaryIO, offset: int, size: int, max_bytes: int) -> tuple[bytes, bool]:
-    """The bytes from ``offset`` up to the last ``\\n`` within the budget, and whether more follow."""
-    handle.seek(offset)
-    data = handle.read(min(size - offset, max(max_bytes, 1)))
-    cut = data.rfind(b"\n")
-    if cut >= 0:
-        return data[:cut + 1], offset + len(data) < size
-    # No complete line within the budget: read on to the end of this one line, if it has one.
-    parts = [data]
-    position = offset + len(data)
-    while position < size:
-        chunk = handle.read(min(size - position, 8 * 1024 * 1024))
-        if not chunk:
-            break
-        position += len(chunk)
-        cut = chunk.find(b"\n")
+class _Scan:
+    """One bounded pass over the bytes after a mark, line by line."""
+
+    def __init__(self, handle: BinaryIO, mark: FileMark, size: int, budget: int, limit: int) -> None:
+        self.handle = handle
+        self.size = size
+        self.budget = budget
+        self.limit = limit
+        self.offset = mark.offset
+        self.line = mark.line
+        self.skipping = mark.skipping
+        self.lines: list[bytes] = []
+        self.too_long: dict[int, int] = {}
+        self.more = False
+
+    def run(self) -> None:
+        handle, size = self.handle, self.size
+        handle.seek(self.offset)
+        if self.skipping and not self._skip():
+            return
+        block = handle.read(min(size - self.offset, self.budget))
+        cut = block.rfind(b"\n")
         if cut >= 0:
-            parts.append(chunk[:cut + 1])
-            return b"".join(parts), position < size or b"\n" in chunk[cut + 1:]
-        parts.append(chunk)
-    return b"", False
+            for line in block[:cut].split(b"\n"):
+                self._add(line)
+            self.offset += cut + 1
+            self.more = self.offset + len(block) - cut - 1 < size
+            return
+        # No line ends within the budget: read on to this line's end, holding at most the limit.
+        parts = [block]
+        held = len(block)
+        while held <= self.limit and self.offset + held < size:
+            chunk = handle.read(min(size - self.offset - held, _SCAN_BYTES))
+            if not chunk:
+                break
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                parts.append(chunk[:cut])
+                self._add(b"".join(parts))
+                read_to = self.offset + held + len(chunk)
+                self.offset += held + cut + 1
+                self.more = read_to < size or b"\n" in chunk[cut + 1:]
+                return
+            parts.append(chunk)
+            held += len(chunk)
+        if held > self.limit:
+            # Too long to hold: read past it from here on, counting its bytes.
+            self.skipping = held
+            self.offset += held
+            self.more = self.offset < size
 
+    def _add(self, line: bytes) -> None:
+        self.line += 1
+        if len(line) > self.limit:
+            self.too_long[self.line] = len(line)
+            line = b""
+        self.lines.append(line)
+
+    def _skip(self) -> bool:
+        """Read past the rest of an over-long line; whether its end was found."""
+        handle = self.handle
+        while self.offset < self.size:
+            chunk = handle.read(min(self.size - self.offset, _SCAN_BYTES))
+            if not chunk:
+                break
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                self.line += 1
+                self.too_long[self.line] = self.skipping + cut
+                self.lines.append(b"")
+                self.skipping = 0
+                self.offset += cut + 1
+                handle.seek(self.offset)
+                return True
+            self.skipping += len(chunk)
+            self.offset += len(chunk)
+        return False

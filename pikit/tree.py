@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = [
-    "FILTER_MODES", "TreeRow", "build_children", "flatten", "js_sort", "path_to", "searchable_text", "selection",
-    "tree_json",
+    "FILTER_MODES", "TreeRow", "add_child", "build_children", "flatten", "js_sort", "path_to", "searchable_text",
+    "selection", "tree_json",
 ]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -99,6 +99,32 @@ def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tupl
                 timed = sorted(zip(times, range(len(kids)), kids, strict=True))  # stable: ties keep file order
                 children[parent] = [kid for _, _, kid in timed]
     return roots, children
+
+
+def add_child(roots: list[Any], children: dict[Any, list[Any]], by_id: Mapping[Any, Entry], entry: Entry) -> bool:
+    """Place an entry appended after all others as :func:`build_children` would have.
+
+    ``False`` (nothing changed) when the order among its siblings needs Pi's comparator on a
+    missing timestamp: the caller then builds the children again.
+    """
+    entry_id, parent = entry.id, entry.parent_id
+    if parent is None or parent == entry_id or not isinstance(parent, str | int | float) or parent not in by_id:
+        roots.append(entry_id)
+        return True
+    time_ms = entry.time_ms
+    kids = children.setdefault(parent, [])
+    times = [by_id[k].time_ms for k in kids]
+    if time_ms is None or None in times:
+        if not kids:
+            kids.append(entry_id)
+            return True
+        return False
+    # Oldest first, and ties in file order: after every sibling that is not later.
+    position = len(kids)
+    while position and times[position - 1] > time_ms:  # type: ignore[operator]
+        position -= 1
+    kids.insert(position, entry_id)
+    return True
 
 
 def tree_json(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], labels: Mapping[Any, str]) -> dict[str, Any]:
@@ -211,6 +237,37 @@ def searchable_text(entry: Entry, label: str | None) -> str:
     return " ".join(parts)
 
 
+def _preorder(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], active: set[Any]) -> list[Any]:
+    """Pre-order over the real tree, the active branch first at every fork (each node once)."""
+    order: list[Any] = []
+    stack = sorted(roots, key=lambda r: r not in active)[::-1]
+    seen: set[Any] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        kids = children.get(node, ())
+        ordered = [k for k in kids if k in active] + [k for k in kids if k not in active]
+        stack.extend(reversed(ordered))
+    return order
+
+
+def _visible_children(by_id: Mapping[Any, Entry], visible: list[Any]) -> dict[Any, list[Any]]:
+    """Each visible node under its nearest visible ancestor (None: a top-level row)."""
+    visible_set = set(visible)
+    out: dict[Any, list[Any]] = {}
+    for node in visible:
+        parent = by_id[node].parent_id
+        guard = 0
+        while parent is not None and parent not in visible_set and parent in by_id and guard <= len(by_id):
+            parent = by_id[parent].parent_id
+            guard += 1
+        out.setdefault(parent if parent in visible_set else None, []).append(node)
+    return out
+
+
 def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], leaf_id: Any,
             mode: str = "default", search: str = "") -> list[TreeRow]:
     """Rows of the tree view in the spirit of Pi's ``/tree``.
@@ -228,43 +285,14 @@ def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Seque
     labels = session.labels
     tokens = [t for t in search.lower().split() if t]
 
-    # Pre-order over the real tree, active branch first.
-    order: list[Any] = []
-    stack = sorted(roots, key=lambda r: r not in active)[::-1]
-    seen: set[Any] = set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        kids = children.get(node, ())
-        ordered = [k for k in kids if k in active] + [k for k in kids if k not in active]
-        stack.extend(reversed(ordered))
-
-    visible: list[Any] = []
-    for node in order:
+    def shown(node: Any) -> bool:
         entry = by_id[node]
         if not _visible(entry, node == leaf_id, mode, node in labels):
-            continue
-        if tokens:
-            text = searchable_text(entry, labels.get(node)).lower()
-            if not all(t in text for t in tokens):
-                continue
-        visible.append(node)
+            return False
+        text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
+        return all(t in text for t in tokens)
 
-    # Attach each visible node to its nearest visible ancestor, then lay out indents.
-    visible_set = set(visible)
-    vis_children: dict[Any, list[Any]] = {}
-    for node in visible:
-        parent = by_id[node].parent_id
-        guard = 0
-        while parent is not None and parent not in visible_set and parent in by_id and guard <= len(by_id):
-            parent = by_id[parent].parent_id
-            guard += 1
-        key = parent if parent in visible_set else None
-        vis_children.setdefault(key, []).append(node)
-
+    vis_children = _visible_children(by_id, [n for n in _preorder(roots, children, active) if shown(n)])
     rows: list[TreeRow] = []
     top = vis_children.get(None, [])
     multiple_roots = len(top) > 1

@@ -271,10 +271,13 @@ def _cut_step(rows: _Rows, cut: CutTrace) -> Step:
     elif nearest == origin:
         sentence = (f"Entry {pe.entry.id} is itself a valid cut point ({_describe(pe)}), so the cut stays "
                     "there.")
-    else:
+    elif nearest > origin:
         sentence = (f"Entry {entries[origin].entry.id} is {_describe(entries[origin])}, not a valid cut point: "
                     f"Pi moves forward to the nearest one, entry {pe.entry.id} ({_describe(pe)}), so that "
                     "a tool result stays with the call that asked for it.")
+    else:
+        sentence = (f"Entry {entries[origin].entry.id} is {_describe(entries[origin])}, not a valid cut point, and "
+                    f"no valid cut point follows it: Pi takes the last one, entry {pe.entry.id} ({_describe(pe)}).")
     notes = []
     if cut.recovered_index != nearest:
         notes.append("Everything after that cut is an omitted failed attempt: Pi moves the cut one entry further.")
@@ -286,7 +289,8 @@ def _cut_step(rows: _Rows, cut: CutTrace) -> Step:
     figures = [("valid cut points", fmt_int(len(cut.cut_points))),
                ("first kept", str(entries[final].entry.id) if final < len(entries) else "–")]
     if cut.reached:
-        figures.append(("moved over", plural(nearest - origin, "entry")))
+        figures.append(("moved", "forward " + plural(nearest - origin, "entry") if nearest >= origin
+                        else "back " + plural(origin - nearest, "entry")))
     return Step(3, STEP_TITLES[2], sentence, highlighted, rows.window(marks, highlighted), tuple(figures),
                 notes=tuple(notes))
 
@@ -338,8 +342,10 @@ def _summarize_step(rows: _Rows, prep: Preparation) -> Step:
                ("previous summary", "yes" if prep.previous_summary is not None else "none"),
                ("read files", fmt_int(len(read))), ("modified files", fmt_int(len(modified))),
                ("tokensBefore", fmt_int(prep.tokens_before))]
+    prefix = (f" plus the turn prefix ({plural(len(prep.turn_prefix_messages), 'message')})"
+              if prep.turn_prefix_messages else "")
     return Step(5, STEP_TITLES[4],
-                f"Pi hands the summarizer {plural(len(prep.messages_to_summarize), 'message')} from "
+                f"Pi hands the summarizer {plural(len(prep.messages_to_summarize), 'message')}{prefix} from "
                 f"{plural(len(prep.summarized_entry_ids), 'entry')}{previous}, and lists the files they read "
                 f"({len(read)}) and modified ({len(modified)}).",
                 tuple(prep.summarized_entry_ids), rows.window(_span_marks(prep), prep.summarized_entry_ids),

@@ -12,6 +12,7 @@ import pikit
 from pikit import Session
 from pikit.llm.offline import OfflineSummarizer
 from pikit.settings import CompactionSettings
+from pikit.simulate import simulate
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
 SETTINGS = CompactionSettings(True, 3000, 4000)
@@ -31,7 +32,7 @@ def _objects(session: Session) -> list[object]:
     ctx = session.context()
     prep = pikit.prepare_compaction(session.branch(), 200, ctx)
     assert prep is not None
-    result = pikit.simulate(session, OfflineSummarizer(), context_window=16_384, settings=SETTINGS)
+    result = simulate(session, OfflineSummarizer(), context_window=16_384, settings=SETTINGS)
     return [session, ctx, *ctx.entries, prep, result]
 
 

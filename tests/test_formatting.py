@@ -35,6 +35,8 @@ def test_fmt_tokens_and_plural_agree_with_their_number() -> None:
     assert plural(3, "child") == "3 children"
     assert plural(2, "datum", "data") == "2 data"
     assert plural(10_000, "check") == "10,000 checks"
+    assert plural(3, "earlier entry") == "3 earlier entries"
+    assert plural(1, "earlier entry") == "1 earlier entry"
 
 
 def test_fmt_percent() -> None:

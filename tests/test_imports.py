@@ -15,9 +15,9 @@ import pikit
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "anywidget", "httpx", "tiktoken", "pydantic", "tqdm", "numpy")
-LAYERS = ("llm", "frames", "charts", "widgets", "cli")
-# Top-level modules that are not core: the frames/charts layers themselves and the CLI entry point.
-NOT_CORE = {"frames.py", "charts.py", "__main__.py"}
+LAYERS = ("llm", "frames", "charts", "widgets", "export", "cli")
+# Top-level modules that are not core: the charts layer and the CLI entry point.
+NOT_CORE = {"charts.py", "__main__.py"}
 
 
 def _imported_in_fresh_interpreter(statement: str) -> list[str]:
@@ -103,8 +103,7 @@ def test_core_modules_import_heavy_packages_only_lazily() -> None:
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module]
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in HEAVY]
-    # pikit.models is the optional typed (pydantic) view, reached only through Entry.typed()
-    assert [o for o in offenders if not o.startswith("models.py")] == []
+    assert offenders == []
 
 
 # ---------------------------------------------------------------- the public API
@@ -141,3 +140,91 @@ def test_essential_api_is_exported() -> None:
     for error in (pikit.SessionFileError, pikit.UnknownEntryError, pikit.WriteError, pikit.SettingsError,
                   pikit.SummarizerError, pikit.EntryError):
         assert issubclass(error, pikit.PikitError)
+
+
+def test_no_public_name_shadows_a_submodule() -> None:
+    """``import pikit.X as m`` gives the module X whenever pikit has one (no function of that name hides it)."""
+    import importlib
+
+    import pikit.simulate as simulate_module
+
+    assert inspect.ismodule(simulate_module) and callable(simulate_module.simulate)
+    for path in [*PACKAGE.glob("*.py"), *(p.parent for p in PACKAGE.glob("*/__init__.py"))]:
+        name = path.stem if path.suffix == ".py" else path.name
+        if name.startswith("_"):
+            continue
+        importlib.import_module(f"pikit.{name}")
+        value = getattr(pikit, name)
+        assert inspect.ismodule(value), f"pikit.{name} is {value!r}, not the submodule"
+
+
+# ---------------------------------------------------------------- layer against layer
+LAYER_ORDER = ("core", "llm", "frames", "corpus", "charts", "live", "widgets", "export", "cli")
+"""Each layer may import only itself and the layers before it (docs/architecture.md explains the order).
+
+core: the top-level modules (pure Python); llm: summarizers and HTTP clients; frames: pandas
+DataFrames with columns declared as data; corpus: many sessions at once (built on frames);
+charts: matplotlib figures; live: following a session while Pi writes it; widgets: notebook
+views; export: self-contained HTML pages built from the widgets' views; cli: the command line
+(with ``__main__``)."""
+TOP_LEVEL_LAYERS = {"charts.py": "charts", "__main__.py": "cli"}
+
+
+def _layer_of(parts: tuple[str, ...]) -> str:
+    """The layer of a module given its path inside the package (``("llm", "openai.py")``)."""
+    if len(parts) == 1:
+        name = parts[0] if parts[0].endswith(".py") else f"{parts[0]}.py"
+        return TOP_LEVEL_LAYERS.get(name, "core")
+    if parts[0] not in LAYER_ORDER:
+        raise AssertionError(f"pikit/{parts[0]}/ is in no layer: add it to LAYER_ORDER")
+    return parts[0]
+
+
+def _imported_modules(path: Path) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, module path inside pikit) of every pikit import in ``path``, lazy ones included."""
+    here = path.relative_to(PACKAGE).parts[:-1]
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[:len(here) - (node.level - 1)]
+            if node.module:
+                found.append((node.lineno, (*base, *node.module.split("."))))
+            else:
+                found += [(node.lineno, (*base, alias.name)) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pikit":
+            rest = tuple(node.module.split(".")[1:])
+            found += [(node.lineno, rest)] if rest else [(node.lineno, (a.name,)) for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, tuple(a.name.split(".")[1:])) for a in node.names
+                      if a.name.startswith("pikit.")]
+    return [(line, target) for line, target in found if target]
+
+
+def _layer_violations(path: Path) -> list[str]:
+    own = _layer_of(path.relative_to(PACKAGE).parts)
+    out = []
+    for line, target in _imported_modules(path):
+        first = target[0]
+        layer = first if first in LAYER_ORDER else TOP_LEVEL_LAYERS.get(f"{first}.py", "core")
+        if LAYER_ORDER.index(layer) > LAYER_ORDER.index(own):
+            out.append(f"{path.relative_to(PACKAGE)}:{line} ({own}) imports pikit.{'.'.join(target)} ({layer})")
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_each_layer_imports_only_the_layers_below(path: Path) -> None:
+    assert _layer_violations(path) == []
+
+
+def test_the_layer_check_catches_an_upward_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "pikit"
+    (package / "frames").mkdir(parents=True)
+    (package / "widgets").mkdir()
+    (package / "widgets" / "view.py").write_text("from ..frames import build\n")
+    sample = package / "frames" / "sample.py"
+    sample.write_text("from ..widgets import view\nfrom .. import charts\nimport pikit.llm\nfrom ..tokens import x\n"
+                      "def f():\n    from pikit.cli import main\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    found = _layer_violations(sample)
+    assert len(found) == 3 and all("(frames) imports" in v for v in found), found
+    assert _layer_violations(package / "widgets" / "view.py") == []

@@ -44,7 +44,7 @@ def sample(sample_path: Path) -> Session:
 
 @pytest.fixture(scope="module")
 def replay(sample: Session, offline: Summarizer) -> SimulationResult:
-    return simulate(sample, offline, context_window=WINDOW, settings=SETTINGS)
+    return simulate(sample, offline, sizes="estimate", context_window=WINDOW, settings=SETTINGS)
 
 
 def estimate(path: list[Entry]) -> int:
@@ -168,7 +168,8 @@ def reference_replay(session: Session, summarizer: Summarizer, window: int, sett
 def test_replay_matches_a_slow_reference(sample: Session, offline: Summarizer, window: int, reserve: int, keep: int,
                                          keep_existing: bool) -> None:
     settings = CompactionSettings(True, reserve, keep)
-    result = simulate(sample, offline, context_window=window, settings=settings, keep_existing=keep_existing)
+    result = simulate(sample, offline, sizes="estimate", context_window=window, settings=settings,
+                      keep_existing=keep_existing)
     trace, events = reference_replay(sample, offline, window, settings, keep_existing)
     assert result.trace == trace
     assert [(e.after_entry_id, e.branch_index, e.tokens_before, e.tokens_after, e.first_kept_entry_id,
@@ -179,7 +180,7 @@ def test_replay_matches_a_slow_reference(sample: Session, offline: Summarizer, w
 
 
 def test_no_events_with_a_huge_window(sample: Session, offline: Summarizer, replay: SimulationResult) -> None:
-    result = simulate(sample, offline, context_window=10**7, settings=SETTINGS)
+    result = simulate(sample, offline, sizes="estimate", context_window=10**7, settings=SETTINGS)
     assert result.events == [] and result.skipped == []
     assert all(before == after for _, _, before, after in result.trace)
     assert len(result.trace) == len(replay.trace)
@@ -187,13 +188,14 @@ def test_no_events_with_a_huge_window(sample: Session, offline: Summarizer, repl
 
 
 def test_disabled_never_compacts(sample: Session, offline: Summarizer) -> None:
-    result = simulate(sample, offline, context_window=5000, settings=CompactionSettings(False, RESERVE, KEEP))
+    result = simulate(sample, offline, sizes="estimate", context_window=5000,
+                      settings=CompactionSettings(False, RESERVE, KEEP))
     assert result.events == [] and result.skipped == []
     assert result.peak_tokens > result.threshold
 
 
 def test_smaller_windows_compact_at_least_as_often(sample: Session, offline: Summarizer) -> None:
-    counts = [len(simulate(sample, offline, context_window=w, settings=SETTINGS).events)
+    counts = [len(simulate(sample, offline, sizes="estimate", context_window=w, settings=SETTINGS).events)
               for w in (60000, 20000, 16384, 12000, 9000)]
     assert counts == sorted(counts)
     assert counts[0] == 0 and counts[2] == 2 and counts[-1] > counts[2]
@@ -201,7 +203,7 @@ def test_smaller_windows_compact_at_least_as_often(sample: Session, offline: Sum
 
 def test_keep_existing_keeps_the_files_compactions(sample: Session, offline: Summarizer,
                                                    replay: SimulationResult) -> None:
-    kept = simulate(sample, offline, context_window=WINDOW, settings=SETTINGS, keep_existing=True)
+    kept = simulate(sample, offline, sizes="estimate", context_window=WINDOW, settings=SETTINGS, keep_existing=True)
     branch = sample.branch()
     after_first = {t[0]: t[2] for t in kept.trace}
     # right after the recorded compaction 1 the size is the estimate of the file's own projection there
@@ -216,7 +218,7 @@ def test_keep_existing_keeps_the_files_compactions(sample: Session, offline: Sum
 
 
 def test_leaf_option(sample: Session, offline: Summarizer) -> None:
-    result = simulate(sample, offline, context_window=WINDOW, settings=SETTINGS, leaf="10b305af")
+    result = simulate(sample, offline, sizes="estimate", context_window=WINDOW, settings=SETTINGS, leaf="10b305af")
     assert result.leaf_id == "10b305af"
     on_branch = set(sample.branch_ids("10b305af"))
     assert all(t[1] in on_branch for t in result.trace)
@@ -227,11 +229,12 @@ def test_sweep_is_one_result_per_combination(sample: Session, offline: Summarize
     windows = [WINDOW, 12000]
     combos = [CompactionSettings(True, RESERVE, KEEP), CompactionSettings(True, 2000, 3000),
               CompactionSettings(False, RESERVE, KEEP)]
-    results = sweep(sample, offline, context_windows=windows, settings=iter(combos))
+    results = sweep(sample, offline, context_windows=windows, settings=iter(combos), sizes="estimate")
     assert len(results) == len(windows) * len(combos)
     assert [(r.context_window, r.settings) for r in results] == [(w, s) for w in windows for s in combos]
     for result in results:
-        alone = simulate(sample, offline, context_window=result.context_window, settings=result.settings)
+        alone = simulate(sample, offline, sizes="estimate", context_window=result.context_window,
+                         settings=result.settings)
         assert result.to_json() == alone.to_json()
     table = threshold_table(results)
     assert len(table) == len(results)
@@ -255,6 +258,7 @@ def test_threshold_table_row(replay: SimulationResult) -> None:
         "compactions": 2, "skipped": 0, "checks": len(replay.trace), "peakTokens": replay.peak_tokens,
         "finalTokens": replay.trace[-1][3],
         "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in replay.events),
+        "sizes": "estimate", "checksFromUsage": 0,
         "firstTriggerEntryId": "3c1a96da", "firstTriggerIndex": replay.events[0].branch_index,
     }
     assert replay.peak_tokens == max(e.tokens_before for e in replay.events)
@@ -283,9 +287,59 @@ def test_cli_agrees_with_the_api(sample_path: Path, sample: Session, offline: Su
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
     done = subprocess.run(
         [sys.executable, "-m", "pikit", "simulate", str(sample_path), "--context-window", str(WINDOW),
-         "--reserve-tokens", str(RESERVE), "--keep-recent-tokens", str(KEEP), "--json"],
+         "--reserve-tokens", str(RESERVE), "--keep-recent-tokens", str(KEEP), "--sizes", "estimate", "--json"],
         capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["runs"] == [replay.to_json()]
     assert out["thresholds"] == threshold_table([replay])
+
+
+# ---------------------------------------------------------------- sizes from the recorded usage
+
+
+@pytest.mark.parametrize("name", ["refactor-auth.jsonl", "wide-tree.jsonl", "xss-and-unicode.jsonl"])
+def test_usage_sizes_are_the_context_sizes_until_the_first_compaction(sample_sessions: Path, offline: Summarizer,
+                                                                      name: str) -> None:
+    """Without simulated compactions, every check sees exactly what `pikit context` reports there."""
+    session = pikit.load(sample_sessions / name)
+    result = simulate(session, offline, context_window=10**9, settings=SETTINGS, keep_existing=True)
+    assert result.sizes == "usage" and result.events == []
+    assert result.trace
+    for _, entry_id, before, after in result.trace:
+        assert before == after == session.context(entry_id).tokens, entry_id
+    assert result.usage_checks == len(result.trace)
+
+
+def test_usage_sizes_shift_by_what_the_simulation_changed(sample: Session, offline: Summarizer) -> None:
+    usage = simulate(sample, offline, context_window=WINDOW, settings=SETTINGS)
+    estimate_only = simulate(sample, offline, context_window=WINDOW, settings=SETTINGS, sizes="estimate")
+    branch = sample.branch()
+    first = usage.events[0].branch_index
+    for index, entry_id, before, _ in usage.trace:
+        if index >= first:
+            break
+        # before any compaction (the file's own are left out) the difference is what the provider counted beyond
+        # Pi's estimate of the recorded context: the recorded size minus its estimate
+        recorded = sample.context(entry_id)
+        recorded_estimate = estimate(branch[:index + 1])
+        assert before - estimate([e for e in branch[:index + 1] if e.type != "compaction"]) == \
+            recorded.tokens - recorded_estimate, index
+    assert usage.peak_tokens != estimate_only.peak_tokens
+    assert usage.totals()["sizes"] == "usage" and usage.totals()["checksFromUsage"] == len(usage.trace)
+
+
+def test_usage_sizes_without_recorded_usage_are_estimates(offline: Summarizer) -> None:
+    from entries import asst, user
+
+    text = [{"type": "text", "text": "y" * 40}]
+    session = Session.from_entries([user("u1", None, 1, "x" * 400), asst("a1", "u1", 2, text),
+                                    user("u2", "a1", 3, "z" * 400), asst("a2", "u2", 4, text)])
+    usage = simulate(session, offline, context_window=10**6, settings=SETTINGS)
+    estimated = simulate(session, offline, context_window=10**6, settings=SETTINGS, sizes="estimate")
+    assert usage.trace == estimated.trace and usage.usage_checks == 0
+
+
+def test_unknown_sizes_mode_is_refused(sample: Session, offline: Summarizer) -> None:
+    with pytest.raises(ValueError, match="sizes"):
+        simulate(sample, offline, context_window=WINDOW, settings=SETTINGS, sizes="tokens")

@@ -151,7 +151,7 @@ def test_an_unchanged_file_is_not_read_again(tmp_path: Path, monkeypatch: pytest
         raise AssertionError("read an unchanged file")
 
     monkeypatch.setattr(tail, "_read_at", fail)
-    monkeypatch.setattr(tail, "_complete_lines", fail)
+    monkeypatch.setattr(tail._Scan, "run", fail)
     assert read_appended(path, mark).lines == []
 
 
@@ -181,3 +181,27 @@ def test_any_split_of_appends_yields_the_lines_once(tmp_path_factory: pytest.Tem
             out += got.lines
             mark = got.mark
     assert out == lines and mark.line == len(lines) and mark.offset == len(data)
+
+
+def drain(path: Path, mark: FileMark) -> tuple[list[bytes], dict[int, int], FileMark]:
+    got = read_appended(path, mark, max_bytes=64, max_line=100)
+    out, too_long = list(got.lines), dict(got.too_long)
+    while got.more:
+        got = read_appended(path, got.mark, max_bytes=64, max_line=100)
+        out += got.lines
+        too_long.update(got.too_long)
+    return out, too_long, got.mark
+
+
+def test_over_long_lines_are_read_past_in_bounded_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"ok\n" + b"L" * 300)  # an over-long line, still being written
+    lines, too_long, mark = drain(path, FileMark())
+    assert lines == [b"ok"] and mark.skipping == 300 and mark.offset == 303 and not too_long
+    append(path, b"L" * 50)
+    lines, too_long, mark = drain(path, mark)
+    assert lines == [] and mark.skipping == 350
+    append(path, b"L\nnext\n" + b"M" * 120 + b"\nlast\n")
+    lines, too_long, mark = drain(path, mark)
+    assert lines == [b"", b"next", b"", b"last"] and too_long == {2: 351, 4: 120}
+    assert mark.line == 5 and mark.skipping == 0 and mark.offset == path.stat().st_size

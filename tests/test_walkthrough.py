@@ -196,3 +196,16 @@ def test_windows_account_for_every_highlighted_entry(entries: list[dict[str, Any
     if trace.preparation is not None:
         assert walk.step(5).highlighted == tuple(trace.preparation.summarized_entry_ids)
         assert trace.preparation.first_kept_entry_id in walk.step(3).highlighted
+
+
+def test_no_cut_point_after_the_reached_entry_takes_the_last_one() -> None:
+    from tests.entries import tool_result
+
+    session = build([user("u1", None, 1, "first request " * 40), asst("a1", "u1", 2, text("answer " * 40)),
+                     user("u2", "a1", 3, "second request " * 30), asst("a2", "u2", 4, text("second answer " * 30)),
+                     tool_result("r1", "a2", 5, text("x"))])
+    trace = _trace(session, 1)
+    assert trace.cut is not None and trace.cut.nearest_cut_index < trace.cut.reached_index
+    step = walkthrough(trace).step(3)
+    assert "no valid cut point follows it" in step.sentence and "a2" in step.sentence
+    assert dict(step.figures)["moved"] == "back 1 entry"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .. import __version__
 
@@ -43,6 +43,27 @@ def _non_negative(text: str) -> int:
     return value
 
 
+_MAX_TIMEOUT = 86_400.0  # pikit.llm.transport.MAX_TIMEOUT (not imported: the CLI starts without pikit.llm)
+_MAX_RETRIES = 100
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= _MAX_TIMEOUT:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"expected seconds above 0 and at most {_MAX_TIMEOUT:,.0f}, got {text!r}")
+    return value
+
+
+def _retries(text: str) -> int:
+    value = _non_negative(text)
+    if value > _MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"expected at most {_MAX_RETRIES} retries, got {text!r}")
+    return value
+
+
 def _session_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
     p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
@@ -52,11 +73,41 @@ def _json_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
 
 
+def _long_output_args(p: argparse.ArgumentParser, what: str) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--limit", type=_non_negative, metavar="N", help=f"show only the first N {what} (plain output)")
+    group.add_argument("--tail", type=_non_negative, metavar="N", help=f"show only the last N {what} (plain output)")
+    p.add_argument("--no-pager", action="store_true",
+                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+
+
 class _Parser(argparse.ArgumentParser):
     """One line on stderr for a usage mistake (not the whole usage block)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"pikit: error: {message} (see `{self.prog} --help`)\n")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser: it reports arguments it does not know itself, so the message
+    points to the subcommand's help and suggests the option that was probably meant."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._suggestion(extras)}")
+        return parsed, extras
+
+    def _suggestion(self, extras: list[str]) -> str:
+        import difflib
+
+        known = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for extra in extras:
+            if extra.startswith("--"):
+                close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,13 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",
     )
     parser.add_argument("--version", action="version", version=f"pikit {__version__}")
-    sub = parser.add_subparsers(metavar="COMMAND")
+    sub = parser.add_subparsers(metavar="COMMAND", parser_class=_CommandParser)
 
     p = sub.add_parser("context", help="what the model sees at a leaf: messages, sources, token figures")
     _session_arg(p)
     p.add_argument("--leaf", action="append", metavar="ID", help="entry id (or unique prefix); repeatable; "
                    "default: the file's last entry")
     p.add_argument("--count", action="store_true", help="also count real tokens with tiktoken (plain output)")
+    _long_output_args(p, "messages")
     _json_arg(p)
     p.set_defaults(run=_lazy("context:run"))
 
@@ -82,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
                    help="which entries to show (Pi's filter modes)")
     p.add_argument("--search", default="", metavar="TEXT", help="only entries whose text contains every word")
+    _long_output_args(p, "rows")
     _json_arg(p)
     p.set_defaults(run=_lazy("tree:run"))
 
@@ -98,10 +151,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
     p.set_defaults(run=_lazy("files:run_migrate"))
 
+    p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the HTML file to write (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace PAGE if it exists (never the source)")
+    p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+                   help="which entries the tree shows (Pi's filter modes)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
+    p.add_argument("--context-window", type=_non_negative, metavar="N", help="default: the model's known window")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.set_defaults(run=_lazy("export:run"))
+
     p = sub.add_parser("info", help="a summary of a session file and any damage found")
     _session_arg(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("files:run_info"))
+
+    p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
+    _session_arg(p)
+    p.add_argument("--context-window", type=_non_negative, metavar="N",
+                   help="the context window in tokens (default: the leaf's model, if known, else 128000)")
+    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
+                   help="tokens reserved for the answer (default: the effective setting)")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--idle-exit", type=float, metavar="SECONDS", help="end after this long without a change")
+    p.add_argument("--poll", type=float, metavar="SECONDS",
+                   help="poll the file at this interval instead of using file-system notifications")
+    p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")
+    p.set_defaults(run=_lazy("watch:run"))
 
     _add_compaction_commands(sub)
     return parser
@@ -112,8 +190,8 @@ def _summarizer_args(p: argparse.ArgumentParser) -> None:
                    help="who writes the summary (default: offline, embedded, no network)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model for the settings overrides and the HTTP summarizers")
     p.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible or Anthropic)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per attempt (default 120)")
-    p.add_argument("--retries", type=_non_negative, default=3, metavar="N",
+    p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S", help="seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_retries, default=3, metavar="N",
                    help="extra attempts on 429/5xx/connection errors (default 3)")
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
     p.add_argument("--settings", metavar="FILE", help="a settings.json to use instead of Pi's global+project files")
@@ -123,8 +201,21 @@ def _summarizer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
 
 
-def _add_compaction_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction")
+_COMPACT_EPILOG = """\
+the --dry-run table, one row per keepRecentTokens value:
+  firstKept   the first entry kept verbatim (the cut point)
+  split       yes when the cut falls inside a turn (a user message and the replies to it)
+  summarize   messages the summary replaces (before the cut, after any previous summary)
+  prefix      messages of the split turn before the cut: the turn's beginning, summarized
+              separately and added to the summary so the kept half still makes sense
+  kept≈       estimated tokens (Pi's chars/4 estimate) of what stays verbatim after the cut
+  files       files read / modified in the summarized span (listed at the end of the summary)
+"""
+
+
+def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+    p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction", epilog=_COMPACT_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     _session_arg(p)
     p.add_argument("--leaf", action="append", metavar="ID", help="leaf to compact at (repeatable with --dry-run)")
     p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]",
@@ -154,6 +245,9 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument("--model", metavar="PROVIDER/ID", help="resolve settings overrides for this model")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.add_argument("--keep-existing", action="store_true", help="keep the compactions already in the file")
+    p.add_argument("--sizes", choices=["usage", "estimate"], default="usage",
+                   help="usage (default): start from the recorded usage, as `pikit context` does, and change it by "
+                        "the estimate of what simulated compactions change; estimate: Pi's estimate alone")
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..branch_summary import BranchPreparation, collect_branch, prepare_branch
 from ..errors import PikitError
+from ..formatting import fmt_int, plural
 from ..session import Session
 from .common import open_session, print_json, resolve_leaf
 
@@ -40,9 +41,9 @@ def run(args: Namespace) -> int:
         return 0
     for old, target, prep in items:
         read, modified = prep.file_ops.lists()
-        budget = f"budget {prep.budget:,}" if prep.budget else "no budget"
+        budget = f"budget {fmt_int(prep.budget)}" if prep.budget else "no budget"
         print(f"{old} → {target} (common ancestor {prep.common_ancestor_id}, {budget}): "
-              f"{len(prep.entries)} entries left behind, {len(prep.messages)} messages gathered, "
-              f"{prep.total_tokens:,} tokens; files read {len(read)}, modified {len(modified)}")
+              f"{plural(len(prep.entries), 'entry')} left behind, {plural(len(prep.messages), 'message')} gathered, "
+              f"{plural(prep.total_tokens, 'token')}; files read {len(read)}, modified {len(modified)}")
     print("(dry run: nothing written)", file=sys.stderr)
     return 0

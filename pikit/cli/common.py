@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from .. import jsjson
+from ..formatting import plural
 from ..loading import load
 from ..session import Session
 from ..settings import Settings, load_settings
@@ -56,7 +57,7 @@ def open_session(args: Any) -> Session:
     damaged = session.report.damaged_lines
     if damaged:
         lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
-        print(f"pikit: warning: {path}: skipped {len(damaged)} damaged line(s): {lines} "
+        print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines} "
               f"(see `pikit info {path}`)", file=sys.stderr)
     return session
 

@@ -7,6 +7,7 @@ from argparse import Namespace
 from typing import Any
 
 from ..errors import PikitError
+from ..formatting import fmt_int, plural
 from ..preparation import Preparation, prepare_compaction
 from ..session import Session
 from .common import one_line, open_session, print_json, resolve_leaf, session_settings
@@ -45,20 +46,23 @@ def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
         return 0
     for leaf, per in results.items():
         ctx = session.context(leaf)
-        print(f"compaction preparation at {leaf}: {len(ctx.messages)} messages, {ctx.tokens:,} tokens in context")
+        print(f"compaction preparation at {leaf}: {plural(len(ctx.messages), 'message')}, "
+              f"{fmt_int(ctx.tokens)} tokens in context")
         print(f"{'keepRecent':>10}  {'firstKept':<9} {'split':<5} {'summarize':>9} {'prefix':>6} "
               f"{'kept≈':>8}  files (read/modified)")
         for keep, prep in per.items():
             if prep is None:
-                print(f"{int(keep):>10,}  nothing to compact")
+                print(f"{fmt_int(int(keep)):>10}  nothing to compact")
                 continue
             split = "yes" if prep.is_split_turn else "no"
-            print(f"{int(keep):>10,}  {str(prep.first_kept_entry_id)[:9]:<9} {split:<5} "
+            print(f"{fmt_int(int(keep)):>10}  {str(prep.first_kept_entry_id)[:9]:<9} {split:<5} "
                   f"{len(prep.messages_to_summarize):>9} {len(prep.turn_prefix_messages):>6} "
-                  f"{prep.kept_tokens:>8,}  {len(prep.read_files)}/{len(prep.modified_files)}")
+                  f"{fmt_int(prep.kept_tokens):>8}  {len(prep.read_files)}/{len(prep.modified_files)}")
         last = next((p for p in reversed(list(per.values())) if p is not None), None)
         if last is not None and last.previous_summary:
             print(f"updates the previous summary: {one_line(last.previous_summary, 90)}")
         print()
-    print("(dry run: nothing written; drop --dry-run and add -o OUT to compact)", file=sys.stderr)
+    how = "drop --dry-run to append the compaction to FILE" if args.in_place else \
+        "drop --dry-run and add -o OUT to compact"
+    print(f"(dry run: nothing written; {how})", file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..compaction import build_branch_summary, build_compaction, last_line_is_whole, write_entry
 from ..errors import WriteError
+from ..formatting import fmt_int, plural
 from ..session import Session
 from ..write import Appender, check_target
 from .common import print_json, session_settings
@@ -61,7 +62,7 @@ def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender
     keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
     summarizer = _summarizer(args)
     if not args.json and sys.stderr.isatty():
-        print(f"compacting at {leaf} (keepRecentTokens={keep:,}) with the {summarizer.name} summarizer…",
+        print(f"compacting at {leaf} (keepRecentTokens={fmt_int(keep)}) with the {summarizer.name} summarizer…",
               file=sys.stderr)
     result = build_compaction(session, leaf, keep_recent_tokens=keep, summarizer=summarizer,
                               instructions=args.instructions)
@@ -72,10 +73,10 @@ def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender
         return 0
     prep = result.preparation
     print(f"appended compaction {result.entry['id']} to {path}")
-    print(f"  summarized {len(prep.messages_to_summarize)} messages"
+    print(f"  summarized {plural(len(prep.messages_to_summarize), 'message')}"
           + (f" + a split turn's first {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
           + f"; kept from {prep.first_kept_entry_id}")
-    print(f"  tokens {result.tokens_before:,} → {result.tokens_after:,}; "
+    print(f"  tokens {fmt_int(result.tokens_before)} → {fmt_int(result.tokens_after)}; "
           f"files read {len(prep.read_files)}, modified {len(prep.modified_files)}")
     return 0
 
@@ -103,5 +104,5 @@ def _branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None,
         print_json({"entry": result.entry, "output": path, "newLeaf": result.new_leaf})
         return 0
     print(f"appended branch summary {result.entry['id']} to {path} (leaf now {result.new_leaf}; "
-          f"{len(result.preparation.messages)} messages of the abandoned branch summarized)")
+          f"{plural(len(result.preparation.messages), 'message')} of the abandoned branch summarized)")
     return 0

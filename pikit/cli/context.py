@@ -7,8 +7,11 @@ from argparse import Namespace
 from typing import Any
 
 from ..describe import message_preview
+from ..formatting import fmt_int, plural
 from ..projection import Projection
 from .common import one_line, open_session, print_json, resolve_leaf, width
+from .pager import paged
+from .tree import window
 
 
 def run(args: Namespace) -> int:
@@ -27,42 +30,65 @@ def run(args: Namespace) -> int:
         counter = get_counter()
         if counter.notice:
             print(f"pikit: note: {counter.notice}", file=sys.stderr)
-    for i, leaf in enumerate(leaves):
-        if i:
-            print()
-        print_context(session.context(leaf), counter)
+    with paged(not args.no_pager):
+        for i, leaf in enumerate(leaves):
+            if i:
+                print()
+            print_context(session.context(leaf), counter, limit=args.limit, tail=args.tail)
     return 0
 
 
-def print_context(ctx: Projection, counter: Any) -> None:
-    """The readable context listing: header figures, then one row per message."""
+def model_text(model: Any) -> str:
+    """``model provider/id`` of a projection, or that the branch records none."""
+    if not isinstance(model, dict) or model.get("modelId") is None:
+        return "model not recorded on this branch"
+    provider = model.get("provider")
+    return f"model {provider}/{model['modelId']}" if provider else f"model {model['modelId']}"
+
+
+def size_text(ctx: Projection) -> str:
+    """``tokens N: how Pi's context size rule obtained it``."""
     size = ctx.size
-    model = ctx.model or {}
-    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown model"
-    how = (f"{size.usage_tokens:,} reported by the provider + {size.trailing_tokens:,} estimated after it"
-           if size.usage_index is not None else
-           "estimated" + (" (recorded usage is stale: an edit or compaction came after it)" if size.stale else ""))
-    print(f"context at {ctx.leaf_id}  ({len(ctx.path)} entries on the branch, {len(ctx.messages)} messages)")
-    print(f"model {model_text}, thinking {ctx.thinking_level}")
-    print(f"tokens {size.tokens:,}: {how}")
+    if size.usage_index is not None:
+        how = (f"{fmt_int(size.usage_tokens)} reported by the provider + {fmt_int(size.trailing_tokens)} "
+               "estimated after it")
+    elif size.stale:
+        how = "estimated (recorded usage is stale: an edit or compaction came after it)"
+    else:
+        how = "estimated (no usage recorded)"
+    return f"tokens {fmt_int(size.tokens)}: {how}"
+
+
+def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, tail: int | None = None) -> None:
+    """The readable context listing: header figures, then one row per message."""
+    print(f"context at {ctx.leaf_id}  ({plural(len(ctx.path), 'entry')} on the branch, "
+          f"{plural(len(ctx.messages), 'message')})")
+    print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}")
+    print(size_text(ctx))
     if ctx.compaction is not None:
-        print(f"compaction {ctx.compaction.id} summarizes {len(ctx.summarized_ids)} earlier entries; "
+        print(f"compaction {ctx.compaction.id} summarizes {plural(len(ctx.summarized_ids), 'earlier entry')}; "
               f"kept from {ctx.compaction.data.get('firstKeptEntryId')}")
     if ctx.omitted_ids or ctx.replaced_ids:
-        print(f"context edits: {len(ctx.omitted_ids)} omitted, {len(ctx.replaced_ids)} replaced")
+        print(f"context edits: {fmt_int(len(ctx.omitted_ids))} omitted, {fmt_int(len(ctx.replaced_ids))} replaced")
     counts = counter.count_messages(ctx.messages) if counter is not None else None
     cols = width()
-    head = f"{'#':>3}  {'role':<17} {'source':<8} {'est':>6}" + (f" {counter.name[:6]:>6}" if counts else "") + \
-        f" {'usage':>7}  text"
+    head = f"{'#':>3}  {'role':<17} {'source':<8} {'est':>7}" + (f" {counter.name[:6]:>7}" if counts else "") + \
+        f" {'usage':>8}  text"
     print()
     print(head)
     fixed = len(head) - 4
-    for i, (message, source, est) in enumerate(zip(ctx.messages, ctx.sources, ctx.estimates, strict=True)):
+    shown = window(len(ctx.messages), limit, tail)
+    if shown.start:
+        print(f"  … {plural(shown.start, 'earlier message')}")
+    for i in shown:
+        message, source, est = ctx.messages[i], ctx.sources[i], ctx.estimates[i]
         usage = message.get("usage") if message.get("role") == "assistant" else None
         total = usage.get("totalTokens") if isinstance(usage, dict) else None
         role = str(message.get("role"))
-        row = f"{i:>3}  {role:<17} {str(source)[:8]:<8} {est:>6}"
+        row = f"{i:>3}  {role:<17} {str(source)[:8]:<8} {fmt_int(est):>7}"
         if counts:
-            row += f" {counts[i]:>6}"
-        row += f" {total if total is not None else '':>7}  "
+            row += f" {fmt_int(counts[i]):>7}"
+        row += f" {fmt_int(total) if total is not None else '':>8}  "
         print(row + one_line(message_preview(message), max(20, cols - fixed - 2)))
+    if shown.stop < len(ctx.messages):
+        print(f"  … {plural(len(ctx.messages) - shown.stop, 'more message')}")

@@ -9,12 +9,16 @@ import tempfile
 from argparse import Namespace
 from pathlib import Path
 
+from ..describe import message_preview
 from ..errors import PikitError
+from ..formatting import fmt_int, plural
 from ..loading import load
-from .context import print_context
-from .tree import print_tree
+from ..projection import Projection
+from .common import one_line, width
+from .context import model_text, size_text
 
 SAMPLE = "refactor-auth.jsonl"
+DEMO_ROWS = 6
 NOTEBOOKS = ("01-explore-a-session.ipynb", "02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb")
 
 
@@ -30,21 +34,42 @@ def project_root() -> Path:
 def run(args: Namespace) -> int:
     root = project_root()
     sample = root / "data" / "sample_sessions" / SAMPLE
-    session = load(sample)
-    print(f"== the tree of {sample.relative_to(root)} (▶ leaf, • active branch, ⑂ fork) ==")
-    print_tree(session, session.leaf_id, "default", "")
-    print()
-    print("== what the model sees at the leaf ==")
-    from ..counting import get_counter
-
-    counter = get_counter()
-    if counter.notice:
-        print(f"(note: {counter.notice})")
-    print_context(session.context(), counter)
-    print()
+    preview(sample, root)
     if args.headless:
         return _run_notebooks(root)
     return _open_lab(root, args.port)
+
+
+def preview(sample: Path, root: Path) -> None:
+    """A short look at the sample session (about fifteen lines) and where to go next."""
+    session = load(sample)
+    ctx = session.context()
+    relative = sample.relative_to(root)
+    print(f"{session.title} — {relative}")
+    print(f"{plural(len(session), 'entry')}, {plural(len(session.roots), 'root')}, "
+          f"{plural(len(session.labels), 'label')}; at the leaf the model sees:")
+    print(f"  {size_text(ctx)}")
+    print(f"  {plural(len(ctx.messages), 'message')}, {model_text(ctx.model)}")
+    if ctx.compaction is not None:
+        print(f"  a compaction ({ctx.compaction.id}) replaces {plural(len(ctx.summarized_ids), 'earlier entry')} "
+              "with its summary")
+    print()
+    print_context_tail(ctx, DEMO_ROWS)
+    print()
+    print(f"next: pikit tree {relative} --limit 20      (the tree, like Pi's /tree)")
+    print(f"      pikit compact {relative} --dry-run --keep-recent-tokens 1000,4000")
+
+
+def print_context_tail(ctx: Projection, rows: int) -> None:
+    """The last ``rows`` messages of a context, one short line each."""
+    start = max(0, len(ctx.messages) - rows)
+    if start:
+        print(f"  … {plural(start, 'earlier message')}, then:")
+    cols = width()
+    for i in range(start, len(ctx.messages)):
+        message = ctx.messages[i]
+        head = f"  {i:>3} {message.get('role')!s:<11} {fmt_int(ctx.estimates[i]):>6}  "
+        print(head + one_line(message_preview(message), max(20, cols - len(head))))
 
 
 def _run_notebooks(root: Path) -> int:

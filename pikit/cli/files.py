@@ -8,6 +8,7 @@ from argparse import Namespace
 from typing import Any
 
 from .. import write
+from ..formatting import fmt_int, plural
 from .common import open_session, print_json, resolve_leaf
 
 
@@ -15,7 +16,7 @@ def run_fork(args: Namespace) -> int:
     session = open_session(args)
     leaf = resolve_leaf(session, args.leaf)
     out = write.fork(session, leaf, args.output, overwrite=args.force)
-    print(f"wrote {out}: the branch at {leaf} ({len(session.branch(leaf))} entries)", file=sys.stderr)
+    print(f"wrote {out}: the branch at {leaf} ({plural(len(session.branch(leaf)), 'entry')})", file=sys.stderr)
     return 0
 
 
@@ -24,7 +25,7 @@ def run_migrate(args: Namespace) -> int:
     out = write.write_new(args.output, write.migrated_lines(session), source=session.path, overwrite=args.force)
     was = session.report.migrated_from
     what = f"migrated from version {was}" if was is not None else "already current; copied"
-    print(f"wrote {out}: {len(session)} entries, {what}", file=sys.stderr)
+    print(f"wrote {out}: {plural(len(session), 'entry')}, {what}", file=sys.stderr)
     return 0
 
 
@@ -54,15 +55,16 @@ def run_info(args: Namespace) -> int:
     if args.json:
         print_json(info)
         return 0
-    print(f"{session.path}  ({report.bytes:,} bytes, {report.lines:,} lines)")
+    print(f"{session.path}  ({plural(report.bytes, 'byte')}, {plural(report.lines, 'line')})")
     print(f"session {session.id}" + (f" “{session.name}”" if session.name else "") + f", cwd {info['cwd']}")
     if report.migrated_from is not None:
         print(f"format version {report.migrated_from}, migrated to 3 in memory (the file is unchanged)")
-    print(f"{len(session):,} entries, {info['roots']} root(s), {info['labels']} label(s), leaf {session.leaf_id}")
+    print(f"{plural(len(session), 'entry')}, {plural(info['roots'], 'root')}, {plural(info['labels'], 'label')}, "
+          f"leaf {session.leaf_id}")
     for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
-        print(f"  {n:>7,}  {key}")
+        print(f"  {fmt_int(n):>7}  {key}")
     if report.problems:
-        print(f"{len(report.problems)} problem(s): {report.summary()}")
+        print(f"{plural(len(report.problems), 'problem')}: {report.summary()}")
         for p in report.problems[:50]:
             print(f"  {p}")
         if len(report.problems) > 50:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from argparse import Namespace
 
+from ..formatting import fmt_int, plural
 from ..settings import CompactionSettings
 from ..simulate import SimulationResult, simulate, threshold_table
 from .common import open_session, print_json, resolve_leaf, session_settings
@@ -19,39 +21,65 @@ def run(args: Namespace) -> int:
     from ..llm.select import get_summarizer
 
     summarizer = get_summarizer("offline")
+    for window, reserve in sorted({(w, r) for w in args.context_window for r in reserves if r >= w}):
+        print(f"pikit: warning: reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the "
+              "threshold is not positive, so Pi would compact after every assistant message", file=sys.stderr)
     runs: list[SimulationResult] = []
     for window, reserve, keep in itertools.product(args.context_window, reserves, keeps):
         settings = CompactionSettings(effective.enabled, reserve, keep, args.model)
         runs.append(simulate(session, summarizer, context_window=window, settings=settings, leaf=leaf,
-                             keep_existing=args.keep_existing))
+                             keep_existing=args.keep_existing, sizes=args.sizes))
     if args.json:
         print_json({"runs": [r.to_json() for r in runs], "thresholds": threshold_table(runs)})
         return 0
+    dropped = 0 if args.keep_existing or leaf is None else \
+        sum(1 for e in session.branch(leaf) if e.type == "compaction")
     if len(runs) == 1:
-        _print_run(runs[0])
+        _print_run(runs[0], dropped)
         return 0
-    print(f"replay of {leaf} under {len(runs)} settings (estimated context sizes, offline summaries)")
+    print(f"replay of {leaf} under {len(runs)} settings (offline summaries)")
+    print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
           f"{'peak':>9} {'final':>8}")
     for row in threshold_table(runs):
-        print(f"{row['contextWindow']:>9,} {row['reserveTokens']:>8,} {row['keepRecentTokens']:>7,} "
-              f"{row['threshold']:>9,} {row['compactions']:>11} {row['firstTriggerIndex'] or '-':>9} "
-              f"{row['peakTokens']:>9,} {row['finalTokens']:>8,}")
+        first = row["firstTriggerIndex"]
+        print(f"{fmt_int(row['contextWindow']):>9} {fmt_int(row['reserveTokens']):>8} "
+              f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} {row['compactions']:>11} "
+              f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8}")
     return 0
 
 
-def _print_run(r: SimulationResult) -> None:
+def sizes_note(r: SimulationResult, dropped: int = 0) -> str:
+    """How the replay measured context sizes, and the recorded compactions it left out (one or two lines)."""
+    checks = len(r.trace)
+    if r.sizes == "estimate":
+        note = "sizes: Pi's estimate alone (--sizes estimate); `pikit context` starts from the recorded usage instead"
+    elif not r.usage_checks:
+        note = "sizes: Pi's estimate (the branch records no usable usage)"
+    else:
+        share = "every check" if r.usage_checks == checks else \
+            f"{fmt_int(r.usage_checks)} of {plural(checks, 'check')}"
+        note = f"sizes: the recorded usage as in `pikit context` ({share}), changed by simulated compactions"
+    if dropped:
+        note += f"\nthe branch's {plural(dropped, 'recorded compaction')} left out (--keep-existing keeps them)"
+    return note
+
+
+def _print_run(r: SimulationResult, dropped: int) -> None:
     t = r.totals()
-    print(f"replay of {r.leaf_id}: window {t['contextWindow']:,}, reserve {t['reserveTokens']:,} "
-          f"→ threshold {t['threshold']:,}; keepRecentTokens {t['keepRecentTokens']:,}")
-    print(f"{t['checks']} checks (after each assistant message), {t['compactions']} compaction(s)"
-          + (f", {t['skipped']} trigger(s) with nothing to compact" if t["skipped"] else ""))
+    print(f"replay of {r.leaf_id}: window {fmt_int(t['contextWindow'])}, reserve {fmt_int(t['reserveTokens'])} "
+          f"→ threshold {fmt_int(t['threshold'])}; keepRecentTokens {fmt_int(t['keepRecentTokens'])}")
+    print(sizes_note(r, dropped))
+    print(f"{plural(t['checks'], 'check')} (after each assistant message), {plural(t['compactions'], 'compaction')}"
+          + (f", {plural(t['skipped'], 'trigger')} with nothing to compact" if t["skipped"] else ""))
     if r.events:
         print(f"{'#':>3} {'after entry':<12} {'at':>6} {'before':>9} {'after':>8} {'kept from':<10} split")
         for i, e in enumerate(r.events, 1):
-            print(f"{i:>3} {str(e.after_entry_id)[:12]:<12} {e.branch_index:>6} {e.tokens_before:>9,} "
-                  f"{e.tokens_after:>8,} {str(e.first_kept_entry_id)[:10]:<10} {'yes' if e.is_split_turn else 'no'}")
-    print(f"peak {t['peakTokens']:,} tokens, final {t['finalTokens']:,}, removed {t['tokensRemoved']:,} in total")
+            print(f"{i:>3} {str(e.after_entry_id)[:12]:<12} {e.branch_index:>6} {fmt_int(e.tokens_before):>9} "
+                  f"{fmt_int(e.tokens_after):>8} {str(e.first_kept_entry_id)[:10]:<10} "
+                  f"{'yes' if e.is_split_turn else 'no'}")
+    print(f"peak {fmt_int(t['peakTokens'])} tokens, final {fmt_int(t['finalTokens'])}, removed "
+          f"{fmt_int(t['tokensRemoved'])} in total")
     _sparkline(r)
 
 
@@ -64,4 +92,4 @@ def _sparkline(r: SimulationResult, width: int = 72) -> None:
     sampled = [max(sizes[i:i + step]) for i in range(0, len(sizes), step)]
     top = max(max(sampled), r.threshold, 1)
     print("context: " + "".join(bars[min(7, int(s / top * 7.999))] for s in sampled)
-          + f"  (█ = {top:,} tokens)")
+          + f"  (█ = {fmt_int(top)} tokens)")

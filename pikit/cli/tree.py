@@ -6,8 +6,10 @@ from argparse import Namespace
 from typing import Any
 
 from ..describe import entry_preview
+from ..formatting import fmt_int, plural
 from ..session import Session
 from .common import one_line, open_session, print_json, resolve_leaf, width
+from .pager import paged
 
 
 def run(args: Namespace) -> int:
@@ -16,19 +18,34 @@ def run(args: Namespace) -> int:
         print_json(session.tree())
         return 0
     leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
-    print_tree(session, leaf, args.filter, args.search)
+    with paged(not args.no_pager):
+        print_tree(session, leaf, args.filter, args.search, limit=args.limit, tail=args.tail)
     return 0
 
 
-def print_tree(session: Session, leaf: Any, mode: str, search: str) -> None:
+def window(count: int, limit: int | None, tail: int | None) -> range:
+    """The positions ``--limit N`` (the first N) or ``--tail N`` (the last N) keep of ``count``."""
+    if limit is not None:
+        return range(min(limit, count))
+    if tail is not None:
+        return range(max(count - tail, 0), count)
+    return range(count)
+
+
+def print_tree(session: Session, leaf: Any, mode: str, search: str, *, limit: int | None = None,
+               tail: int | None = None) -> None:
     """The indented tree view (``▶`` leaf, ``•`` active branch, ``⑂n`` a fork into n branches)."""
     rows = session.flatten(leaf, mode=mode, search=search)
     name = session.name
     title = f"{name} — " if name else ""
-    print(f"{title}{session.path}: {len(session)} entries, {len(session.roots)} root(s), "
-          f"{len(session.labels)} label(s); showing {len(rows)} ({mode})")
+    print(f"{title}{session.path}: {plural(len(session), 'entry')}, {plural(len(session.roots), 'root')}, "
+          f"{plural(len(session.labels), 'label')}; showing {fmt_int(len(rows))} ({mode})")
+    shown = window(len(rows), limit, tail)
+    if shown.start:
+        print(f"… {plural(shown.start, 'earlier row')} (--limit N shows the first rows)")
     cols = width()
-    for row in rows:
+    for index in shown:
+        row = rows[index]
         marker = "▶" if row.is_leaf else ("•" if row.on_active_path else " ")
         label = f" [{row.label}]" if row.label else ""
         fork = f" ⑂{row.children}" if row.branch_point else ""
@@ -36,5 +53,7 @@ def print_tree(session: Session, leaf: Any, mode: str, search: str) -> None:
         entry = row.entry
         text = f"{entry.role}: {entry_preview(entry)}" if entry.type == "message" else entry_preview(entry)
         print(prefix + one_line(text, max(20, cols - len(prefix))))
+    if shown.stop < len(rows):
+        print(f"… {plural(len(rows) - shown.stop, 'more row')} (--tail N shows the last rows)")
     if leaf is None:
         print("(leaf reset: the next message starts a new root)")

@@ -4,7 +4,9 @@
   :class:`SummaryResult` and Pi's usage shape;
 - :mod:`pikit.llm.prompts`: pikit's instruction texts and :func:`build_prompt`;
 - :mod:`pikit.llm.models`: context windows and output budgets of well-known models;
-- :mod:`pikit.llm.transport`: retries, backoff, timeouts and secret-free errors;
+- :mod:`pikit.llm.secrets`: API keys read cleanly and redacted in every form;
+- :mod:`pikit.llm.transport`: retries, backoff, time and size limits, secret-free errors;
+- :mod:`pikit.llm.client`: :class:`HTTPSummarizer`, the skeleton of the HTTP clients;
 - :mod:`pikit.llm.openai` / :mod:`pikit.llm.anthropic`: the two wire protocols.
 
 Importing this package does not import httpx; the clients import it when they first send a

@@ -1,6 +1,6 @@
 """A summarizer for the Anthropic Messages API.
 
-Speaks ``POST {base_url}/messages`` (non-streaming) with the ``x-api-key`` and
+Speaks ``POST {base_url}/v1/messages`` (non-streaming) with the ``x-api-key`` and
 ``anthropic-version: 2023-06-01`` headers; the system prompt goes in the top-level ``system``
 field::
 
@@ -14,14 +14,12 @@ field::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pikit.llm.base import SummaryResult
+from pikit.llm.client import HTTPSummarizer
 from pikit.llm.models import usage_with_cost
-from pikit.llm.transport import HTTPSummarizer, token_count
-
-if TYPE_CHECKING:
-    pass
+from pikit.llm.transport import token_count
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicSummarizer", "anthropic_usage"]
 
@@ -61,7 +59,9 @@ class AnthropicSummarizer(HTTPSummarizer):
 
     Args:
         model: the model id (e.g. ``"claude-sonnet-4-5"``).
-        base_url: the API root; ``/messages`` is appended.
+        base_url: the API root, as Anthropic's SDKs and ``ANTHROPIC_BASE_URL`` take it: without
+            ``/v1`` (``https://api.anthropic.com``); ``/v1/messages`` is appended. A URL that
+            already ends in ``/v1`` is accepted too.
         api_key: the key; defaults to ``$ANTHROPIC_API_KEY``. Required for api.anthropic.com,
             optional elsewhere (proxies, compatible servers).
         timeout: seconds allowed per attempt.
@@ -79,10 +79,15 @@ class AnthropicSummarizer(HTTPSummarizer):
     """
 
     name = "anthropic"
-    default_base_url: ClassVar[str] = "https://api.anthropic.com/v1"
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
     official_host: ClassVar[str] = "api.anthropic.com"
     api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
-    endpoint: ClassVar[str] = "/messages"
+    endpoint: ClassVar[str] = "/v1/messages"
+
+    @classmethod
+    def _normalize_base_url(cls, base_url: str) -> str:
+        root = base_url.rstrip("/")
+        return root.removesuffix("/v1")
 
     def _build_request(self, system_prompt: str, user_prompt: str) -> tuple[dict[str, str], dict[str, Any]]:
         headers = {

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pikit.llm.base import SummaryResult
+from pikit.llm.client import HTTPSummarizer
 from pikit.llm.models import usage_with_cost
-from pikit.llm.transport import HTTPSummarizer, token_count
+from pikit.llm.transport import token_count
 
 if TYPE_CHECKING:
     import httpx

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any
 
+import anywidget
 import ipywidgets as widgets
 import traitlets
 
@@ -18,12 +20,49 @@ from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
 from ._base import LeafWidget
 from ._html import error_box, esc, style_widget
 from .budget import model_key, resolve_budget
-from .views.stepper import STEPPER_CSS, render_step
+from .views.stepper import STEPPER_CSS, highlight_css, render_step
 
 __all__ = ["CompactionStepper", "StepperLauncher"]
 
 _SUMMARY_STEP = 6
 _STEPS = len(STEP_TITLES)
+
+# Arrow keys anywhere in the stepper (but in its text box and slider, which have their own):
+# ← and → go back and forward, Home and End to the first and last step.
+_KEYS_ESM = """
+const KEYS = { ArrowLeft: "back", ArrowRight: "next", Home: "first", End: "last" };
+function render({ model, el }) {
+  let root = null;
+  let tries = 0;
+  const onKey = (event) => {
+    const action = KEYS[event.key];
+    if (!action || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target.closest("input, textarea, select, .noUi-handle, [role=slider]")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    model.send({ action });
+  };
+  const attach = () => {
+    root = el.closest(".pikit-stepper");
+    if (!root) {
+      if (tries++ < 200) requestAnimationFrame(attach);
+      return;
+    }
+    if (!root.hasAttribute("tabindex")) root.tabIndex = 0;
+    root.setAttribute("aria-keyshortcuts", "ArrowLeft ArrowRight Home End");
+    root.addEventListener("keydown", onKey);
+  };
+  attach();
+  return () => { if (root) root.removeEventListener("keydown", onKey); };
+}
+export default { render };
+"""
+
+
+class _StepKeys(anywidget.AnyWidget):
+    """An invisible helper that turns arrow keys in the stepper into Back/Next."""
+
+    _esm = _KEYS_ESM
 
 
 class CompactionStepper(LeafWidget, widgets.VBox):
@@ -39,6 +78,12 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
     offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
     to disk.
+
+    With the focus in the stepper, ← and → go back and forward, Home and End to the first and
+    last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
+
+    With ``highlight_scope`` set to a CSS class of an enclosing widget (the explorer does this),
+    the entries of each step are highlighted in its tree and context rows too.
 
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
     current :class:`~pikit.walkthrough.Walkthrough`, ``highlighted`` the entries of the current
@@ -69,11 +114,11 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                 self._problem = str(exc)
                 keep_recent_tokens = self.keep_recent_tokens
 
-        self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step",
+        self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step (←)",
                                           layout=widgets.Layout(width="90px"))
         self.back_button.add_class("pikit-step-back")
         self.next_button = widgets.Button(description="Next", icon="arrow-right", button_style="primary",
-                                          tooltip="the next step", layout=widgets.Layout(width="90px"))
+                                          tooltip="the next step (→)", layout=widgets.Layout(width="90px"))
         self.next_button.add_class("pikit-step-next")
         self.slider = widgets.IntSlider(value=1, min=1, max=_STEPS, step=1, description="step",
                                         continuous_update=False, layout=widgets.Layout(width="300px"))
@@ -90,7 +135,13 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                                 layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         controls.add_class("pikit-gap")
         style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
-        super().__init__([style_widget(), style, self.header, controls, self.body], **kwargs)
+        self._keys = _StepKeys(layout=widgets.Layout(width="0", height="0", overflow="hidden"))
+        self._keys.on_msg(self._on_key)
+        self.highlight_scope: str | None = None
+        self.highlight = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.highlight.add_class("pikit-step-highlight")
+        super().__init__([style_widget(), style, self._keys, self.highlight, self.header, controls, self.body],
+                         **kwargs)
         self.add_class("pikit-root")
         self.add_class("pikit-stepper")
 
@@ -149,6 +200,13 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self._walk = None
         self.refresh()
 
+    def _on_key(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        action = content.get("action") if isinstance(content, dict) else None
+        if action in ("next", "back"):
+            getattr(self, action)()
+        elif action in ("first", "last"):
+            self.step = 1 if action == "first" else _STEPS
+
     def next(self) -> None:
         """Go to the next step."""
         self.step = min(self.step + 1, _STEPS)
@@ -206,6 +264,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         if self.trace is None:
             why = self._problem or "the leaf is reset (empty branch): there is nothing to compact"
             self.body.value = error_box("Cannot step through a compaction here", why)
+            self.highlight.value = ""
             self.status = "error"
             return
         problem = ""
@@ -216,8 +275,10 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         except Exception as exc:  # a summarizer failure is shown, never raised
             self.status = "error"
             problem = error_box("The summarizer failed: nothing was written", exc)
+        step = self.walk.step(self.step)
         self.body.value = problem + render_step(self.walk, self.step)
         self.header.value = self._header_html()  # the summarizer's own name once it is made
+        self.highlight.value = highlight_css(step, self.highlight_scope) if self.highlight_scope else ""
 
     def _header_html(self) -> str:
         leaf = self.leaf_id
@@ -231,6 +292,7 @@ class StepperLauncher(widgets.VBox):
 
     The stepper is made on first use, on the host's session, and follows the host: its
     ``leaf_id`` and the keepRecentTokens of ``keep_from`` (an ``(object, trait name)`` pair).
+    The entries of each step are highlighted in the host's tree and context rows as well.
     ``summarizer`` (a function returning one) and ``instructions`` are asked for when the
     stepper opens and after :meth:`summarizer_changed`; ``summarizer_name`` names it meanwhile.
     """
@@ -261,16 +323,21 @@ class StepperLauncher(widgets.VBox):
         if not visible:
             if self.stepper is not None:
                 self.stepper.layout.display = "none"
+                self.stepper.highlight.value = ""
             return None
         if self.stepper is None:
             source, name = self.keep_from
             self.stepper = CompactionStepper(self.host.session, self.host.leaf_id,
                                              keep_recent_tokens=getattr(source, name))
+            scope = f"pikit-steps-{secrets.token_hex(4)}"
+            self.host.add_class(scope)  # type: ignore[attr-defined]
+            self.stepper.highlight_scope = scope
             widgets.dlink((self.host, "leaf_id"), (self.stepper, "leaf_id"))
             widgets.dlink(self.keep_from, (self.stepper, "keep_recent_tokens"), transform=lambda v: max(0, v))
             self.summarizer_changed()
             self.children = [self.toggle, self.stepper]
         self.stepper.layout.display = None
+        self.stepper.refresh()
         return self.stepper
 
     def summarizer_changed(self) -> None:

@@ -108,8 +108,12 @@ def test_notebook_03_steps_through_a_compaction(page: Page, jupyter_server: Jupy
     assert stepper.locator("th", has_text="running sum").count() == 1
     save_element(page, stepper, "stepper-step1-walk")
 
-    # Steps 2 to 4 with the Next button, by mouse.
-    for number in (2, 3, 4):
+    # Step 2 with the → key (the focus anywhere in the stepper), steps 3 and 4 with the Next button.
+    stepper.locator(".pikit-step-sentence").click()
+    page.keyboard.press("ArrowRight")
+    wait_for_step(page, jupyter_server, 2)
+    check_highlights(page, jupyter_server, stepper, 2, expected)
+    for number in (3, 4):
         forward.click()
         wait_for_step(page, jupyter_server, number)
         check_highlights(page, jupyter_server, stepper, number, expected)
@@ -193,6 +197,21 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
     walked = kernel_value(jupyter_server, REACH_NB, "list(explorer.stepper.highlighted)")
     shown, folded = highlighted_on_page(stepper)
     assert set(shown) <= set(walked) and len(shown) + folded == len(walked)
+    # The walked entries are highlighted in the explorer's own context view and tree, the others not.
+    page.wait_for_function(
+        "([scope, id]) => { const td = document.querySelector("
+        "`${scope} .pikit-context-body tr[data-entry-id=\"${id}\"] > td`);"
+        " return td && getComputedStyle(td).boxShadow !== 'none'; }", arg=[".pikit-explorer", other], timeout=15_000)
+    styled = page.evaluate(
+        "(scope) => Array.from(document.querySelectorAll(`${scope} .pikit-context-body tr[data-entry-id]`))"
+        ".filter((tr) => getComputedStyle(tr.cells[0]).boxShadow !== 'none').map((tr) => tr.dataset.entryId)",
+        ".pikit-explorer")
+    assert styled and set(styled) <= set(walked)
+    tree_lit = page.evaluate(
+        "(scope) => Array.from(document.querySelectorAll(`${scope} .pikit-tree-row`))"
+        ".filter((r) => getComputedStyle(r).boxShadow !== 'none').map((r) => r.dataset.entryId)", ".pikit-explorer")
+    assert set(tree_lit) <= set(walked)
+    save_element(page, explorer, "stepper-in-explorer-step1")
 
     # The panel: Step through, then Next to the summary, written by the panel's summarizer.
     panel = page.locator(".pikit-compaction-panel").first

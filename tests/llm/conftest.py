@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from servers import TEST_KEY, FakeLLMServer
 
 from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.transport import HTTPSummarizer
+from pikit.llm.client import HTTPSummarizer
+from tests.llm.servers import TEST_KEY, FakeLLMServer
 
 _ENV_VARS = (
     "OPENAI_API_KEY",

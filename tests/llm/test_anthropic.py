@@ -7,11 +7,11 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 from pikit.errors import SummarizerError
 from pikit.llm import AnthropicSummarizer, SummaryRequest, build_prompt
 from pikit.llm.anthropic import anthropic_usage
+from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from hypothesis import given
@@ -112,3 +113,38 @@ def test_constructor_validation(kwargs: dict[str, object]) -> None:
     options: dict[str, object] = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **kwargs}
     with pytest.raises(ValueError):
         OpenAISummarizer(**options)  # type: ignore[arg-type]
+
+
+def test_http_summarizer_template_methods_are_abstract() -> None:
+    import inspect
+
+    from pikit.llm.client import HTTPSummarizer
+
+    assert inspect.isabstract(HTTPSummarizer)
+    assert HTTPSummarizer.__abstractmethods__ == frozenset({"_build_request", "_parse_answer"})
+    with pytest.raises(TypeError, match="abstract"):
+        HTTPSummarizer("m", "http://127.0.0.1:9/v1")  # type: ignore[abstract]
+
+
+def test_the_summarizer_errors_form_the_tree_the_docstring_draws() -> None:
+    import pikit.errors as errors
+
+    doc = errors.__doc__ or ""
+    classes = {name: getattr(errors, name) for name in errors.__all__}
+    summarizer = {name: cls for name, cls in classes.items() if issubclass(cls, errors.SummarizerError)}
+    assert len(summarizer) >= 12
+    lines = doc.splitlines()
+    for name, cls in summarizer.items():
+        row = next(i for i, line in enumerate(lines) if re.search(rf"[─ ]{name}\b", line))
+        indent = lines[row].index(name)
+        if cls is errors.SummarizerError:
+            continue
+        parent = cls.__bases__[0].__name__
+        above = next(lines[i] for i in range(row - 1, -1, -1) if lines[i].find("── ") >= 0
+                     and lines[i].index("── ") + 3 < indent)
+        assert parent in above, (name, parent, above)
+        error = cls("x", status=418)
+        assert error.status == 418 and isinstance(error.retryable, bool) and isinstance(error, errors.PikitError)
+    assert errors.SummarizerTimeout("x").retryable and errors.SummarizerServerError("x").retryable
+    assert not errors.SummarizerAuthError("x").retryable and not errors.SummarizerRedirectError("x").retryable
+    assert not errors.SummarizerRateLimitError("quota", retryable=False).retryable

@@ -8,7 +8,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
-from servers import (
+
+from pikit.errors import PikitError, SummarizerError
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
+from pikit.llm.client import HTTPSummarizer
+from tests.llm.servers import (
     CLOSE,
     DEFAULT_SUMMARY,
     ECHO_HEADERS,
@@ -26,10 +30,6 @@ from servers import (
     FakeLLMServer,
     status,
 )
-
-from pikit.errors import PikitError, SummarizerError
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.transport import HTTPSummarizer
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 from pikit.errors import SummarizerError
 from pikit.llm import OpenAISummarizer, SummaryRequest, build_prompt, lookup_model
 from pikit.llm.openai import openai_usage
+from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -260,7 +260,8 @@ def test_null_finish_reason_with_text_is_accepted(summary_request: SummaryReques
             "server reported an error: upstream",
         ),
         (b"[1, 2, 3]", "not a JSON object"),
-        (b"<html>Welcome</html>", "not a JSON object"),
+        (b"<html>Welcome</html>", "an HTML page"),
+        (b"plain words", "not a JSON object"),
     ],
 )
 def test_unusable_answers(answer: dict[str, Any] | bytes, pattern: str, summary_request: SummaryRequest) -> None:

@@ -211,3 +211,39 @@ def test_the_panel_opens_a_stepper_with_its_settings_and_summarizer(refactor: pi
     assert stepper.status == "ready" and "offline" in stepper.header.value
     assert stepper.result is not None and stepper.result.preparation.keep_recent_tokens == 2_500
     assert not list(tmp_path.iterdir())  # stepping writes nothing
+
+
+def test_arrow_keys_from_the_page(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000)
+    keys: Any = stepper.children[2]
+    for action, step in (("next", 2), ("next", 3), ("back", 2), ("last", 7), ("first", 1), ("junk", 1)):
+        keys._handle_custom_msg({"action": action}, [])
+        assert stepper.step == step, action
+
+
+def test_the_explorer_highlights_the_step_in_its_tree_and_context(refactor: pikit.Session) -> None:
+    from pikit.widgets import SessionExplorer
+
+    explorer = SessionExplorer(refactor, keep_recent_tokens=4_000)
+    stepper = explorer.open_stepper()
+    scope = stepper.highlight_scope
+    assert scope is not None and scope in explorer._dom_classes
+    css = stepper.highlight.value
+    assert css.startswith("<style>") and f".{scope} .pikit-tree-row" in css
+    assert all(f'data-entry-id="{entry}"' in css for entry in stepper.highlighted)
+    stepper.step = 7  # the new context is not in the session: nothing to highlight there
+    assert stepper.highlight.value == ""
+    explorer.stepper_launcher.show(False)
+    assert stepper.highlight.value == ""
+
+
+def test_highlight_css_escapes_ids() -> None:
+    from pikit.walkthrough import Step
+    from pikit.widgets.views.stepper import highlight_css
+
+    step = Step(1, "t", "s", ("ok-1", '"]</style><script>x()</script>', "é"), ())
+    css = highlight_css(step, "scope")
+    body = css[len("<style>"):-len("</style>")]
+    assert "<" not in body and 'data-entry-id="ok-1"' in css
+    assert body.count('"') == 4 * 3  # each id opens and closes its string twice, and nothing else does
+    assert highlight_css(Step(7, "t", "s", ("a",), (), view="after"), "scope") == ""

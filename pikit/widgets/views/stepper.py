@@ -13,7 +13,9 @@ from ...palette import DIFF, LINES, SEGMENTS
 from ...walkthrough import MARKS, Fold, Step, StepRow, Walkthrough
 from .._html import esc, role_badge
 
-__all__ = ["STEPPER_CSS", "render_nav", "render_rows", "render_step", "render_walkthrough"]
+__all__ = ["STEPPER_CSS", "highlight_css", "render_nav", "render_rows", "render_step", "render_walkthrough"]
+
+_HIGHLIGHT_LIMIT = 3_000  # entries a step can highlight in another view (a longer selector is not worth it)
 
 # Mark → colour: the same colours as the budget bar and the cut preview mean the same things.
 _MARK_COLOURS = {
@@ -57,7 +59,10 @@ STEPPER_CSS = """
 .pikit-stepper .pikit-step-sentence { border-left: 4px solid var(--jp-brand-color1, #1565c0); padding: 4px 8px;
   margin: 4px 0; background: var(--jp-layout-color2, #f5f7fb); font-size: 1.02em; line-height: 1.4; }
 .pikit-stepper .pikit-step-note { font-size: 0.92em; color: var(--jp-ui-font-color2, #555); margin: 2px 0 2px 12px; }
-.pikit-stepper table.pikit-step-table { border-collapse: collapse; width: 100%; table-layout: fixed; margin-top: 4px; }
+.pikit-stepper .pikit-step-body, .pikit-stepper .pikit-step-body > .widget-html-content { min-width: 0; }
+.pikit-stepper .pikit-step-scroll { overflow-x: auto; max-width: 100%; }
+.pikit-stepper table.pikit-step-table { border-collapse: collapse; width: 100%; min-width: 640px; table-layout: fixed;
+  margin-top: 4px; }
 .pikit-stepper table.pikit-step-table th { text-align: left; font-weight: 600; font-size: 0.86em;
   color: var(--jp-ui-font-color2, #555); border-bottom: 1px solid var(--jp-border-color1, #bbb); padding: 2px 4px;
   white-space: nowrap; }
@@ -119,7 +124,7 @@ def render_rows(step: Step) -> str:
     walked = any(isinstance(r, StepRow) and r.running_sum is not None for r in step.rows)
     width = 8 if walked else 7
     head = ('<tr><th class="pikit-num" style="width:3em">#</th><th style="width:6.5em">entry</th>'
-            '<th style="width:7.5em">role</th><th>preview</th><th class="pikit-num" style="width:4.5em">est</th>'
+            '<th style="width:7em">role</th><th>preview</th><th class="pikit-num" style="width:4.5em">est</th>'
             + ('<th class="pikit-num" style="width:7.5em">running sum</th>' if walked else "")
             + '<th style="width:1.5em" title="valid cut point">✂</th><th style="width:11.5em">here</th></tr>')
     body = []
@@ -132,8 +137,8 @@ def render_rows(step: Step) -> str:
         else:
             body.append(_row(row, walked))
     where = "the context the compaction leaves" if step.view == "after" else "the context at the leaf"
-    return (f'<table class="pikit-step-table" aria-label="entries of {where}" data-view="{esc(step.view)}">'
-            f'<thead>{head}</thead><tbody>{"".join(body)}</tbody></table>')
+    return (f'<div class="pikit-step-scroll"><table class="pikit-step-table" aria-label="entries of {where}" '
+            f'data-view="{esc(step.view)}"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _legend(step: Step) -> str:
@@ -178,3 +183,22 @@ def render_step(walk: Walkthrough, number: int) -> str:
 def render_walkthrough(walk: Walkthrough) -> str:
     """Every step one after the other (for a static page)."""
     return "".join(render_step(walk, n) for n in range(1, len(walk) + 1))
+
+
+def _css_string(value: object) -> str:
+    """``value`` as the inside of a CSS string: every character but letters, digits, ``-`` and ``_`` escaped."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else f"\\{ord(c):x} " for c in str(value))
+
+
+def highlight_css(step: Step, scope: str) -> str:
+    """A stylesheet that highlights the step's entries in the tree and context rows under ``.scope``
+    (matched by ``data-entry-id``; the ids are CSS-escaped, so session text cannot leave the string)."""
+    if step.view != "before" or not step.highlighted:
+        return ""
+    marks = [r.mark for r in step.rows if isinstance(r, StepRow) and r.highlighted and r.mark]
+    colour = _MARK_COLOURS.get(marks[0] if marks else "", LINES["keep_recent"])
+    ids = step.highlighted[:_HIGHLIGHT_LIMIT]
+    selectors = ",".join(f'.{scope} .pikit-tree-row[data-entry-id="{_css_string(i)}"],'
+                         f'.{scope} .pikit-context-body tr[data-entry-id="{_css_string(i)}"] > td' for i in ids)
+    return (f"<style>{selectors} {{ background: color-mix(in srgb, {colour} 18%, transparent) !important; "
+            f"box-shadow: inset 3px 0 0 {colour}; }}</style>")

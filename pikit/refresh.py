@@ -1,0 +1,126 @@
+"""Growing a loaded session with what was appended to its file (:meth:`Session.refresh`).
+
+Only the bytes after the session's :class:`~pikit.tail.FileMark` are read, in bounded
+chunks, through the same line handling as loading (the line limit, damage reported with the
+line's number in the file, index-only decoding for large files). An unfinished last line is
+left in the file until its newline arrives. A file that is no longer the one that was read
+(shrunk, replaced, changed before the mark) is loaded again whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import loading
+from .entry import Entry
+from .errors import PikitError
+from .loading import Problem, _Builder, _too_long, load
+from .tail import FileMark, read_appended
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["Refresh", "refresh_session"]
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What one :meth:`Session.refresh` found.
+
+    ``added`` are the new entries in file order; ``problems`` what their lines had wrong
+    (damaged lines with their line numbers, duplicate ids, orphans); ``pending`` the bytes
+    of an unfinished last line left for the next refresh. ``reloaded`` says why the file was
+    loaded again whole (``None`` for plain appends); ``leaf_moved`` whether the session's
+    leaf followed the newest entry.
+    """
+
+    added: tuple[Entry, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    pending: int = 0
+    reloaded: str | None = None
+    leaf_moved: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether the session changed (entries added, problems found, or a reload)."""
+        return bool(self.added or self.problems or self.reloaded)
+
+    def __repr__(self) -> str:
+        if self.reloaded:
+            return f"<Refresh reloaded: {self.reloaded}>"
+        waiting = f", {self.pending:,} bytes waiting" if self.pending else ""
+        return f"<Refresh +{len(self.added)} entries, {len(self.problems)} problems{waiting}>"
+
+
+def refresh_session(session: Session) -> Refresh:
+    """Add what was appended to ``session``'s file (see :meth:`Session.refresh`)."""
+    path = session.path
+    if path is None:
+        raise PikitError("this session was not loaded from a file, so there is nothing to refresh; "
+                         "use pikit.load(path) or pikit.follow(path)")
+    report = session.report
+    mark = report.mark if report.mark is not None else FileMark()
+    if session._keeps_parsed is None:
+        session._keeps_parsed = report.bytes < loading._KEEP_ALL_BELOW
+    builder = _Builder(path, session._strict, keep_all=session._keeps_parsed and mark.offset < loading._KEEP_ALL_BELOW)
+    builder.header = session.header
+    reported = {p.line for p in report.found if p.kind == "damaged-line"}
+    unfinished = report.unfinished
+    while True:
+        got = read_appended(path, mark, max_bytes=loading.CHUNK_SIZE, max_line=loading.MAX_LINE_BYTES)
+        if got.rewritten is not None:
+            return reload_session(session, got.rewritten)
+        lines = got.lines
+        if unfinished is not None and lines:
+            if lines[0] != unfinished:
+                return reload_session(session, "the last line was still being written when the file was loaded")
+            lines = [b"", *lines[1:]]  # read already, as the unfinished last line
+            unfinished = None
+        if lines and report.migrated_from is not None:
+            return reload_session(session, "lines were appended to an old-format file; it is read whole to migrate it")
+        number = got.first_line
+        for line in lines:
+            size = got.too_long.get(number)
+            if size is not None:
+                if number not in reported:
+                    builder.damaged(number, _too_long(size))
+            else:
+                builder.feed(number, line)
+            number += 1
+        mark = got.mark
+        if not got.more:
+            break
+    return _apply(session, builder, mark, got.pending, unfinished)
+
+
+def _apply(session: Session, builder: _Builder, mark: FileMark, pending: int, unfinished: bytes | None) -> Refresh:
+    report = session.report
+    before = session.leaf_id
+    known = {id(p) for p in report.found}
+    report.found.extend(builder.report.found)
+    if session._keeps_parsed and not builder.keep_all:
+        # The file grew past the size where loading keeps only the index: so does following.
+        session._keeps_parsed = False
+        for entry in session.entries:
+            entry.release()
+    report.mark, report.unfinished = mark, unfinished
+    if unfinished is None:
+        report.lines, report.bytes, report.mtime_ns = mark.line, mark.offset + pending, mark.mtime_ns
+    added = builder.entries
+    if added:
+        session._grow(added)
+    problems = tuple(p for p in report.found if id(p) not in known)
+    return Refresh(tuple(added), problems, pending, None, session.leaf_id != before)
+
+
+def reload_session(session: Session, reason: str) -> Refresh:
+    """Load the session's file again whole, in place, and say why."""
+    assert session.path is not None
+    before = session.leaf_id
+    fresh = load(session.path, strict=session._strict, wait_for_last_line=True)
+    session._adopt(fresh)
+    mark = fresh.report.mark
+    pending = fresh.report.bytes - mark.offset if mark is not None else 0
+    return Refresh((), tuple(fresh.report.found), max(pending, 0), reason, session.leaf_id != before)
+
