@@ -346,14 +346,8 @@ def _arguments_len(raw: Any) -> int:
     return stringify_len(value)
 
 
-def _assistant(state: FileState, head: _Line) -> bool:
-    """The other common case, inline: a v3 assistant message with block content and a usage."""
-    msg = head.message
-    if msg is None or msg.role != "assistant" or head.type != "message" or head.id.__class__ is not str:
-        return False
-    content, usage, timestamp = msg.content, msg.usage, head.timestamp
-    if content.__class__ is not list or usage.__class__ is not _Usage or timestamp.__class__ is not str:
-        return False
+def _assistant_content(content: list[_Block]) -> tuple[int, list[str]]:
+    """Pi's estimate characters of an assistant message's blocks, and its text blocks."""
     chars = 0
     texts = []
     for block in content:
@@ -373,6 +367,18 @@ def _assistant(state: FileState, head: _Line) -> bool:
                 chars += len(name) if name.isascii() else utf16_len(name)
             if block.arguments is not msgspec.UNSET:
                 chars += _arguments_len(block.arguments)
+    return chars, texts
+
+
+def _assistant(state: FileState, head: _Line) -> bool:
+    """The other common case, inline: a v3 assistant message with block content and a usage."""
+    msg = head.message
+    if msg is None or msg.role != "assistant" or head.type != "message" or head.id.__class__ is not str:
+        return False
+    content, usage, timestamp = msg.content, msg.usage, head.timestamp
+    if content.__class__ is not list or usage.__class__ is not _Usage or timestamp.__class__ is not str:
+        return False
+    chars, texts = _assistant_content(content)
     counted = _usage(usage)
     model = msg.model
     countable = counted is not None and (model is msgspec.UNSET or model.__class__ is str) \
