@@ -13,6 +13,7 @@ from ..formatting import plural
 from ..loading import load
 from ..session import Session
 from ..settings import Settings, load_settings
+from .terminal import inert, trusted
 
 _PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -30,13 +31,15 @@ class _StderrProgress:
             return
         self.shown = True
         pct = 100 * done / total
-        sys.stderr.write(f"\rloading {self.name}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
-        sys.stderr.flush()
+        err = trusted(sys.stderr)
+        err.write(f"\rloading {inert(self.name)}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
+        err.flush()
 
     def close(self) -> None:
         if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            err = trusted(sys.stderr)
+            err.write("\r\033[K")
+            err.flush()
 
 
 def open_session(args: Any) -> Session:
