@@ -25,6 +25,7 @@ from .errors import (
     UnknownEntryError,
     WriteError,
 )
+from .following import Follower, follow
 from .loading import LoadReport, Problem, load, loads
 from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
 from .projection import ProjectedEntry, Projection
@@ -47,6 +48,7 @@ __all__ = [
     "Entry",
     "EntryError",
     "FileMark",
+    "Follower",
     "LoadReport",
     "NotASessionError",
     "PikitError",
@@ -72,6 +74,7 @@ __all__ = [
     "collect_branch",
     "context_edit_entry",
     "estimate_tokens",
+    "follow",
     "label_entry",
     "load",
     "load_settings",

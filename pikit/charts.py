@@ -23,6 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import frames
+
+# charts of a whole corpus of sessions
+from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
 from .formatting import fmt_int
 from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from .projection import Projection
@@ -30,7 +33,18 @@ from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
 
-__all__ = ["budget", "budget_segments", "calibration", "compactions", "context_growth", "keep_recent_sweep"]
+__all__ = [
+    "abandoned_branches",
+    "budget",
+    "budget_segments",
+    "calibration",
+    "compaction_after",
+    "compaction_thresholds",
+    "compactions",
+    "context_growth",
+    "keep_recent_sweep",
+    "usage_by_day",
+]
 
 LABEL_WIDTH = 40
 
@@ -113,6 +127,43 @@ def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
     return xs, ys
 
 
+def _draw_trace(ax: Axes, label: str, trace: pd.DataFrame, color: Any, show_estimate: bool,
+                show_usage: bool) -> int:
+    """One source's sawtooth, its estimate and usage, and its compactions; 1 when it had check points."""
+    if trace.empty:
+        ax.plot([], [], color=color, label=f"{label} (no check points)")
+        ax.plot([], [], linestyle="none", marker="v", color=color, gid="compactions")
+        return 0
+    xs, ys = _sawtooth(trace)
+    ax.plot(xs, ys, color=color, linewidth=1.6, label=label, gid="context")
+    recorded = "estimate" in trace.columns
+    if recorded and show_estimate:
+        checks = trace[trace["kind"] == "check"]
+        ax.plot(checks["branch_index"].astype(int), checks["estimate"].astype(int), color=color,
+                linestyle="--", linewidth=0.9, alpha=0.7, label=f"{label}: estimate only", gid="estimate")
+    if recorded and show_usage and "usage_total" in trace.columns:
+        usage = trace[trace["usage_total"].notna() & (trace["usage_total"] > 0)]
+        if not usage.empty:
+            ax.plot(usage["branch_index"].astype(int), usage["usage_total"].astype(int), linestyle="none",
+                    marker=".", markersize=5, color=color, alpha=0.6, label=f"{label}: recorded usage",
+                    gid="usage")
+    events = trace[trace["compacted"].fillna(False).astype(bool)]
+    ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
+            marker="v", markersize=8, color=color, markeredgecolor=TEXT, markeredgewidth=0.6,
+            label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
+    return 1
+
+
+def _draw_limits(ax: Axes, context_window: int, reserve_tokens: int | None) -> None:
+    """The context window, and the compaction threshold when the reserve is known."""
+    ax.axhline(context_window, color=LINES["window"], linewidth=1, linestyle=":", gid="window",
+               label=f"context window {fmt_int(context_window)}")
+    if reserve_tokens is not None:
+        threshold = context_window - reserve_tokens
+        ax.axhline(threshold, color=LINES["threshold"], linewidth=1.2, linestyle="-.", gid="threshold",
+                   label=f"threshold {fmt_int(threshold)} (window − reserve)")
+
+
 def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | None = None,
                    reserve_tokens: int | None = None, title: str | None = None,
                    show_estimate: bool = True, show_usage: bool = True) -> Figure:
@@ -140,36 +191,9 @@ def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | Non
         reserve_tokens = results[0].settings.reserve_tokens
     drawn = 0
     for number, (label, trace, _result) in enumerate(traces):
-        color = series_color(number)
-        if trace.empty:
-            ax.plot([], [], color=color, label=f"{label} (no check points)")
-            ax.plot([], [], linestyle="none", marker="v", color=color, gid="compactions")
-            continue
-        drawn += 1
-        xs, ys = _sawtooth(trace)
-        ax.plot(xs, ys, color=color, linewidth=1.6, label=label, gid="context")
-        recorded = "estimate" in trace.columns
-        if recorded and show_estimate:
-            checks = trace[trace["kind"] == "check"]
-            ax.plot(checks["branch_index"].astype(int), checks["estimate"].astype(int), color=color,
-                    linestyle="--", linewidth=0.9, alpha=0.7, label=f"{label}: estimate only", gid="estimate")
-        if recorded and show_usage and "usage_total" in trace.columns:
-            usage = trace[trace["usage_total"].notna() & (trace["usage_total"] > 0)]
-            if not usage.empty:
-                ax.plot(usage["branch_index"].astype(int), usage["usage_total"].astype(int), linestyle="none",
-                        marker=".", markersize=5, color=color, alpha=0.6, label=f"{label}: recorded usage",
-                        gid="usage")
-        events = trace[trace["compacted"].fillna(False).astype(bool)]
-        ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
-                marker="v", markersize=8, color=color, markeredgecolor=TEXT, markeredgewidth=0.6,
-                label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
+        drawn += _draw_trace(ax, label, trace, series_color(number), show_estimate, show_usage)
     if context_window is not None:
-        ax.axhline(context_window, color=LINES["window"], linewidth=1, linestyle=":", gid="window",
-                   label=f"context window {fmt_int(context_window)}")
-        if reserve_tokens is not None:
-            threshold = context_window - reserve_tokens
-            ax.axhline(threshold, color=LINES["threshold"], linewidth=1.2, linestyle="-.", gid="threshold",
-                       label=f"threshold {fmt_int(threshold)} (window − reserve)")
+        _draw_limits(ax, context_window, reserve_tokens)
     ax.set_xlabel("position on the branch (entry index)")
     ax.set_ylabel("context size (tokens)")
     ax.set_title(title or "Context size over the branch")

@@ -89,74 +89,91 @@ _LITERALS = {"true": True, "false": False, "null": None}
 
 def _parse_deep(text: str) -> Any:
     """An iterative JSON parser for deeply nested values (JavaScript has no depth limit)."""
-    stack: list[Any] = []  # open containers; a dict is followed on the stack by its pending key
+    parser = _DeepParser()
     pos = 0
-    result: Any = None
-    done = False
-    expect = "value"  # value | value-or-close | key | key-or-close | colon | comma-or-close
     while True:
         match = _JSON_TOKEN.match(text, pos)
         if match is None:
-            if done and not text[pos:].strip(" \t\n\r"):
-                return result
+            if parser.done and not text[pos:].strip(" \t\n\r"):
+                return parser.result
             raise JSONParseError(f"malformed JSON at character {pos}")
         pos = match.end()
-        string, number, literal, punct = match.groups()
-        if done:
+        if parser.done:
             raise JSONParseError(f"unexpected data after the JSON value at character {match.start()}")
-        value: Any = _NOTHING
+        parser.token(match)
+
+
+class _DeepParser:
+    """The state of :func:`_parse_deep`: open containers and what may come next.
+
+    ``stack`` holds the open containers; a dict is followed on it by its pending key.
+    ``expect`` is one of value, value-or-close, key, key-or-close, colon, comma-or-close.
+    """
+
+    def __init__(self) -> None:
+        self.stack: list[Any] = []
+        self.expect = "value"
+        self.result: Any = None
+        self.done = False
+
+    def token(self, match: re.Match[str]) -> None:
+        """Consume one token."""
+        string, number, literal, punct = match.groups()
+        at = match.start()
         if punct in ("]", "}"):
-            top = stack[-1] if stack else None
-            closing_list = punct == "]" and isinstance(top, list)
-            closing_dict = punct == "}" and len(stack) >= 2 and isinstance(stack[-2], dict) and stack[-1] is _NOTHING
-            if expect not in ("value-or-close", "key-or-close", "comma-or-close") or not (closing_list or closing_dict):
-                raise JSONParseError(f"unexpected {punct!r} at character {match.start()}")
-            if closing_dict:
-                stack.pop()
-            value = stack.pop()
+            self._store(self._close(punct, at))
         elif punct == ",":
-            if expect != "comma-or-close" or not stack:
-                raise JSONParseError(f"unexpected ',' at character {match.start()}")
-            expect = "value" if isinstance(stack[-1], list) else "key"
-            continue
+            self._comma(at)
         elif punct == ":":
-            if expect != "colon":
-                raise JSONParseError(f"unexpected ':' at character {match.start()}")
-            expect = "value"
-            continue
-        elif expect in ("key", "key-or-close"):
+            if self.expect != "colon":
+                raise JSONParseError(f"unexpected ':' at character {at}")
+            self.expect = "value"
+        elif self.expect in ("key", "key-or-close"):
             if string is None:
-                raise JSONParseError(f"expected a string key at character {match.start()}")
-            stack[-1] = json.loads(string)
-            expect = "colon"
-            continue
-        elif expect not in ("value", "value-or-close"):
-            raise JSONParseError(f"unexpected value at character {match.start()}")
+                raise JSONParseError(f"expected a string key at character {at}")
+            self.stack[-1] = json.loads(string)
+            self.expect = "colon"
+        elif self.expect not in ("value", "value-or-close"):
+            raise JSONParseError(f"unexpected value at character {at}")
         elif punct == "[":
-            stack.append([])
-            expect = "value-or-close"
-            continue
+            self.stack.append([])
+            self.expect = "value-or-close"
         elif punct == "{":
-            stack.extend(({}, _NOTHING))
-            expect = "key-or-close"
-            continue
-        elif string is not None:
-            value = json.loads(string)
-        elif number is not None:
-            value = json.loads(number)
+            self.stack.extend(({}, _NOTHING))
+            self.expect = "key-or-close"
         else:
-            value = _LITERALS[literal]
-        # A complete value: store it in its container, or it is the result.
+            self._store(json.loads(string if string is not None else number) if literal is None
+                        else _LITERALS[literal])
+
+    def _close(self, punct: str, at: int) -> Any:
+        stack = self.stack
+        top = stack[-1] if stack else None
+        closing_list = punct == "]" and isinstance(top, list)
+        closing_dict = punct == "}" and len(stack) >= 2 and isinstance(stack[-2], dict) and stack[-1] is _NOTHING
+        may_close = self.expect in ("value-or-close", "key-or-close", "comma-or-close")
+        if not may_close or not (closing_list or closing_dict):
+            raise JSONParseError(f"unexpected {punct!r} at character {at}")
+        if closing_dict:
+            stack.pop()
+        return stack.pop()
+
+    def _comma(self, at: int) -> None:
+        if self.expect != "comma-or-close" or not self.stack:
+            raise JSONParseError(f"unexpected ',' at character {at}")
+        self.expect = "value" if isinstance(self.stack[-1], list) else "key"
+
+    def _store(self, value: Any) -> None:
+        """A complete value: into its container, or it is the result."""
+        stack = self.stack
         if not stack:
-            result, done = value, True
+            self.result, self.done = value, True
         elif isinstance(stack[-1], list):
             stack[-1].append(value)
-            expect = "comma-or-close"
+            self.expect = "comma-or-close"
         else:
-            key = stack[-1]
-            stack[-2][key] = value
+            stack[-2][stack[-1]] = value
             stack[-1] = _NOTHING
-            expect = "comma-or-close"
+            self.expect = "comma-or-close"
 
 
 class _Nothing:

@@ -237,6 +237,37 @@ def searchable_text(entry: Entry, label: str | None) -> str:
     return " ".join(parts)
 
 
+def _preorder(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], active: set[Any]) -> list[Any]:
+    """Pre-order over the real tree, the active branch first at every fork (each node once)."""
+    order: list[Any] = []
+    stack = sorted(roots, key=lambda r: r not in active)[::-1]
+    seen: set[Any] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        kids = children.get(node, ())
+        ordered = [k for k in kids if k in active] + [k for k in kids if k not in active]
+        stack.extend(reversed(ordered))
+    return order
+
+
+def _visible_children(by_id: Mapping[Any, Entry], visible: list[Any]) -> dict[Any, list[Any]]:
+    """Each visible node under its nearest visible ancestor (None: a top-level row)."""
+    visible_set = set(visible)
+    out: dict[Any, list[Any]] = {}
+    for node in visible:
+        parent = by_id[node].parent_id
+        guard = 0
+        while parent is not None and parent not in visible_set and parent in by_id and guard <= len(by_id):
+            parent = by_id[parent].parent_id
+            guard += 1
+        out.setdefault(parent if parent in visible_set else None, []).append(node)
+    return out
+
+
 def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], leaf_id: Any,
             mode: str = "default", search: str = "") -> list[TreeRow]:
     """Rows of the tree view in the spirit of Pi's ``/tree``.
@@ -254,43 +285,14 @@ def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Seque
     labels = session.labels
     tokens = [t for t in search.lower().split() if t]
 
-    # Pre-order over the real tree, active branch first.
-    order: list[Any] = []
-    stack = sorted(roots, key=lambda r: r not in active)[::-1]
-    seen: set[Any] = set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        kids = children.get(node, ())
-        ordered = [k for k in kids if k in active] + [k for k in kids if k not in active]
-        stack.extend(reversed(ordered))
-
-    visible: list[Any] = []
-    for node in order:
+    def shown(node: Any) -> bool:
         entry = by_id[node]
         if not _visible(entry, node == leaf_id, mode, node in labels):
-            continue
-        if tokens:
-            text = searchable_text(entry, labels.get(node)).lower()
-            if not all(t in text for t in tokens):
-                continue
-        visible.append(node)
+            return False
+        text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
+        return all(t in text for t in tokens)
 
-    # Attach each visible node to its nearest visible ancestor, then lay out indents.
-    visible_set = set(visible)
-    vis_children: dict[Any, list[Any]] = {}
-    for node in visible:
-        parent = by_id[node].parent_id
-        guard = 0
-        while parent is not None and parent not in visible_set and parent in by_id and guard <= len(by_id):
-            parent = by_id[parent].parent_id
-            guard += 1
-        key = parent if parent in visible_set else None
-        vis_children.setdefault(key, []).append(node)
-
+    vis_children = _visible_children(by_id, [n for n in _preorder(roots, children, active) if shown(n)])
     rows: list[TreeRow] = []
     top = vis_children.get(None, [])
     multiple_roots = len(top) > 1

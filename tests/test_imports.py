@@ -15,7 +15,7 @@ import pikit
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "anywidget", "httpx", "tiktoken", "pydantic", "tqdm", "numpy")
-LAYERS = ("llm", "frames", "charts", "widgets", "cli")
+LAYERS = ("llm", "frames", "charts", "widgets", "export", "cli", "corpus")
 # Top-level modules that are not core: the charts layer and the CLI entry point.
 NOT_CORE = {"charts.py", "__main__.py"}
 
@@ -42,7 +42,8 @@ def test_core_imports_nothing_heavy(statement: str, shared_sessions: Path) -> No
     assert "pikit" in modules
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == [], f"{statement!r} imported {heavy}"
-    layers = sorted(m for m in modules if m.startswith(("pikit.llm", "pikit.frames", "pikit.charts", "pikit.widgets")))
+    layers = sorted(m for m in modules if m.startswith(("pikit.llm", "pikit.frames", "pikit.charts", "pikit.widgets",
+                                                        "pikit.corpus")))
     assert layers == [], f"{statement!r} imported {layers}"
 
 
@@ -159,13 +160,14 @@ def test_no_public_name_shadows_a_submodule() -> None:
 
 
 # ---------------------------------------------------------------- layer against layer
-LAYER_ORDER = ("core", "llm", "frames", "corpus", "charts", "live", "widgets", "cli")
+LAYER_ORDER = ("core", "llm", "frames", "corpus", "charts", "live", "widgets", "export", "cli")
 """Each layer may import only itself and the layers before it (docs/architecture.md explains the order).
 
 core: the top-level modules (pure Python); llm: summarizers and HTTP clients; frames: pandas
 DataFrames with columns declared as data; corpus: many sessions at once (built on frames);
 charts: matplotlib figures; live: following a session while Pi writes it; widgets: notebook
-views; cli: the command line (with ``__main__``)."""
+views; export: self-contained HTML pages built from the widgets' views; cli: the command line
+(with ``__main__``)."""
 TOP_LEVEL_LAYERS = {"charts.py": "charts", "__main__.py": "cli"}
 
 

@@ -151,13 +151,69 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
     p.set_defaults(run=_lazy("files:run_migrate"))
 
+    p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the HTML file to write (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace PAGE if it exists (never the source)")
+    p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+                   help="which entries the tree shows (Pi's filter modes)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
+    p.add_argument("--context-window", type=_non_negative, metavar="N", help="default: the model's known window")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.set_defaults(run=_lazy("export:run"))
+
     p = sub.add_parser("info", help="a summary of a session file and any damage found")
     _session_arg(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("files:run_info"))
 
+    p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
+    _session_arg(p)
+    p.add_argument("--context-window", type=_non_negative, metavar="N",
+                   help="the context window in tokens (default: the leaf's model, if known, else 128000)")
+    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
+                   help="tokens reserved for the answer (default: the effective setting)")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--idle-exit", type=float, metavar="SECONDS", help="end after this long without a change")
+    p.add_argument("--poll", type=float, metavar="SECONDS",
+                   help="poll the file at this interval instead of using file-system notifications")
+    p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")
+    p.set_defaults(run=_lazy("watch:run"))
+
     _add_compaction_commands(sub)
+    _add_corpus_commands(sub)
     return parser
+
+
+def _corpus_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
+                        "or ~/.pi/agent/sessions)")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file (default: one per directory in the "
+                   "user's cache folder)")
+    p.add_argument("--engine", choices=["local", "dask"], default="local",
+                   help="scan here (default) or on a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
+                   "(tcp://host:8786) or 'local' for a two-worker cluster on this machine")
+    _json_arg(p)
+
+
+def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+    p = sub.add_parser("sessions", help="every session of a directory, newest first (indexed, incremental)")
+    _corpus_args(p)
+    p.add_argument("--search", metavar="WORDS", help="only sessions whose messages contain every word")
+    p.set_defaults(run=_lazy("corpus:run_sessions"))
+
+    p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
+    _corpus_args(p)
+    p.add_argument("--by", choices=["day", "month", "session", "model", "project"], default="day",
+                   help="how to group (default: day)")
+    p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
+    p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")
+    p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
+    p.set_defaults(run=_lazy("corpus:run_usage"))
 
 
 def _summarizer_args(p: argparse.ArgumentParser) -> None:

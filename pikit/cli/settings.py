@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from argparse import Namespace
 
+from ..formatting import fmt_int
 from ..settings import load_settings
 from .common import print_json
 
@@ -20,8 +21,8 @@ def run(args: Namespace) -> int:
     print(f"compaction for {args.model or 'any model'}:")
     print(f"  enabled          {str(effective.enabled).lower()}")
     for key, value in (("reserveTokens", effective.reserve_tokens), ("keepRecentTokens", effective.keep_recent_tokens)):
-        print(f"  {key:<16} {value:>7,}   ({effective.sources[key]})")
-    print(f"branchSummary.reserveTokens {settings.branch_summary_reserve_tokens:,}")
+        print(f"  {key:<16} {fmt_int(value):>7}   ({effective.sources[key]})")
+    print(f"branchSummary.reserveTokens {fmt_int(settings.branch_summary_reserve_tokens)}")
     if overrides:
         print("model overrides:")
         for model, values in overrides.items():

@@ -19,6 +19,7 @@ outside pandas' range is ``<NaT>``, and any value in a ``string`` column is its 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ import pandas as pd
 
 from ..session import CURRENT, Session
 
-__all__ = ["CURRENT", "Column", "ColumnSpec", "build", "column_table", "select", "shorten"]
+__all__ = ["CURRENT", "Column", "ColumnSpec", "build", "column_table", "select", "shorten", "table"]
 
 PREVIEW_WIDTH = 80
 _INT64 = 2**63 - 1
@@ -56,6 +57,23 @@ class Column:
     def value(self, row: Any) -> Any:
         """This column's value in ``row``."""
         return self.get(row) if self.get is not None else row.get(self.name)
+
+
+def table(text: str, group: str = "core") -> tuple[Column, ...]:
+    """Columns read from a text table, one a line: name, dtype and description, two spaces apart.
+
+    For frames whose rows are dicts keyed by column name (no ``get``)::
+
+        table('''
+        run        Int64   position of the replay
+        entry_id   string  the assistant message
+        ''')
+    """
+    out = []
+    for line in text.strip().splitlines():
+        name, dtype, description = re.split(r"\s{2,}", line.strip(), maxsplit=2)
+        out.append(Column(name, dtype, description, group=group))
+    return tuple(out)
 
 
 ColumnSpec = str | Column | Iterable[str | Column] | None

@@ -15,7 +15,7 @@ from ..preparation import prepare_compaction
 from ..projection import Projection, entry_messages, project_path, replay_system
 from ..session import CURRENT, Session
 from ..tokens import estimate_chars, estimate_tokens, message_usage, usage_total
-from .columns import Column, ColumnSpec, build, hashable, leaf_id, mapping, select, to_int
+from .columns import Column, ColumnSpec, build, hashable, leaf_id, mapping, select, table, to_int
 from .entries import branch_at
 
 __all__ = ["COMPACTION_COLUMNS", "CONTEXT_TRACE_COLUMNS", "SWEEP_COLUMNS", "compactions", "context_trace",
@@ -132,17 +132,17 @@ def compactions(session: Session, leaf: Any = CURRENT, *, columns: ColumnSpec = 
 
 
 # ---------------------------------------------------------------------------------- context trace
-CONTEXT_TRACE_COLUMNS = (
-    Column("branch_index", "Int64", "position of the entry on the branch"),
-    Column("entry_id", "string", "the entry"),
-    Column("kind", "string", "check (an assistant message: where Pi tests the threshold) or compaction"),
-    Column("tokens_before", "Int64", "context size before a compaction at this point (= tokens for checks)"),
-    Column("tokens", "Int64", "context size by Pi's rule after this entry"),
-    Column("estimate", "Int64", "context size by estimates only (replayed system prompt + other messages)"),
-    Column("usage_total", "Int64", "usage recorded on this assistant message, if any"),
-    Column("size_source", "string", "how tokens was obtained: usage, estimate (no usage) or stale (edit/compaction)"),
-    Column("compacted", "boolean", "whether the context was compacted here"),
-)
+CONTEXT_TRACE_COLUMNS = table("""
+    branch_index   Int64    position of the entry on the branch
+    entry_id       string   the entry
+    kind           string   check (an assistant message: where Pi tests the threshold) or compaction
+    tokens_before  Int64    context size before a compaction at this point (= tokens for checks)
+    tokens         Int64    context size by Pi's rule after this entry
+    estimate       Int64    context size by estimates only (replayed system prompt + other messages)
+    usage_total    Int64    usage recorded on this assistant message, if any
+    size_source    string   how tokens was obtained: usage, estimate (no usage) or stale (edit/compaction)
+    compacted      boolean  whether the context was compacted here
+""")
 
 
 class _SizeTracker:
@@ -261,23 +261,23 @@ def context_trace(session: Session, leaf: Any = CURRENT) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------- sweeps
-SWEEP_COLUMNS = (
-    Column("keep_recent_tokens", "Int64", "the keepRecentTokens value tried"),
-    Column("compactable", "boolean", "whether there is anything to compact with this value"),
-    Column("first_kept_entry_id", "string", "firstKeptEntryId: where the kept part begins"),
-    Column("first_kept_index", "Int64", "its position in the projected entry list"),
-    Column("is_split_turn", "boolean", "whether the cut falls inside a turn"),
-    Column("turn_start_entry_id", "string", "start of the split turn"),
-    Column("summarized_messages", "Int64", "messages to summarize (history)"),
-    Column("turn_prefix_messages", "Int64", "messages of the split turn's beginning"),
-    Column("summarized_entries", "Int64", "context entries folded into the summary"),
-    Column("kept_entries", "Int64", "context entries kept verbatim"),
-    Column("summarized_tokens", "Int64", "estimate of the summarized and turn-prefix messages"),
-    Column("kept_tokens", "Int64", "estimate of the kept entries"),
-    Column("tokens_before", "Int64", "context size before the compaction (the same for every value)"),
-    Column("read_files", "Int64", "files in the summary's <read-files>"),
-    Column("modified_files", "Int64", "files in the summary's <modified-files>"),
-)
+SWEEP_COLUMNS = table("""
+    keep_recent_tokens    Int64    the keepRecentTokens value tried
+    compactable           boolean  whether there is anything to compact with this value
+    first_kept_entry_id   string   firstKeptEntryId: where the kept part begins
+    first_kept_index      Int64    its position in the projected entry list
+    is_split_turn         boolean  whether the cut falls inside a turn
+    turn_start_entry_id   string   start of the split turn
+    summarized_messages   Int64    messages to summarize (history)
+    turn_prefix_messages  Int64    messages of the split turn's beginning
+    summarized_entries    Int64    context entries folded into the summary
+    kept_entries          Int64    context entries kept verbatim
+    summarized_tokens     Int64    estimate of the summarized and turn-prefix messages
+    kept_tokens           Int64    estimate of the kept entries
+    tokens_before         Int64    context size before the compaction (the same for every value)
+    read_files            Int64    files in the summary's <read-files>
+    modified_files        Int64    files in the summary's <modified-files>
+""")
 
 
 def sweep_keep_recent(session: Session, leaf: Any = CURRENT, values: Iterable[int] = ()) -> pd.DataFrame:

@@ -12,55 +12,52 @@ from typing import Any
 import pandas as pd
 
 from ..simulate import SimulationResult, threshold_table
-from .columns import Column, build
+from .columns import build, table
 
 __all__ = ["SIMULATION_EVENT_COLUMNS", "SIMULATION_TOTALS_COLUMNS", "SIMULATION_TRACE_COLUMNS",
            "simulation_events", "simulation_totals", "simulation_trace"]
 
-_RUN_COLUMNS = (
-    Column("run", "Int64", "position of the replay in the list of results given (0 for a single result)"),
-    Column("context_window", "Int64", "context window of the replay, in tokens"),
-    Column("reserve_tokens", "Int64", "reserveTokens of the replay"),
-    Column("keep_recent_tokens", "Int64", "keepRecentTokens of the replay"),
-    Column("threshold", "Int64", "context_window - reserve_tokens: Pi compacts when the context is larger"),
-)
+_RUN_COLUMNS = table("""
+    run                 Int64  position of the replay in the list of results given (0 for a single result)
+    context_window      Int64  context window of the replay, in tokens
+    reserve_tokens      Int64  reserveTokens of the replay
+    keep_recent_tokens  Int64  keepRecentTokens of the replay
+    threshold           Int64  context_window - reserve_tokens: Pi compacts when the context is larger
+""")
 
 
-SIMULATION_EVENT_COLUMNS = (
-    *_RUN_COLUMNS,
-    Column("after_entry_id", "string", "the assistant message after which the threshold was crossed"),
-    Column("branch_index", "Int64", "its position on the original branch"),
-    Column("tokens_before", "Int64", "simulated context size when the check fired"),
-    Column("tokens_after", "Int64", "simulated context size after the compaction"),
-    Column("tokens_removed", "Int64", "tokens_before - tokens_after"),
-    Column("first_kept_entry_id", "string", "where the simulated compaction cut"),
-    Column("is_split_turn", "boolean", "whether the cut split a turn"),
-    Column("summarized_messages", "Int64", "messages folded into the summary (turn prefix included)"),
-    Column("summary_tokens", "Int64", "Pi's estimate of the summary written"),
-)
+SIMULATION_EVENT_COLUMNS = (*_RUN_COLUMNS, *table("""
+    after_entry_id       string   the assistant message after which the threshold was crossed
+    branch_index         Int64    its position on the original branch
+    tokens_before        Int64    simulated context size when the check fired
+    tokens_after         Int64    simulated context size after the compaction
+    tokens_removed       Int64    tokens_before - tokens_after
+    first_kept_entry_id  string   where the simulated compaction cut
+    is_split_turn        boolean  whether the cut split a turn
+    summarized_messages  Int64    messages folded into the summary (turn prefix included)
+    summary_tokens       Int64    Pi's estimate of the summary written
+"""))
 
 
-SIMULATION_TRACE_COLUMNS = (
-    *_RUN_COLUMNS,
-    Column("branch_index", "Int64", "position of the check point (an assistant message) on the branch"),
-    Column("entry_id", "string", "the assistant message"),
-    Column("tokens_before", "Int64", "simulated context size at the check"),
-    Column("tokens", "Int64", "simulated context size after any compaction there"),
-    Column("compacted", "boolean", "whether the replay compacted here"),
-)
+SIMULATION_TRACE_COLUMNS = (*_RUN_COLUMNS, *table("""
+    branch_index   Int64    position of the check point (an assistant message) on the branch
+    entry_id       string   the assistant message
+    tokens_before  Int64    simulated context size at the check
+    tokens         Int64    simulated context size after any compaction there
+    compacted      boolean  whether the replay compacted here
+"""))
 
 
-SIMULATION_TOTALS_COLUMNS = (
-    *_RUN_COLUMNS,
-    Column("compactions", "Int64", "compactions the replay performed"),
-    Column("skipped", "Int64", "checks that fired but found nothing to compact"),
-    Column("checks", "Int64", "check points (assistant messages) replayed"),
-    Column("peak_tokens", "Int64", "largest simulated context size at a check"),
-    Column("final_tokens", "Int64", "simulated context size at the end of the branch"),
-    Column("tokens_removed", "Int64", "sum of tokens_before - tokens_after over the compactions"),
-    Column("first_trigger_entry_id", "string", "the assistant message where the first compaction fired"),
-    Column("first_trigger_index", "Int64", "its position on the branch"),
-)
+SIMULATION_TOTALS_COLUMNS = (*_RUN_COLUMNS, *table("""
+    compactions             Int64   compactions the replay performed
+    skipped                 Int64   checks that fired but found nothing to compact
+    checks                  Int64   check points (assistant messages) replayed
+    peak_tokens             Int64   largest simulated context size at a check
+    final_tokens            Int64   simulated context size at the end of the branch
+    tokens_removed          Int64   sum of tokens_before - tokens_after over the compactions
+    first_trigger_entry_id  string  the assistant message where the first compaction fired
+    first_trigger_index     Int64   its position on the branch
+"""))
 
 
 def _results(results: SimulationResult | Iterable[SimulationResult]) -> list[SimulationResult]:

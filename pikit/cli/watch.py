@@ -1,0 +1,283 @@
+"""``pikit watch``: a live gauge of a session while Pi writes it.
+
+A status block redrawn in place on a terminal (the leaf, the entries, the context against
+the window and Pi's threshold as a bar, tokens until Pi compacts, the last compaction, the
+model), or with ``--json`` one object per change, one per line. Ends on Ctrl-C, or after
+``--idle-exit SECONDS`` without a change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from argparse import Namespace
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
+from ..following import Follower
+from ..formatting import MISSING, fmt_int, fmt_percent, plural
+from ..palette import LINES, SEGMENTS
+from ..session import Session
+from ..settings import DEFAULTS, CompactionSettings, Settings
+from .common import session_settings
+
+__all__ = ["Status", "run", "status_of"]
+
+_BAR = 32
+_CONTROL = {**{c: f"\\x{c:02x}" for c in range(0x20) if c not in (0x09,)}, 0x7F: "\\x7f",
+            **{c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}}
+
+
+def visible(text: str) -> str:
+    """Session text for the terminal: control characters shown as escapes, never acted on."""
+    return text.translate(_CONTROL)
+
+
+@dataclass(frozen=True)
+class Status:
+    """One reading of the gauge (``to_json`` gives the ``--json`` object)."""
+
+    leaf_id: Any
+    entries: int
+    tokens: int
+    context_window: int
+    threshold: int
+    would_compact: bool
+    compactions: int
+    last_compaction: dict[str, Any] | None
+    model: str | None
+    leaf_kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leafId": self.leaf_id, "entries": self.entries, "tokens": self.tokens,
+                "contextWindow": self.context_window, "threshold": self.threshold,
+                "wouldCompact": self.would_compact, "compactions": self.compactions,
+                "lastCompaction": self.last_compaction}
+
+
+class _Gauge:
+    """Computes :class:`Status` readings; remembers what does not change between them."""
+
+    def __init__(self, session: Session, window: int | None, reserve: int | None, settings: Settings | None) -> None:
+        self.session = session
+        self.window = window
+        self.reserve = reserve
+        self.settings = settings
+        self._after: dict[Any, int] = {}  # compaction id -> the context size right after it
+        self._resolved: dict[str | None, CompactionSettings] = {}
+
+    def _settings_for(self, model: str | None) -> CompactionSettings:
+        found = self._resolved.get(model)
+        if found is None:
+            defaults = DEFAULTS["compaction"]
+            try:
+                found = self.settings.for_model(model) if self.settings is not None else None
+            except SettingsError:
+                found = None
+            if found is None:
+                found = CompactionSettings(True, defaults["reserveTokens"], defaults["keepRecentTokens"], model)
+            self._resolved[model] = found
+        return found
+
+    def reading(self) -> Status:
+        session = self.session
+        leaf = session.leaf_id
+        projection = session.context(leaf)
+        model = _model_key(projection.model)
+        window = self.window if self.window is not None else _known_window(model)
+        settings = self._settings_for(model)
+        reserve = self.reserve if self.reserve is not None else settings.reserve_tokens
+        tokens = projection.tokens
+        head = projection.compaction
+        last = None
+        if head is not None:
+            after = self._after.get(head.id)
+            if after is None:
+                after = self._after[head.id] = session.context(head.id).tokens
+            last = {"id": head.id, "tokensBefore": head.data.get("tokensBefore"), "tokensAfter": after,
+                    "timestamp": head.timestamp}
+        entry = session.leaf
+        kind = MISSING if entry is None else str(entry.type if entry.role is None else entry.role)
+        return Status(leaf, len(session), tokens, window, window - reserve,
+                      settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind)
+
+
+def _model_key(model: dict[str, Any] | None) -> str | None:
+    model = model or {}
+    provider, model_id = model.get("provider"), model.get("modelId")
+    if model_id is None:
+        return None
+    return f"{provider}/{model_id}" if provider else str(model_id)
+
+
+def _known_window(model: str | None) -> int:
+    from ..llm.models import DEFAULT_CONTEXT_WINDOW, lookup_model
+
+    return lookup_model(model).context_window if model else DEFAULT_CONTEXT_WINDOW
+
+
+def _compactions(session: Session, head: Any) -> int:
+    """Compactions on the leaf's branch (the head one and those before it)."""
+    ancestry = session.ancestry
+    if ancestry is None:
+        return sum(1 for e in session.branch() if e.type == "compaction")
+    count = 0
+    while head is not None:
+        count += 1
+        parent = head.parent_id
+        head = ancestry.compaction.get(parent) if isinstance(parent, str | int | float) else None
+    return count
+
+
+def status_of(session: Session, *, context_window: int | None = None, reserve_tokens: int | None = None,
+              settings: Settings | None = None) -> Status:
+    """The gauge's reading of ``session`` at its leaf."""
+    return _Gauge(session, context_window, reserve_tokens, settings).reading()
+
+
+# ---------------------------------------------------------------------------------- display
+def _rgb(color: str, text: str, enabled: bool) -> str:
+    if not enabled:
+        return text
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"\x1b[38;2;{r};{g};{b}m{text}\x1b[0m"
+
+
+def _bar(status: Status, color: bool) -> str:
+    window = max(status.context_window, 1)
+    filled = min(_BAR, round(_BAR * status.tokens / window))
+    mark = min(_BAR - 1, max(0, round(_BAR * status.threshold / window)))
+    cells = []
+    for i in range(_BAR):
+        if i == mark:
+            cells.append(_rgb(LINES["threshold"], "│", color))
+        elif i < filled:
+            cells.append(_rgb(LINES["threshold"] if status.would_compact else SEGMENTS["new"], "█", color))
+        else:
+            cells.append("░")
+    return "[" + "".join(cells) + "]"
+
+
+def render(status: Status, path: str, engine: str, notice: str | None, color: bool) -> list[str]:
+    """The status block, one string per line (session text made visible, never raw)."""
+    left = status.threshold - status.tokens
+    if status.would_compact:
+        until = _rgb(LINES["threshold"], f"over the threshold by {fmt_int(-left)}: Pi compacts at its next check",
+                     color)
+    else:
+        until = f"{plural(left, 'token')} until Pi compacts"
+    last = status.last_compaction
+    if last is None:
+        compaction = "none on this branch"
+    else:
+        compaction = (f"{visible(str(last['id']))}  tokensBefore {fmt_int(last['tokensBefore'])} → tokensAfter "
+                      f"{fmt_int(last['tokensAfter'])}  ({plural(status.compactions, 'compaction')} on this branch)")
+    lines = [
+        f"pikit watch  {visible(path)}  ({engine}; Ctrl-C ends)",
+        f"  leaf        {visible(str(status.leaf_id))}  {visible(status.leaf_kind)}",
+        f"  entries     {fmt_int(status.entries)}",
+        f"  context     {_bar(status, color)} {fmt_int(status.tokens)} / {fmt_int(status.context_window)} tokens "
+        f"({fmt_percent(status.tokens, status.context_window)}), threshold {fmt_int(status.threshold)}",
+        f"  compaction  {until}",
+        f"  last        {compaction}",
+        f"  model       {visible(status.model) if status.model else MISSING}",
+    ]
+    if notice:
+        lines.append(f"  note        {visible(notice)}")
+    return lines
+
+
+class _Screen:
+    """Redraws the block in place on a terminal; elsewhere prints each block once."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.color = self.tty and not os.environ.get("NO_COLOR")
+        self.drawn = 0
+
+    def draw(self, lines: list[str]) -> None:
+        out = self.out
+        if self.tty:
+            if self.drawn:
+                out.write(f"\x1b[{self.drawn}F")
+            for line in lines:
+                out.write("\x1b[2K" + line + "\n")
+            for _ in range(self.drawn - len(lines)):
+                out.write("\x1b[2K\n")
+            self.drawn = max(self.drawn, len(lines))
+        else:
+            out.write("\n".join(lines) + "\n\n")
+        out.flush()
+
+
+def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) -> Follower | None:
+    """The follower, once the file exists with a session header (``None`` if idle-exit came first)."""
+    start = time.monotonic()
+    told = False
+    while True:
+        try:
+            return Follower(path, poll=poll, strict=strict, background=False)
+        except (SessionFileError, NotASessionError) as exc:
+            waiting = (isinstance(exc, NotASessionError) and "is empty" in str(exc)) or "no such file" in str(exc)
+            if not waiting:
+                raise
+        if not told:
+            print(f"pikit: waiting for {visible(path)} to appear…", file=sys.stderr)
+            told = True
+        if idle_exit is not None and time.monotonic() - start >= idle_exit:
+            return None
+        time.sleep(0.2)
+
+
+def run(args: Namespace) -> int:
+    if args.context_window is not None and args.context_window <= 0:
+        raise PikitError("--context-window must be a positive number of tokens")
+    if args.idle_exit is not None and args.idle_exit < 0:
+        raise PikitError("--idle-exit must be zero or more seconds")
+    follower = _open(args.file, args.poll, args.idle_exit, args.strict)
+    if follower is None:
+        return 0
+    session = follower.session
+    settings: Settings | None
+    try:
+        settings = session_settings(args, session)
+    except SettingsError as exc:
+        print(f"pikit: warning: {exc}; using Pi's default settings", file=sys.stderr)
+        settings = None
+    gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
+    screen = _Screen(sys.stdout)
+    notice: str | None = None
+
+    def show() -> None:
+        status = gauge.reading()
+        if args.json:
+            sys.stdout.write(json.dumps(status.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        else:
+            screen.draw(render(status, follower.path, follower.engine, notice, screen.color))
+
+    try:
+        show()
+        for change in follower.updates(idle_exit=args.idle_exit):
+            notice = _notice(change, follower)
+            if notice and args.json:
+                print(f"pikit: {notice}", file=sys.stderr)
+            show()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        follower.close()
+    return 0
+
+
+def _notice(change: Any, follower: Follower) -> str | None:
+    if change.reloaded:
+        return f"the file was loaded again: {change.reloaded}"
+    damaged = [p for p in change.problems if p.kind == "damaged-line"]
+    if damaged:
+        return f"skipped damaged line(s) {', '.join(str(p.line) for p in damaged[:5])}"
+    return follower.notices[-1] if follower.notices and follower.engine == "polling" else None

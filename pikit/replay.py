@@ -1,0 +1,147 @@
+"""Replay a session into a new file at a readable pace, as if Pi were writing it.
+
+    python -m pikit.replay data/sample_sessions/refactor-auth.jsonl /tmp/live.jsonl --speed 5
+
+The header is written at once; then each line follows after the time that separated it from
+the previous entry in the original (its timestamps), divided by ``--speed`` and capped at
+``--max-gap`` seconds. Lines are appended whole, one write each, and flushed, the way Pi
+writes them; ``--torn`` writes every line in two halves with a pause between, to show that
+a follower never reports a line still being written. Follow the new file with
+``pikit watch`` or the explorer (``SessionExplorer(pikit.follow(OUT))``): any class can
+watch the context grow and compaction happen without a running Pi.
+
+The source is only read. OUT must not exist unless ``--force`` (then it is emptied and
+written again from the start, which a follower sees as a rewrite and reloads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import BinaryIO, NoReturn
+
+from .errors import PikitError
+from .jsjson import loads as js_loads
+from .loading import MAX_LINE_BYTES
+from .timestamps import parse_ms
+
+__all__ = ["main", "replay"]
+
+
+def _lines(source: str) -> Iterator[bytes]:
+    from .reading import open_regular
+
+    with open_regular(source) as handle:
+        pending = b""
+        while True:
+            chunk = handle.read(1024 * 1024)
+            if not chunk:
+                break
+            parts = (pending + chunk).split(b"\n")
+            pending = parts.pop()
+            if len(pending) > MAX_LINE_BYTES:
+                raise PikitError(f"{source}: a line longer than {MAX_LINE_BYTES:,} bytes; not a session to replay")
+            yield from (part + b"\n" for part in parts)
+        if pending:
+            yield pending + b"\n"
+
+
+def _time_ms(line: bytes) -> int | None:
+    try:
+        value = js_loads(line)
+    except ValueError:
+        return None
+    return parse_ms(value.get("timestamp")) if isinstance(value, dict) else None
+
+
+def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed: float = 5.0, max_gap: float = 2.0,
+           torn: bool = False, force: bool = False, sleep: Callable[[float], None] = time.sleep,
+           on_line: Callable[[int, bytes], None] | None = None) -> int:
+    """Write ``source`` line by line into ``out`` at ``speed`` times the original pace.
+
+    Pauses are the gaps between the entries' timestamps divided by ``speed`` (a line
+    without a usable timestamp waits ``1 / speed`` seconds), at most ``max_gap`` seconds.
+    Returns the number of lines written. ``on_line(number, line)`` is called after each.
+    """
+    if speed <= 0:
+        raise PikitError("--speed must be more than 0 (1 is the original pace, 5 five times faster)")
+    if max_gap < 0:
+        raise PikitError("--max-gap must be zero or more seconds")
+    source, out = os.fspath(source), os.fspath(out)
+    if not os.path.isfile(source):
+        raise PikitError(f"{source}: no such session file; check the path")
+    if os.path.exists(out) and os.path.samefile(source, out):
+        raise PikitError(f"{out}: is the source itself; replay into a new file")
+    if os.path.exists(out) and not force:
+        raise PikitError(f"{out}: already exists; give a new file or --force to write it again from the start")
+    written = 0
+    previous: int | None = None
+    with open(out, "wb") as handle:
+        for line in _lines(source):
+            if written:
+                now = _time_ms(line)
+                gap = (now - previous) / 1000 if now is not None and previous is not None else 1.0
+                sleep(min(max(gap, 0.0) / speed, max_gap))
+                previous = now if now is not None else previous
+            else:
+                previous = _time_ms(line)
+            if torn and len(line) > 2:
+                half = len(line) // 2
+                _write(handle, line[:half])
+                sleep(min(0.2, max_gap))
+                line = line[half:]
+            _write(handle, line)
+            written += 1
+            if on_line is not None:
+                on_line(written, line)
+    return written
+
+
+def _write(handle: BinaryIO, data: bytes) -> None:
+    handle.write(data)
+    handle.flush()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"pikit.replay: error: {message} (see `python -m pikit.replay --help`)\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pikit.replay SESSION OUT [--speed N] [--max-gap S] [--torn] [--force]``."""
+    parser = _Parser(prog="python -m pikit.replay",
+                     description="Replay a session into a new file at a readable pace, as if Pi were writing it.")
+    parser.add_argument("session", metavar="SESSION", help="the session to replay (read only)")
+    parser.add_argument("out", metavar="OUT", help="the new file to write")
+    parser.add_argument("--speed", type=float, default=5.0, help="times the original pace (default 5)")
+    parser.add_argument("--max-gap", type=float, default=2.0, metavar="SECONDS",
+                        help="the longest pause between two lines (default 2)")
+    parser.add_argument("--torn", action="store_true", help="write each line in two halves (a pause between)")
+    parser.add_argument("--force", action="store_true", help="write OUT again from the start if it exists")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    args = parser.parse_args(argv)
+
+    def progress(number: int, _line: bytes) -> None:
+        if not args.quiet:
+            sys.stderr.write(f"\rreplayed {number:,} lines")
+            sys.stderr.flush()
+
+    try:
+        count = replay(args.session, args.out, speed=args.speed, max_gap=args.max_gap, torn=args.torn,
+                       force=args.force, on_line=progress)
+    except PikitError as exc:
+        print(f"pikit.replay: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\npikit.replay: interrupted", file=sys.stderr)
+        return 130
+    if not args.quiet:
+        sys.stderr.write(f"\rreplayed {count:,} lines into {args.out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

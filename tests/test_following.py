@@ -1,0 +1,168 @@
+"""pikit.follow: the session keeps up with its file, in the background or the foreground."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit import Refresh
+from pikit.following import Follower
+from tests.entries import user
+
+HEADER = {"type": "session", "version": 3, "id": "s-follow", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+
+
+def line(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as handle:
+        handle.write(data)
+        handle.flush()
+
+
+def start_file(tmp_path: Path, n: int = 2) -> Path:
+    path = tmp_path / "live.jsonl"
+    entries = [user(f"e{i}", f"e{i - 1}" if i else None, i, f"prompt {i}") for i in range(n)]
+    path.write_bytes(line(HEADER) + b"".join(map(line, entries)))
+    return path
+
+
+def wait_for(condition: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+@pytest.mark.parametrize("poll", [None, 0.05])
+def test_background_following_calls_back_once_per_burst(tmp_path: Path, poll: float | None) -> None:
+    path = start_file(tmp_path)
+    seen: list[Refresh] = []
+    with pikit.follow(path, poll=poll) as live:
+        assert live.running and live.engine == ("watchfiles" if poll is None else "polling")
+        live.on_change(seen.append)
+        burst = b"".join(line(user(f"b{i}", f"b{i - 1}" if i else "e1", 10 + i, "x")) for i in range(100))
+        append(path, burst)
+        assert wait_for(lambda: len(live.session) == 102)
+        time.sleep(0.3)
+        assert len(seen) == 1 and len(seen[0].added) == 100  # one burst, one refresh
+        assert live.session.leaf_id == "b99"
+    assert not live.running
+
+
+def test_a_follower_ignores_other_files_in_the_folder(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    with pikit.follow(path) as live:
+        calls: list[Refresh] = []
+        live.on_change(calls.append)
+        for i in range(20):
+            (tmp_path / f"other-{i}.jsonl").write_bytes(b"x\n")
+        time.sleep(0.5)
+        assert calls == []
+
+
+def test_callbacks_can_be_removed_and_their_errors_are_noticed(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    live = Follower(path, background=False)
+    calls: list[Refresh] = []
+    remove = live.on_change(calls.append)
+
+    def broken(_refresh: Refresh) -> None:
+        raise ValueError("boom")
+
+    live.on_change(broken)
+    append(path, line(user("n1", "e1", 5, "x")))
+    assert live.check() is not None and len(calls) == 1
+    assert any("boom" in notice for notice in live.notices)
+    remove()
+    append(path, line(user("n2", "n1", 6, "x")))
+    live.check()
+    assert len(calls) == 1
+    assert live.check() is None  # nothing new
+
+
+def test_foreground_updates_end_after_the_idle_time(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    live = Follower(path, background=False)
+
+    def writer() -> None:
+        for i in range(3):
+            time.sleep(0.2)
+            append(path, line(user(f"w{i}", "e1", 20 + i, "x")))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    start = time.monotonic()
+    leaves = [change.added[-1].id for change in live.updates(idle_exit=1.0)]
+    thread.join()
+    assert leaves == ["w0", "w1", "w2"]
+    assert 1.0 <= time.monotonic() - start < 4
+
+
+def test_a_rewrite_while_following_is_reloaded_with_a_notice(tmp_path: Path) -> None:
+    path = start_file(tmp_path, 4)
+    with pikit.follow(path, poll=0.05) as live:
+        path.write_bytes(line(HEADER) + line(user("new", None, 1, "again")))
+        assert wait_for(lambda: len(live.session) == 1)
+        assert any("loaded again" in notice for notice in live.notices)
+        assert live.session.leaf_id == "new"
+
+
+def test_dropping_a_follower_ends_its_thread(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    live = pikit.follow(path, poll=0.05)
+    thread = live._thread
+    assert thread is not None and thread.is_alive()
+    ref = weakref.ref(live)
+    del live
+    gc.collect()
+    assert ref() is None
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_in_an_event_loop_refreshes_run_on_the_loop(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    threads: list[str] = []
+
+    async def main() -> None:
+        live = pikit.follow(path)
+        live.on_change(lambda _r: threads.append(threading.current_thread().name))
+        try:
+            append(path, line(user("loop", "e1", 9, "x")))
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                if threads:
+                    break
+        finally:
+            live.close()
+
+    asyncio.run(main())
+    assert threads == [threading.main_thread().name]
+
+
+def test_follow_needs_a_session_file(tmp_path: Path) -> None:
+    with pytest.raises(pikit.SessionFileError, match="no such file"):
+        pikit.follow(tmp_path / "missing.jsonl")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(pikit.NotASessionError):
+        pikit.follow(empty)
+    live = Follower(start_file(tmp_path), background=False)
+    live.start()
+    with pytest.raises(pikit.PikitError, match="already follows"):
+        next(live.updates())
+    live.close()

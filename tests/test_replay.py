@@ -1,0 +1,68 @@
+"""pikit.replay: a session written again line by line, at a pace taken from its timestamps."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pikit
+from pikit import PikitError
+from pikit.replay import replay
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample_sessions" / "refactor-auth.jsonl"
+
+
+def test_the_copy_is_byte_for_byte_and_paced_by_the_timestamps(tmp_path: Path) -> None:
+    out = tmp_path / "live.jsonl"
+    pauses: list[float] = []
+    sizes: list[int] = []
+    count = replay(SAMPLE, out, speed=4, max_gap=1.5, sleep=pauses.append,
+                   on_line=lambda _n, _line: sizes.append(out.stat().st_size))
+    assert out.read_bytes() == SAMPLE.read_bytes()
+    assert count == len(SAMPLE.read_bytes().splitlines()) == len(pauses) + 1
+    assert sizes == sorted(sizes) and all(p <= 1.5 for p in pauses)
+    times = [e.time_ms for e in pikit.load(SAMPLE).entries]
+    assert pauses[1] == pytest.approx(min((times[1] - times[0]) / 4000, 1.5))
+
+
+def test_torn_lines_arrive_in_two_writes(tmp_path: Path) -> None:
+    out = tmp_path / "torn.jsonl"
+    seen: list[bytes] = []
+
+    def look(_seconds: float) -> None:
+        if out.exists():
+            seen.append(out.read_bytes())
+
+    replay(SAMPLE, out, speed=1000, torn=True, sleep=look)
+    assert out.read_bytes() == SAMPLE.read_bytes()
+    assert any(not snapshot.endswith(b"\n") for snapshot in seen)  # a half line was visible
+
+
+def test_replay_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "x.jsonl"
+    out.write_bytes(b"keep me\n")
+    with pytest.raises(PikitError, match="already exists"):
+        replay(SAMPLE, out, sleep=lambda _s: None)
+    assert out.read_bytes() == b"keep me\n"
+    with pytest.raises(PikitError, match="source itself"):
+        replay(SAMPLE, SAMPLE, force=True, sleep=lambda _s: None)
+    with pytest.raises(PikitError, match="speed"):
+        replay(SAMPLE, tmp_path / "y.jsonl", speed=0)
+    replay(SAMPLE, out, force=True, sleep=lambda _s: None)
+    assert out.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
+    out = tmp_path / "script.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(out), "--speed", "1000",
+                           "--max-gap", "0.001"], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == SAMPLE.read_bytes() and "replayed" in done.stderr
+    again = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(out)], capture_output=True,
+                           text=True, cwd=REPO, timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert again.returncode == 1 and "already exists" in again.stderr and "Traceback" not in again.stderr
