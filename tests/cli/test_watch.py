@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pikit.cli.watch import render, status_of, visible
+from pikit.cli.terminal import inert
+from pikit.cli.watch import render, status_of
 from tests.entries import asst, usage, user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,4 +207,4 @@ def test_the_status_of_a_compacted_session_and_control_characters() -> None:
     assert status.threshold == 13384 and status.tokens == session.context().tokens
     block = render(status, "a\x1b[2Jb.jsonl", "watchfiles", "note\x07", color=False)
     assert all("\x1b" not in row and "\x07" not in row for row in block)
-    assert visible("x\x1b[31my\x9b") == "x\\x1b[31my\\u009b"
+    assert inert("x\x1b[31my\x9b") == "x^[[31myM-^["
