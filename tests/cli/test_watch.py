@@ -208,3 +208,22 @@ def test_the_status_of_a_compacted_session_and_control_characters() -> None:
     block = render(status, "a\x1b[2Jb.jsonl", "watchfiles", "note\x07", color=False)
     assert all("\x1b" not in row and "\x07" not in row for row in block)
     assert inert("x\x1b[31my\x9b") == "x^[[31myM-^["
+
+
+def test_on_a_terminal_the_block_is_redrawn_in_place() -> None:
+    import io
+
+    from pikit.cli.watch import _Screen
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    screen = _Screen(out)
+    screen.draw(["one", "two", "three"])
+    first = out.getvalue()
+    screen.draw(["uno", "dos"])  # a shorter block: the leftover line is cleared
+    second = out.getvalue()[len(first):]
+    assert first == "\x1b[2Kone\n\x1b[2Ktwo\n\x1b[2Kthree\n"
+    assert second == "\x1b[3F\x1b[2Kuno\n\x1b[2Kdos\n\x1b[2K\n"
