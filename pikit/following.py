@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import PikitError
+from .errors import NotASessionError, PikitError, SessionFileError
 from .loading import load
 from .refresh import Refresh
 from .session import Session
@@ -156,6 +156,7 @@ class Follower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._scheduled = False
+        self._waiting = False
         self._finalizer = weakref.finalize(self, self._stop.set)
         self.engine = "watchfiles" if poll is None else "polling"
         if background:
@@ -180,7 +181,15 @@ class Follower:
         """Refresh now; the :class:`~pikit.Refresh` when something changed (callbacks called)."""
         self._scheduled = False
         with self.lock:
-            result = self.session.refresh()
+            try:
+                result = self.session.refresh()
+            except SessionFileError as exc:
+                if os.path.exists(self.path) and not isinstance(exc, NotASessionError):
+                    raise
+                # Between a rotation's steps: gone, or not yet holding a header. Wait for it.
+                self._notice(f"{self.path} is gone or has no session header yet; waiting for it")
+                return None
+            self._waiting = False
             if not result.changed:
                 return None
             self.changes += 1
@@ -192,6 +201,11 @@ class Follower:
                 except Exception as exc:  # one failing view must not stop the others, nor following
                     self.notices.append(f"a change callback failed: {type(exc).__name__}: {exc}")
         return result
+
+    def _notice(self, text: str) -> None:
+        if not self._waiting:  # once per absence, not once a second
+            self._waiting = True
+            self.notices.append(text)
 
     # ------------------------------------------------------------------ foreground
     def updates(self, *, idle_exit: float | None = None) -> Iterator[Refresh]:

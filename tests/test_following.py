@@ -166,3 +166,15 @@ def test_follow_needs_a_session_file(tmp_path: Path) -> None:
     with pytest.raises(pikit.PikitError, match="already follows"):
         next(live.updates())
     live.close()
+
+
+def test_a_rotation_is_waited_out(tmp_path: Path) -> None:
+    path = start_file(tmp_path, 3)
+    live = Follower(path, background=False)
+    path.unlink()  # rotated away...
+    assert live.check() is None and any("waiting" in n for n in live.notices)
+    path.write_bytes(b"")  # ...a new file, no header yet
+    assert live.check() is None and len(live.notices) == 1
+    path.write_bytes(line(HEADER) + line(user("fresh", None, 1, "new file")))
+    change = live.check()
+    assert change is not None and change.reloaded and live.session.leaf_id == "fresh"
