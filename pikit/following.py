@@ -215,6 +215,7 @@ class Follower:
         """
         if self.running:
             raise PikitError("this follower already follows in the background; use on_change() or stop() first")
+        self._stop = threading.Event()  # close() ends this loop too
         engine = self._make_engine()
         try:
             quiet_since = time.monotonic()

@@ -178,3 +178,11 @@ def test_a_rotation_is_waited_out(tmp_path: Path) -> None:
     path.write_bytes(line(HEADER) + line(user("fresh", None, 1, "new file")))
     change = live.check()
     assert change is not None and change.reloaded and live.session.leaf_id == "fresh"
+
+
+def test_foreground_following_starts_again_after_a_stop(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    live = pikit.follow(path, poll=0.05)
+    live.close()
+    threading.Timer(0.2, append, (path, line(user("late", "e1", 30, "x")))).start()
+    assert [c.added[-1].id for c in live.updates(idle_exit=0.8)] == ["late"]
