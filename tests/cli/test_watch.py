@@ -227,3 +227,14 @@ def test_on_a_terminal_the_block_is_redrawn_in_place() -> None:
     second = out.getvalue()[len(first):]
     assert first == "\x1b[2Kone\n\x1b[2Ktwo\n\x1b[2Kthree\n"
     assert second == "\x1b[3F\x1b[2Kuno\n\x1b[2Kdos\n\x1b[2K\n"
+
+
+def test_ctrl_c_ends_the_watch_quietly(tmp_path: Path) -> None:
+    import signal
+
+    path = start_file(tmp_path)
+    watch = Watch(path)
+    watch.wait_for(1)
+    watch.proc.send_signal(signal.SIGINT)
+    stderr = watch.finish(timeout=10)
+    assert watch.proc.returncode == 0 and "Traceback" not in stderr, stderr
