@@ -247,13 +247,8 @@ class Follower:
         self._stop = threading.Event()
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, self._stop.set)
-        loop: asyncio.AbstractEventLoop | None = None
-        if "asyncio" in sys.modules:  # a running event loop (a notebook's kernel) gets the refreshes
-            try:
-                loop = sys.modules["asyncio"].get_running_loop()
-            except RuntimeError:
-                loop = None
         engine = self._make_engine()
+        loop = _calling_loop()
         self._thread = threading.Thread(target=_follow, args=(weakref.ref(self), engine, self._stop, loop),
                                         name=f"pikit-follow {os.path.basename(self.path)}", daemon=True)
         self._thread.start()
@@ -290,6 +285,23 @@ class Follower:
             except RuntimeError:  # the loop was closed: refresh here instead
                 self._scheduled = False
                 self.check()
+
+
+def _calling_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop the caller runs in (a notebook's kernel, an asyncio program), if any.
+
+    Only a loop that runs the caller as one of its tasks counts: such a loop comes back to
+    its queue between steps. A loop that merely reports itself running (as Playwright's
+    synchronous API leaves one) might never look at it again.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop if asyncio.current_task(loop) is not None else None
 
 
 def _follow(ref: weakref.ReferenceType[Follower], engine: _Polling | _Notifications, stop: threading.Event,
