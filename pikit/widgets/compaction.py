@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
 from ..entry import Entry
 from ..errors import PikitError, SettingsError
 from ..formatting import fmt_int, plural
@@ -110,7 +111,9 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.chart.add_class("pikit-compaction-chart")
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
-        super().__init__([style_widget(), widgets.HTML('<div class="pikit-title">Compaction what-if</div>'),
+        title = widgets.HTML(f'<div class="pikit-title">Compaction what-if <span class="pikit-dim">· '
+                             f"{esc(session_title(session))}</span></div>")
+        super().__init__([style_widget(), title,
                           self._settings_box(), self.budget, self.compared, self.preview, self.steps,
                           self._run_box(), self.chart], **kwargs)
         self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), summarizer=self._summarizer,
