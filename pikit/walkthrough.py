@@ -235,7 +235,8 @@ def _walk_step(rows: _Rows, trace: CompactionTrace, cut: CutTrace, trigger: tupl
     total = cut.running_sum(cut.start) if cut.end > cut.start else 0
     figures = [("keepRecentTokens", fmt_int(keep)), ("entries walked", fmt_int(len(walked))),
                ("running sum", fmt_int(cut.running_sum(walked.start) if len(walked) else 0)),
-               ("all context entries", f"{fmt_int(total)} tokens in {plural(cut.end - cut.start, 'entry')}")]
+               ("entries after the previous compaction" if cut.start > 0 else "all context entries",
+                f"{plural(cut.end - cut.start, 'entry')}, {fmt_int(total)} tokens")]
     notes = trigger + (("The walk stops at the previous compaction: what it summarized is never walked again.",)
                        if cut.start > 0 else ())
     ids = _ids(rows.entries, walked)

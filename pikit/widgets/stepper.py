@@ -11,7 +11,6 @@ import ipywidgets as widgets
 import traitlets
 
 from ..compaction import CompactionResult, compact_prepared
-from ..errors import SettingsError
 from ..preparation import CompactionTrace, trace_compaction
 from ..session import CURRENT, Session
 from ..settings import CompactionSettings, Settings
@@ -113,11 +112,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.result: CompactionResult | None = None
         self._walk: Walkthrough | None = None
         self._problem: str | None = None
-        try:
-            window, reserve, keep, _ = resolve_budget(model_key(self.state.projection(leaf)) or None, settings)
-        except SettingsError as exc:  # resolve_budget reports; this guards a broken settings object
-            self._problem = str(exc)
-            window, reserve, keep = 0, 0, self.keep_recent_tokens
+        # Pi's settings (defaults, with the reason, when they cannot be read).
+        window, reserve, keep, self._settings_problem = resolve_budget(
+            model_key(self.state.projection(leaf)) or None, settings)
         keep_recent_tokens = keep if keep_recent_tokens is None else keep_recent_tokens
 
         self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step (←)",
@@ -298,8 +295,10 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def _header_html(self) -> str:
         leaf = self.leaf_id
         where = f'<span class="pikit-id">{esc(leaf)}</span>' if leaf is not None else "the reset leaf"
+        problem = (f' · <span class="pikit-warn">settings: {esc(self._settings_problem)}</span>'
+                   if self._settings_problem else "")
         return (f'<div class="pikit-title">Compaction, step by step</div><div class="pikit-sub">at {where} · '
-                f"summarizer {esc(self._summarizer_name())}</div>")
+                f"summarizer {esc(self._summarizer_name())}{problem}</div>")
 
 
 class StepperLauncher(widgets.VBox):

@@ -259,3 +259,9 @@ def test_the_trigger_follows_the_panels_window_and_reserve(refactor: pikit.Sessi
     assert "Pi would not compact here yet" in stepper.body.value
     panel.context_window = 12_000
     assert stepper.context_window == 12_000 and "Pi compacts here on its own" in stepper.body.value
+
+
+def test_bad_settings_fall_back_to_the_defaults_and_say_why(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, settings=Settings({"compaction": {"keepRecentTokens": -1}}))
+    assert stepper.keep_recent_tokens == 20_000 and stepper.status == "ready"
+    assert "settings:" in stepper.header.value and "non-negative" in stepper.header.value
