@@ -37,10 +37,12 @@ __all__ = [
     "view",
 ]
 
-# Roles whose content is user-like (a string or text and image blocks).
 CONTENT_ROLES = frozenset({"user", "custom", "toolResult"})
+"""Roles whose content is user-like: a string, or text and image blocks."""
 SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
+"""Roles that carry a ``summary`` instead of content."""
 MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
+"""The roles a model accepts; the others are converted before sending."""
 
 
 @dataclass(frozen=True, slots=True)
