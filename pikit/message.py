@@ -2,7 +2,7 @@
 
 A Pi message is a JSON object whose shape depends on its ``role``; its ``content`` is a
 string or a list of typed blocks. :func:`view` reads one message (defensively: any JSON is
-accepted) into a frozen :class:`MessageView`, so the code that counts, previews, renders,
+accepted) into a frozen :class:`MessageView` (msgspec Structs: cheap to define and build), so the code that counts, previews, renders,
 serializes or summarizes messages does not repeat the switch on roles and block types.
 
 The raw message stays the source of truth (:attr:`MessageView.raw`); the view only reads it.
@@ -18,8 +18,9 @@ because parity with Pi decides how every odd value is counted there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 __all__ = [
     "CONTENT_ROLES",
@@ -45,22 +46,19 @@ MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 """The roles a model accepts; the others are converted before sending."""
 
 
-@dataclass(frozen=True, slots=True)
-class TextBlock:
+class TextBlock(msgspec.Struct, frozen=True):
     """A text block (``{"type": "text", "text": …}``); a string content is one of these."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
+class ThinkingBlock(msgspec.Struct, frozen=True):
     """An assistant's thinking block."""
 
     thinking: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     """A tool call of an assistant message.
 
     ``arguments`` is the raw JSON value (normally an object); ``has_arguments`` tells a missing
@@ -73,8 +71,7 @@ class ToolCall:
     has_arguments: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ImageBlock:
+class ImageBlock(msgspec.Struct, frozen=True):
     """An image block (its data is not copied; ``mime_type`` when the block names one)."""
 
     mime_type: str | None
@@ -83,24 +80,21 @@ class ImageBlock:
 Block = TextBlock | ThinkingBlock | ToolCall | ImageBlock
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(msgspec.Struct, frozen=True):
     """One named section of a system prompt; ``text`` is None when the section is deleted."""
 
     name: str
     text: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Tool:
+class Tool(msgspec.Struct, frozen=True):
     """A tool declared (or removed) by a system message; ``raw`` is its JSON object."""
 
     name: str
     raw: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Bash:
+class Bash(msgspec.Struct, frozen=True):
     """The fields of a shell command the user ran (a ``bashExecution`` message).
 
     ``exit_code`` keeps its raw JSON value (an integer, or None while unknown).
@@ -115,8 +109,7 @@ class Bash:
     exclude_from_context: bool
 
 
-@dataclass(frozen=True, slots=True)
-class MessageView:
+class MessageView(msgspec.Struct, frozen=True):
     """A message read once: its role, typed content blocks and role-specific fields.
 
     ``blocks`` holds the recognised blocks of a list content in order (unknown block types
