@@ -23,6 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import frames
+
+# charts of a whole corpus of sessions
+from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
 from .formatting import fmt_int
 from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from .projection import Projection
@@ -30,7 +33,18 @@ from .session import CURRENT, Session
 from .simulate import SimulationResult
 from .tokens import estimate_tokens
 
-__all__ = ["budget", "budget_segments", "calibration", "compactions", "context_growth", "keep_recent_sweep"]
+__all__ = [
+    "abandoned_branches",
+    "budget",
+    "budget_segments",
+    "calibration",
+    "compaction_after",
+    "compaction_thresholds",
+    "compactions",
+    "context_growth",
+    "keep_recent_sweep",
+    "usage_by_day",
+]
 
 LABEL_WIDTH = 40
 

@@ -139,10 +139,15 @@ class Follower:
     collects what a user should hear (a fallback to polling, a reload of a rewritten file).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, poll: float | None = None, strict: bool = False,
+    def __init__(self, source: str | os.PathLike[str] | Session, *, poll: float | None = None, strict: bool = False,
                  background: bool = True) -> None:
-        self.path = os.fspath(path)
-        self.session: Session = load(self.path, strict=strict, wait_for_last_line=True)
+        if isinstance(source, Session):
+            if source.path is None:
+                raise PikitError("this session was not loaded from a file, so there is no file to follow")
+            self.path, self.session = source.path, source
+        else:
+            self.path = os.fspath(source)
+            self.session = load(self.path, strict=strict, wait_for_last_line=True)
         self.lock = threading.RLock()
         self.notices: list[str] = []
         self.changes = 0
@@ -302,10 +307,11 @@ def _stale(follower: Follower) -> bool:
     return size != report.bytes or mtime_ns != report.mtime_ns or inode != mark.inode
 
 
-def follow(path: str | os.PathLike[str], *, poll: float | None = None, strict: bool = False) -> Follower:
+def follow(path: str | os.PathLike[str] | Session, *, poll: float | None = None, strict: bool = False) -> Follower:
     """Load a session file and keep it up to date as it grows (a :class:`Follower`).
 
-    ``follow(path).session`` is the live session; pass the follower to the explorer
+    ``path`` may also be a session loaded from a file: it is then followed as it is (not
+    loaded again). ``follow(path).session`` is the live session; pass the follower to the explorer
     (``SessionExplorer(pikit.follow(path))``) to watch the tree, the budget and the context
     follow Pi. ``poll=SECONDS`` polls instead of using file-system notifications. Call
     ``close()`` (or use ``with``) to stop following.

@@ -15,7 +15,7 @@ import pikit
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "anywidget", "httpx", "tiktoken", "pydantic", "tqdm", "numpy")
-LAYERS = ("llm", "frames", "charts", "widgets", "export", "cli")
+LAYERS = ("llm", "frames", "charts", "widgets", "export", "cli", "corpus")
 # Top-level modules that are not core: the charts layer and the CLI entry point.
 NOT_CORE = {"charts.py", "__main__.py"}
 
@@ -42,7 +42,8 @@ def test_core_imports_nothing_heavy(statement: str, shared_sessions: Path) -> No
     assert "pikit" in modules
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == [], f"{statement!r} imported {heavy}"
-    layers = sorted(m for m in modules if m.startswith(("pikit.llm", "pikit.frames", "pikit.charts", "pikit.widgets")))
+    layers = sorted(m for m in modules if m.startswith(("pikit.llm", "pikit.frames", "pikit.charts", "pikit.widgets",
+                                                        "pikit.corpus")))
     assert layers == [], f"{statement!r} imported {layers}"
 
 

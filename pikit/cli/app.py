@@ -182,7 +182,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_lazy("watch:run"))
 
     _add_compaction_commands(sub)
+    _add_corpus_commands(sub)
     return parser
+
+
+def _corpus_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
+                        "or ~/.pi/agent/sessions)")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file (default: one per directory in the "
+                   "user's cache folder)")
+    p.add_argument("--engine", choices=["local", "dask"], default="local",
+                   help="scan here (default) or on a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
+                   "(tcp://host:8786) or 'local' for a two-worker cluster on this machine")
+    _json_arg(p)
+
+
+def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+    p = sub.add_parser("sessions", help="every session of a directory, newest first (indexed, incremental)")
+    _corpus_args(p)
+    p.add_argument("--search", metavar="WORDS", help="only sessions whose messages contain every word")
+    p.set_defaults(run=_lazy("corpus:run_sessions"))
+
+    p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
+    _corpus_args(p)
+    p.add_argument("--by", choices=["day", "month", "session", "model", "project"], default="day",
+                   help="how to group (default: day)")
+    p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
+    p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")
+    p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
+    p.set_defaults(run=_lazy("corpus:run_usage"))
 
 
 def _summarizer_args(p: argparse.ArgumentParser) -> None:

@@ -9,7 +9,9 @@ Each widget works alone and they compose:
 * :class:`ContextDiff` — two leaves, or before/after a compaction, with token deltas;
 * :class:`BudgetBar` — system prompt, summary, kept and new messages against the context window;
 * :class:`CompactionPanel` — what-if sliders, a live cut-point preview, running a compaction;
-* :class:`CompactionStepper` — Pi's compaction algorithm on one leaf, one step at a time.
+* :class:`CompactionStepper` — Pi's compaction algorithm on one leaf, one step at a time;
+* :class:`SessionBrowser` — a corpus's sessions, sortable and searchable; a click opens one
+  in a :class:`SessionExplorer` below.
 
 Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
 (:mod:`pikit.widgets.views`), testable without a kernel. Session text is always HTML-escaped
@@ -22,6 +24,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .browser import SessionBrowser, SessionTable
     from .budget import BudgetBar, budget_segments
     from .compaction import CompactionPanel, CompactionRun, compaction_history
     from .context import ContextView, context_rows
@@ -36,7 +39,7 @@ _HOMES = {
     "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
     "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",
     "context_rows": "context", "ContextDiff": "diffview", "SessionExplorer": "explorer", "TreeView": "tree",
-    "CompactionStepper": "stepper",
+    "CompactionStepper": "stepper", "SessionBrowser": "browser", "SessionTable": "browser",
 }
 
 __all__ = [
@@ -46,7 +49,9 @@ __all__ = [
     "CompactionStepper",
     "ContextDiff",
     "ContextView",
+    "SessionBrowser",
     "SessionExplorer",
+    "SessionTable",
     "TreeView",
     "budget_segments",
     "compaction_history",

@@ -252,8 +252,11 @@ tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777
   transparent 4px 8px); }
 .pikit-budget-line { position: absolute; top: -3px; height: 28px; width: 0;
   border-left: 2px dashed var(--pikit-line-threshold); }
-.pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--pikit-line-context-size); }
-.pikit-budget-line.pikit-budget-window { border-left: 2px solid var(--pikit-line-window); }
+/* Neutral lines follow the theme's ink (dark themes), with the palette's colours as fallbacks. */
+.pikit-budget-line.pikit-budget-size {
+  border-left: 2px solid var(--jp-ui-font-color1, var(--pikit-line-context-size)); }
+.pikit-budget-line.pikit-budget-window {
+  border-left: 2px solid var(--jp-ui-font-color2, var(--pikit-line-window)); }
 .pikit-budget-keep { position: absolute; height: 8px; border: 2px solid var(--pikit-line-keep-recent); border-top: none;
   margin-top: 2px; box-sizing: border-box; }
 .pikit-budget-marks { position: relative; height: 16px; font-size: 0.8em; line-height: 16px;

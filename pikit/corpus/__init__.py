@@ -1,0 +1,19 @@
+"""A directory of Pi sessions as data: an incremental DuckDB index, usage and compaction analytics.
+
+>>> from pikit.corpus import Corpus
+>>> corpus = Corpus.open()                       # Pi's sessions directory, indexed in the cache folder
+>>> corpus.sessions.head()                       # one row per session file, newest first
+>>> corpus.sql("SELECT model, count(*) FROM compactions GROUP BY model")
+>>> corpus.usage("day")                          # the numbers @ccusage/pi shows, per day
+
+The layer sits above the core and imports DuckDB, pandas and Dask only when they are used.
+"""
+
+from __future__ import annotations
+
+from .corpus import Corpus, default_index_path
+from .discover import default_root
+from .index import ScanReport
+from .schema import TABLES
+
+__all__ = ["TABLES", "Corpus", "ScanReport", "default_index_path", "default_root"]

@@ -1,0 +1,205 @@
+"""A directory of Pi sessions as data: :class:`Corpus`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PikitError
+from . import index as _index
+from .discover import default_root
+from .schema import TABLES
+from .usage import FIELDS, usage_query
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Corpus", "default_index_path"]
+
+Root = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+
+
+def _cache_dir() -> str:
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", "pikit")
+    if os.name == "nt":
+        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.expanduser("~"), "pikit", "Cache")
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pikit")
+
+
+def _root_key(root: Root) -> str:
+    if root is None:
+        root = default_root()
+    if isinstance(root, str | os.PathLike):
+        text = os.path.abspath(os.path.expanduser(os.fspath(root)))
+    else:
+        text = "\n".join(sorted(os.path.abspath(os.fspath(p)) for p in root))
+    return text
+
+
+def default_index_path(root: Root = None) -> str:
+    """Where the index of ``root`` lives by default: one DuckDB file per corpus in the user's cache folder."""
+    digest = hashlib.sha256(_root_key(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(_cache_dir(), f"corpus-{digest}.duckdb")
+
+
+class Corpus:
+    """Every session below a directory (or matching a glob, or listed), indexed in DuckDB.
+
+    Open one with :meth:`open`. The tables (``sessions``, ``messages``, ``compactions``,
+    ``branches``, ``summary_calls``, ``problems``; columns in :data:`pikit.corpus.schema.TABLES`)
+    are DuckDB tables or views of :attr:`connection` and pandas DataFrames through the
+    properties of the same names; :meth:`sql` runs any query over them.
+    """
+
+    def __init__(self, root: Root, index: _index.Index, client: Any = None, workers: int | None = None) -> None:
+        self.root = root
+        self._index = index
+        self.client = client
+        self.workers = _index.default_workers() if workers is None else workers
+        self.last_scan: _index.ScanReport | None = None
+
+    @classmethod
+    def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
+             workers: int | None = None, scan: bool = True) -> Corpus:
+        """Open (and bring up to date) the corpus of ``root``.
+
+        ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
+        or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
+        file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none).
+        ``client``: a ``distributed.Client`` to scan the files on its workers
+        (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
+        a local scan reads changed files with (default: one per CPU, at most four; 1: this process).
+        """
+        path = os.fspath(index) if index is not None else default_index_path(root)
+        corpus = cls(root, _index.Index(path), client, workers)
+        if scan:
+            corpus.scan()
+        return corpus
+
+    def scan(self, progress: _index.ProgressCallback | None = None) -> _index.ScanReport:
+        """Read what changed since the last scan (new files, appended lines, rewritten files)."""
+        if self.client is not None:
+            from .dask import scan_distributed
+
+            self.last_scan = scan_distributed(self._index, self.root, self.client)
+        else:
+            self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
+        return self.last_scan
+
+    @property
+    def connection(self) -> Any:
+        """The DuckDB connection holding the tables."""
+        return self._index.con
+
+    @property
+    def index_path(self) -> str:
+        """The DuckDB file of the index."""
+        return self._index.path
+
+    def sql(self, query: str, params: Any = None) -> pd.DataFrame:
+        """Run a query over the tables; the result as a DataFrame."""
+        import duckdb
+
+        try:
+            return self.connection.execute(query, params).df()
+        except duckdb.Error as exc:
+            raise PikitError(f"query failed: {str(exc).splitlines()[0]}") from None
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One declared table as a DataFrame with its declared columns and dtypes."""
+        if name not in TABLES:
+            raise PikitError(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        from .frames import typed
+
+        order = {"sessions": "started DESC, path", "problems": "path, line", "branches": "path, leaf_id",
+                 "compactions": "path, timestamp"}.get(name, "path, entry_index")
+        columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
+        return typed(self.connection.sql(f'SELECT {columns} FROM "{name}" ORDER BY {order}').to_arrow_table(), name)
+
+    @property
+    def sessions(self) -> pd.DataFrame:
+        """One row per session file (see ``TABLES["sessions"]``), newest first."""
+        return self.table("sessions")
+
+    @property
+    def messages(self) -> pd.DataFrame:
+        """One row per message entry, with usage, Pi's estimate and the counting flags."""
+        return self.table("messages")
+
+    @property
+    def compactions(self) -> pd.DataFrame:
+        """One row per compaction entry."""
+        return self.table("compactions")
+
+    @property
+    def branches(self) -> pd.DataFrame:
+        """One row per branch tip (and current leaf) of every session."""
+        return self.table("branches")
+
+    @property
+    def summary_calls(self) -> pd.DataFrame:
+        """The recorded usage of compaction and branch-summary calls."""
+        return self.table("summary_calls")
+
+    @property
+    def problems(self) -> pd.DataFrame:
+        """Everything that went wrong: unreadable, damaged, vanished files, non-sessions."""
+        return self.table("problems")
+
+    def timezone(self, timezone: str | None = None) -> str:
+        """``timezone`` checked, or the machine's time zone."""
+        name = timezone or self.connection.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+        try:
+            probe = "SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
+            self.connection.execute(probe, {"tz": name}).fetchall()
+        except Exception:
+            raise PikitError(f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC") from None
+        return str(name)
+
+    def usage_rows(self, by: str = "day", *, since: str | None = None, until: str | None = None,
+                   timezone: str | None = None, split_branch: bool = False) -> list[dict[str, Any]]:
+        """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields)."""
+        sql, params = usage_query(by, since=since, until=until, timezone=self.timezone(timezone),
+                                  split_branch=split_branch)
+        rows = []
+        for key, branch, *values, _last in self.connection.execute(sql, params).fetchall():
+            row: dict[str, Any] = {"key": key}
+            if split_branch:
+                row["branch"] = branch
+            row.update(zip(FIELDS, (int(v) if i not in (5, 7) else float(v) for i, v in enumerate(values)),
+                           strict=True))
+            rows.append(row)
+        return rows
+
+    def usage(self, by: str = "day", **options: Any) -> pd.DataFrame:
+        """A usage report (see :meth:`usage_rows`) as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.usage_rows(by, **options))
+
+    def search(self, words: str) -> list[str]:
+        """Paths of the sessions whose user or assistant text contains every word (case-insensitive)."""
+        terms = [w.lower() for w in words.split() if w]
+        if not terms:
+            return []
+        conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
+        params = {f"w{i}": t for i, t in enumerate(terms)}
+        sql = f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions}"
+        return [p for (p,) in self.connection.execute(sql, params).fetchall()]
+
+    def close(self) -> None:
+        """Close the index (the DuckDB file stays for the next :meth:`open`)."""
+        self._index.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.root!r}, index={self.index_path!r})"

@@ -1,0 +1,129 @@
+"""The session browser: a corpus's sessions table, sortable and searchable; a click opens a session below."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import ipywidgets as widgets
+import orjson
+import traitlets
+
+from ._base import error_output
+from ._html import CSS, error_box
+from .views.browser import BROWSER_COLUMNS, browser_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..corpus import Corpus
+    from .explorer import SessionExplorer
+
+__all__ = ["SessionBrowser", "SessionTable"]
+
+_BROWSER_CSS = """
+.pikit-browser { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
+  color: var(--jp-ui-font-color1, #222); }
+.pikit-browser-bar { display: flex; gap: 8px; align-items: center; margin-bottom: 4px; }
+.pikit-browser-search { flex: 1 1 auto; padding: 3px 6px; border: 1px solid var(--jp-border-color2, #ccc);
+  border-radius: 4px; font: inherit; }
+.pikit-browser-count { color: var(--jp-ui-font-color2, #666); white-space: nowrap; }
+.pikit-browser-head { display: grid; gap: 6px; padding: 0 6px; border-bottom: 2px solid var(--jp-border-color2, #ddd); }
+.pikit-browser-heading { all: unset; cursor: pointer; font-weight: 600; padding: 4px 0; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+.pikit-browser-viewport { position: relative; overflow-y: auto; border: 1px solid var(--jp-border-color2, #ddd);
+  border-top: none; background: var(--jp-layout-color1, #fff); }
+.pikit-browser-spacer { position: relative; width: 100%; }
+.pikit-browser-row { position: absolute; left: 0; right: 0; display: grid; gap: 6px; align-items: center;
+  padding: 0 6px; box-sizing: border-box; cursor: pointer; border-bottom: 1px solid var(--jp-border-color3, #eee); }
+.pikit-browser-row:hover { background: var(--jp-layout-color2, #f0f4f8); }
+.pikit-browser-row.pikit-selected { background: rgba(25, 118, 210, 0.16); }
+.pikit-browser-cell { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pikit-num { text-align: right; }
+"""
+
+
+class SessionTable(anywidget.AnyWidget):
+    """The table part of :class:`SessionBrowser`: virtualized rows, sorting and searching in the browser.
+
+    Traits: ``search`` (words, all must match one of a row's texts), ``sort_column`` (index in
+    :data:`~pikit.widgets.views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
+    ``selected_path`` (the session file of the row last clicked). ``shown_count`` is how many
+    rows match the search; ``render_ms`` the time the browser took to first paint.
+    """
+
+    _esm = Path(__file__).with_name("_browser.js")
+    _css = CSS + _BROWSER_CSS
+
+    rows_data = traitlets.Bytes(b"[]").tag(sync=True)
+    columns: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    search = traitlets.Unicode("").tag(sync=True)
+    sort_column = traitlets.Int(0).tag(sync=True)
+    sort_descending = traitlets.Bool(True).tag(sync=True)
+    selected_path = traitlets.Unicode("").tag(sync=True)
+    row_height = traitlets.Int(26).tag(sync=True)
+    height = traitlets.Int(420).tag(sync=True)
+    shown_count = traitlets.Int(-1).tag(sync=True)
+    render_ms = traitlets.Float(-1.0).tag(sync=True)
+
+    def __init__(self, rows: list[list[Any]], *, height: int = 420, **kwargs: Any) -> None:
+        columns = [[c.title, c.numeric, c.width] for c in BROWSER_COLUMNS]
+        super().__init__(rows_data=orjson.dumps(rows), columns=columns, height=height, **kwargs)
+
+    @property
+    def rows(self) -> list[list[Any]]:
+        """The rows sent to the browser (see :func:`~pikit.widgets.views.browser.browser_rows`)."""
+        rows: list[list[Any]] = orjson.loads(self.rows_data)
+        return rows
+
+
+class SessionBrowser(widgets.VBox):
+    """Every session of a corpus in one table; clicking a row opens it in a :class:`SessionExplorer` below.
+
+    ``source`` is a :class:`pikit.corpus.Corpus` or its ``sessions`` DataFrame. The table stays
+    fast with thousands of rows (only the rows in view are in the page; sorting and searching
+    run in the browser). ``selected_path`` (a traitlet) is the session shown below: set it
+    from Python to open one, or observe it. Parts: ``table`` (a :class:`SessionTable`),
+    ``detail`` (the box the explorer goes in), ``explorer`` (the open
+    :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel time the last open took.
+    ``explorer_options`` are passed to each :class:`SessionExplorer`.
+    """
+
+    selected_path = traitlets.Unicode("")
+
+    def __init__(self, source: Corpus | pd.DataFrame, *, height: int = 420,
+                 explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        sessions: pd.DataFrame = source if not hasattr(source, "sessions") else source.sessions
+        self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height)
+        self.detail = widgets.VBox()
+        self.explorer: SessionExplorer | None = None
+        self.errors = error_output()
+        self.open_ms = 0.0
+        self._options = dict(explorer_options or {})
+        super().__init__([self.table, self.errors, self.detail], **kwargs)
+        self.add_class("pikit-session-browser")
+        traitlets.link((self.table, "selected_path"), (self, "selected_path"))
+        self.observe(self._open, names=["selected_path"])
+
+    def _open(self, change: dict[str, Any]) -> None:
+        path = change["new"]
+        if not path:
+            self.detail.children = []
+            self.explorer = None
+            return
+        start = time.perf_counter()
+        from .. import load
+        from ..errors import PikitError
+        from .explorer import SessionExplorer
+
+        try:
+            session = load(path)
+        except PikitError as exc:
+            self.detail.children = [widgets.HTML(error_box(f"cannot open {path}", exc))]
+            self.explorer = None
+            return
+        self.explorer = SessionExplorer(session, **self._options)  # it shows the session's name and path
+        self.detail.children = [self.explorer]
+        self.open_ms = (time.perf_counter() - start) * 1000

@@ -1,0 +1,86 @@
+"""``pikit sessions`` and ``pikit usage``: JSON contracts, plain output, mistakes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FIELDS = ["key", "inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
+          "summarizationTokens", "summarizationCost"]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pikit", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def _json(*args: str) -> Any:
+    result = _run(*args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_usage_json_shape(sample_corpus: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "i.duckdb")
+    for by in ("day", "month", "session", "model", "project"):
+        report = _json("usage", str(sample_corpus), "--by", by, "--index", index, "--timezone", "UTC")
+        assert set(report) == {"rows", "totals"}
+        assert all(list(row) == FIELDS for row in report["rows"])
+        assert list(report["totals"]) == FIELDS[1:]
+        assert report["totals"]["inputTokens"] == sum(r["inputTokens"] for r in report["rows"])
+        for row in report["rows"]:
+            assert row["totalTokens"] == sum(row[k] for k in FIELDS[1:5])
+    months = _json("usage", str(sample_corpus), "--by", "month", "--index", index, "--timezone", "UTC")
+    assert [r["key"] for r in months["rows"]] == ["2026-10", "2026-11"]
+    models = _json("usage", str(sample_corpus), "--by", "model", "--index", index)
+    assert {r["key"] for r in models["rows"]} == {"anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5",
+                                                  "openai/gpt-5", "openai/gpt-4o"}
+    assert models["totals"]["summarizationCost"] > 0
+
+
+def test_usage_split_by_branch_and_dates(sample_corpus: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "i.duckdb")
+    whole = _json("usage", str(sample_corpus), "--index", index, "--timezone", "UTC")
+    split = _json("usage", str(sample_corpus), "--index", index, "--timezone", "UTC", "--split", "branch")
+    assert {r["branch"] for r in split["rows"]} == {"active", "abandoned"}
+    assert split["totals"]["outputTokens"] == whole["totals"]["outputTokens"]
+    abandoned = sum(r["cost"] for r in split["rows"] if r["branch"] == "abandoned")
+    assert 0 < abandoned < whole["totals"]["cost"]
+    window = _json("usage", str(sample_corpus), "--index", index, "--timezone", "UTC", "--since", "2026-11-03",
+                   "--until", "20261104")
+    assert [r["key"] for r in window["rows"]] == ["2026-11-03", "2026-11-04"]
+    tokyo = _json("usage", str(sample_corpus), "--index", index, "--timezone", "Asia/Tokyo")
+    assert tokyo["totals"]["inputTokens"] == whole["totals"]["inputTokens"]
+    assert [r["key"] for r in tokyo["rows"]] != [r["key"] for r in whole["rows"]]
+
+
+def test_sessions_json_and_search(sample_corpus: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "i.duckdb")
+    listed = _json("sessions", str(sample_corpus), "--index", index)["sessions"]
+    assert len(listed) == 37
+    assert [s["started"] for s in listed] == sorted((s["started"] for s in listed), reverse=True)
+    assert {"sessionId", "path", "project", "cwd", "name", "firstUserMessage", "leaves", "abandonedBranches",
+            "compactions", "cost", "models"} <= set(listed[0])
+    found = _json("sessions", str(sample_corpus), "--index", index, "--search", "makefile deploys")["sessions"]
+    assert [s["firstUserMessage"] for s in found] == ["List the scripts in the Makefile."]
+    plain = _run("sessions", str(sample_corpus), "--index", index)
+    assert plain.returncode == 0 and "37 session(s)" in plain.stdout
+    assert "1 damaged-line, 1 unfinished-line" in plain.stderr
+
+
+def test_mistakes_are_one_line(tmp_path: Path, sample_corpus: Path) -> None:
+    for args, message in [(("usage", str(tmp_path / "nope")), "no such file or folder"),
+                          (("usage", str(sample_corpus), "--timezone", "Mars/Olympus", "--index",
+                            str(tmp_path / "i.duckdb")), "unknown time zone"),
+                          (("usage", str(sample_corpus), "--since", "yesterday", "--index",
+                            str(tmp_path / "i.duckdb")), "is not a date"),
+                          (("sessions", str(sample_corpus), "--scheduler", "local"), "--engine dask")]:
+        result = _run(*args)
+        assert result.returncode != 0
+        assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    (tmp_path / "empty").mkdir()
+    result = _run("usage", str(tmp_path / "empty"), "--index", str(tmp_path / "e.duckdb"))
+    assert result.returncode == 0 and "no session files" in result.stderr

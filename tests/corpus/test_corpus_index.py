@@ -1,0 +1,277 @@
+"""The corpus index: declared tables, incremental re-scans, problems, the no-double-counting rule, memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from pikit.corpus import TABLES, Corpus
+from pikit.corpus.frames import COLUMNS
+from tests.corpus.corpora import assistant, header, user, write
+
+DAY = "2026-11-02T"
+
+
+def _corpus(root: Path, tmp_path: Path, **options: object) -> Corpus:
+    return Corpus.open(root, index=tmp_path / "index.duckdb", workers=1, **options)  # type: ignore[arg-type]
+
+
+def test_tables_have_the_declared_columns_in_duckdb_and_pandas(sample_corpus: Path, tmp_path: Path) -> None:
+    with _corpus(sample_corpus, tmp_path) as corpus:
+        for table, specs in TABLES.items():
+            described = corpus.connection.execute(f'DESCRIBE SELECT * FROM "{table}"').fetchall()
+            names = [row[0] for row in described if row[0] != "file_id"]
+            assert names == [name for name, _, _ in specs], table
+            frame = corpus.table(table)
+            assert list(frame.columns) == [c.name for c in COLUMNS[table]]
+            assert [str(t) for t in frame.dtypes] == [c.dtype for c in COLUMNS[table]], table
+            assert len(frame) > 0, table
+
+
+def test_sessions_table_describes_each_file(sample_corpus: Path, tmp_path: Path) -> None:
+    with _corpus(sample_corpus, tmp_path) as corpus:
+        sessions = corpus.sessions
+        assert len(sessions) == 37  # the damaged file and the version-1 file are sessions too
+        assert sessions.started.is_monotonic_decreasing
+        v1 = sessions[sessions.version == 1]
+        assert len(v1) == 1 and v1.entries.iloc[0] > 5 and v1.leaf_id.isna().all()
+        forks = sessions[sessions.parent_session.notna()]
+        assert len(forks) >= 6 and (forks.copied_cost > 0).all()
+        assert (sessions.abandoned_branches > 0).sum() >= 5
+        assert sessions.name.notna().sum() >= 30 and sessions.first_user_message.notna().all()
+        entry_types = json.loads(sessions.entry_types.iloc[0])
+        assert entry_types["message"] == sessions.messages.iloc[0]
+
+
+def test_no_double_counting_of_forked_copies(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    source = write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_s1.jsonl", header("s1"),
+                   user("u1", None, DAY + "08:00:01.000Z", "first"), assistant("a1", "u1", DAY + "08:00:02.000Z", 100))
+    # a fork to another project: every entry copied (same ids and timestamps), then its own turn
+    write(root / "--home-dev-zzz--" / "2026-11-02T09-00-00-000Z_s2.jsonl",
+          header("s2", "/home/dev/zzz", str(source), DAY + "09:00:00.000Z"),
+          user("u1", None, DAY + "08:00:01.000Z", "first"), assistant("a1", "u1", DAY + "08:00:02.000Z", 100),
+          user("u2", "a1", DAY + "09:00:01.000Z", "second"), assistant("a2", "u2", DAY + "09:00:02.000Z", 7))
+    with _corpus(root, tmp_path) as corpus:
+        rows = {r["key"]: r for r in corpus.usage_rows("session", timezone="UTC")}
+        assert rows["s1"]["inputTokens"] == 100 and rows["s2"]["inputTokens"] == 7
+        assert corpus.usage_rows("day", timezone="UTC")[0]["inputTokens"] == 107
+        messages = corpus.sql("SELECT session_id, entry_id, counted FROM messages WHERE role = 'assistant' "
+                              "ORDER BY session_id, entry_id")
+        assert messages.values.tolist() == [["s1", "a1", True], ["s2", "a1", False], ["s2", "a2", True]]
+        sessions = corpus.sessions.set_index("session_id")
+        assert sessions.loc["s2", "input_tokens"] == 7 and sessions.loc["s2", "copied_cost"] == 0.01
+
+
+def test_appended_lines_are_read_alone_and_a_partial_line_waits(sample_corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    shutil.copytree(sample_corpus, root)
+    target = sorted(root.glob("--home-dev-shop-api--/*.jsonl"))[0]
+    with _corpus(root, tmp_path) as corpus:
+        before = corpus.sql("SELECT count(*) AS n FROM messages").n[0]
+        leaf = corpus.sql(f"SELECT leaf_id FROM sessions WHERE path = '{target}'").leaf_id[0]
+    line = json.dumps(assistant("beefcafe", leaf, "2026-11-09T10:00:00.000Z", 5000, 1.5)).encode() + b"\n"
+    with target.open("ab") as out:
+        out.write(line[:40])  # a line being written
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.last_scan is not None
+        assert (corpus.last_scan.read_appended, corpus.last_scan.bytes_read) == (1, 0)
+        assert corpus.sql("SELECT count(*) AS n FROM messages").n[0] == before
+        assert corpus.sql("SELECT kind FROM problems WHERE path = $p", {"p": str(target)}).kind.tolist() == \
+            ["unfinished-line"]
+    with target.open("ab") as out:
+        out.write(line[40:])
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.last_scan.read_appended == 1 and corpus.last_scan.bytes_read == len(line)
+        assert corpus.last_scan.unchanged == 36
+        assert corpus.sql("SELECT count(*) AS n FROM messages").n[0] == before + 1
+        row = corpus.sql(f"SELECT leaf_id, cost FROM sessions WHERE path = '{target}'")
+        assert row.leaf_id[0] == "beefcafe"
+        assert corpus.sql("SELECT on_active_branch FROM messages WHERE entry_id = $e", {"e": leaf}).iloc[0, 0]
+        assert corpus.usage_rows("day", timezone="UTC")[-1]["key"] == "2026-11-09"
+        assert corpus.sql("SELECT count(*) AS n FROM problems WHERE path = $p", {"p": str(target)}).n[0] == 0
+
+
+def test_a_rewritten_or_shrunk_file_is_read_again_whole(sample_corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    shutil.copytree(sample_corpus, root)
+    target = sorted(root.glob("--home-dev-docs-site--/*.jsonl"))[1]
+    with _corpus(root, tmp_path) as corpus:
+        entries = corpus.sql(f"SELECT entries FROM sessions WHERE path = '{target}'").entries[0]
+    lines = target.read_bytes().split(b"\n")
+    target.write_bytes(b"\n".join(lines[:10]) + b"\n")  # shrunk (e.g. rewritten by a tool)
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.last_scan.read_whole == 1
+        assert corpus.sql(f"SELECT entries FROM sessions WHERE path = '{target}'").entries[0] == 9 < entries
+    target.write_bytes(b"\n".join([lines[0].replace(b'"cwd":"', b'"cwd":"/x'), *lines[1:12]]) + b"\n")
+    with _corpus(root, tmp_path) as corpus:  # grew, but changed before the old end: whole again
+        assert corpus.last_scan.read_whole == 1
+        assert corpus.sql(f"SELECT cwd FROM sessions WHERE path = '{target}'").cwd[0].startswith("/x")
+
+
+def test_removed_files_leave_the_index(sample_corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    shutil.copytree(sample_corpus, root)
+    with _corpus(root, tmp_path):
+        pass
+    gone = sorted(root.glob("*/*.jsonl"))[3]
+    gone.unlink()
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.last_scan.removed == 1
+        assert str(gone) not in set(corpus.sessions.path)
+        assert corpus.sql("SELECT count(*) AS n FROM messages WHERE path = $p", {"p": str(gone)}).n[0] == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="named pipes")
+def test_bad_input_becomes_problems_and_never_stops_a_scan(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    good = write(root / "--a--" / "good.jsonl", header("good"), user("u1", None, DAY + "08:00:01.000Z", "hi"),
+                 assistant("a1", "u1", DAY + "08:00:02.000Z", 10))
+    write(root / "--a--" / "notes.jsonl", {"kind": "not a session", "n": 1})
+    (root / "--a--" / "damaged.jsonl").write_bytes(json.dumps(header("dmg")).encode() + b"\n{broken\n\xff\xfe\n"
+                                                   + json.dumps(user("u1", None, DAY + "08:00:03.000Z", "ok")).encode()
+                                                   + b"\n")
+    (root / "--a--" / "empty.jsonl").write_bytes(b"")
+    os.mkfifo(root / "--a--" / "pipe.jsonl")
+    (root / "--a--" / "folder.jsonl").mkdir()
+    (root / "--b--").mkdir()
+    with _corpus(root, tmp_path) as corpus:
+        problems = corpus.problems
+        kinds = {(Path(p).name, k) for p, k in zip(problems.path, problems.kind, strict=True)}
+        assert kinds == {("notes.jsonl", "not-a-session"), ("damaged.jsonl", "damaged-line"),
+                         ("empty.jsonl", "not-a-session"), ("pipe.jsonl", "unreadable")}
+        assert sorted(problems[problems.kind == "damaged-line"].line.tolist()) == [2, 3]
+        assert set(corpus.sessions.session_id) == {"good", "dmg"}
+    assert good.exists()
+
+
+def test_a_file_that_vanishes_mid_scan_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.corpus import index
+
+    root = tmp_path / "sessions"
+    write(root / "--a--" / "one.jsonl", header("one"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
+    doomed = write(root / "--a--" / "two.jsonl", header("two"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
+    real_plan = index.plan
+
+    def plan_then_delete(*args: object) -> object:
+        found = real_plan(*args)  # type: ignore[arg-type]
+        doomed.unlink()
+        return found
+
+    monkeypatch.setattr(index, "plan", plan_then_delete)
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.problems[["kind"]].values.ravel().tolist() == ["vanished"]
+        assert corpus.sessions.session_id.tolist() == ["one"]
+
+
+def test_an_empty_directory_and_a_missing_one(tmp_path: Path) -> None:
+    from pikit.errors import PikitError
+
+    (tmp_path / "empty").mkdir()
+    with _corpus(tmp_path / "empty", tmp_path) as corpus:
+        assert corpus.sessions.empty and corpus.problems.kind.tolist() == ["no-sessions"]
+    with pytest.raises(PikitError, match="no such file or folder"):
+        Corpus.open(tmp_path / "missing", index=":memory:")
+
+
+def test_default_directory_honours_pis_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.corpus import default_index_path, default_root
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    assert default_root() == str(tmp_path / "agent" / "sessions")
+    write(tmp_path / "agent" / "sessions" / "--p--" / "s.jsonl", header("s"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with Corpus.open(workers=1) as corpus:
+        assert corpus.sessions.session_id.tolist() == ["s"]
+        assert corpus.index_path == default_index_path() and corpus.index_path.startswith(str(tmp_path / "cache"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", "~/agent-elsewhere")
+    assert default_root() == os.path.join(os.path.expanduser("~"), "agent-elsewhere", "sessions")
+
+
+def test_globs_and_lists_of_files(sample_corpus: Path) -> None:
+    with Corpus.open(str(sample_corpus / "--home-dev-infra--" / "*.jsonl"), index=":memory:", workers=1) as corpus:
+        assert set(corpus.sessions.project) == {"--home-dev-infra--"}
+    files = sorted(sample_corpus.glob("*/*.jsonl"))[:3]
+    with Corpus.open(files, index=":memory:", workers=1) as corpus:
+        assert len(corpus.sessions) == 3
+
+
+def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path) -> None:
+    with Corpus.open(sample_corpus, index=":memory:", workers=1) as one, \
+            Corpus.open(sample_corpus, index=":memory:", workers=2) as two:
+        for table in TABLES:
+            assert one.table(table).equals(two.table(table)), table
+
+
+def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
+    with _corpus(sample_corpus, tmp_path) as corpus:
+        compactions = corpus.compactions
+        fired = compactions[compactions.threshold.notna()]
+        assert len(fired) > 20 and (fired.over_threshold > 0).sum() >= len(fired) - 1  # the v1 one was manual
+        assert (fired.threshold == fired.context_window - 16384).all()
+        assert (compactions.tokens_after < compactions.tokens_before).all()
+        assert compactions.summary_cost.notna().sum() > 20
+        branches = corpus.branches
+        active = branches[branches.is_active]
+        assert len(active) == len(corpus.sessions) and (active.own_entries == active.length).all()
+        abandoned = branches[branches.abandoned]
+        assert (abandoned.own_entries < abandoned.length).all() and abandoned.fork_id.notna().all()
+        assert corpus.sql("SELECT sum(cost) AS c FROM branches WHERE abandoned").c[0] > 0
+
+
+def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are written in batches (of 50,000 messages; 2,000 here) and nothing per file stays behind."""
+    from pikit.corpus import index
+
+    monkeypatch.setattr(index, "_FLUSH_ROWS", 2_000)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "sample_corpus"))
+    from generate import generate  # type: ignore[import-not-found]
+
+    peaks = []
+    for sessions in (6, 24):
+        root = tmp_path / f"c{sessions}"
+        generate(root, sessions=sessions, mb=0.4, seed=3)
+        tracemalloc.start()
+        with Corpus.open(root, index=tmp_path / f"i{sessions}.duckdb", workers=1):
+            pass
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.6 * peaks[0], peaks
+
+
+def test_the_layer_imports_heavy_packages_lazily() -> None:
+    import subprocess
+
+    code = ("import sys, pikit.corpus, pikit.cli.corpus, pikit.cli.app; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'pandas', 'pyarrow', 'dask', "
+            "'distributed', 'numpy', 'fsspec'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("which", ["sample", "shared"])
+def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, shared_sessions: Path) -> None:
+    """The lean scan's per-message figures are the core's (Pi's estimate, the usage), file by file."""
+    import pikit
+    from pikit.tokens import estimate_tokens
+
+    root = sample_corpus if which == "sample" else shared_sessions
+    with Corpus.open(root, index=":memory:", workers=1) as corpus:
+        rows = corpus.sql("SELECT path, entry_index, entry_id, role, estimate, input_tokens FROM messages")
+        for path, group in rows.groupby("path"):
+            session = pikit.load(path)
+            messages = [e for e in session.entries if e.type == "message"]
+            assert len(messages) == len(group), path
+            for entry, row in zip(messages, group.sort_values("entry_index").itertuples(), strict=True):
+                assert row.estimate == estimate_tokens(entry.message), (path, entry.id)
+                if session.report.migrated_from is None:  # a v1 file gets fresh ids when loaded
+                    assert row.entry_id == entry.id
+                usage = (entry.message or {}).get("usage") if entry.role == "assistant" else None
+                if isinstance(usage, dict) and isinstance(usage.get("input"), int):
+                    assert row.input_tokens == usage["input"]
