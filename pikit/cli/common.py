@@ -42,9 +42,9 @@ class _StderrProgress:
             err.flush()
 
 
-def open_session(args: Any, *, note_v1: bool = True) -> Session:
+def open_session(args: Any, *, note_v1: bool = False) -> Session:
     """Load the command's FILE, with progress on an interactive terminal and a damage warning
-    (and, unless ``note_v1`` is false or the output is JSON, a note on a version-1 file's ids)."""
+    (and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
     progress = None
     try:

@@ -15,7 +15,7 @@ from .tree import window
 
 
 def run(args: Namespace) -> int:
-    session = open_session(args)
+    session = open_session(args, note_v1=True)
     leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
     if args.json:
         out: dict[str, Any] = {}

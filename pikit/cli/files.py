@@ -30,7 +30,7 @@ def run_migrate(args: Namespace) -> int:
 
 
 def run_info(args: Namespace) -> int:
-    session = open_session(args, note_v1=False)  # said below, in the report itself
+    session = open_session(args)  # a version-1 file's ids: said below, in the report itself
     report = session.report
     kinds: dict[str, int] = {}
     for entry in session.entries:

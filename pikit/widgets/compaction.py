@@ -111,7 +111,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         super().__init__([style_widget(), widgets.HTML('<div class="pikit-title">Compaction what-if</div>'),
                           self._settings_box(), self.budget, self.compared, self.preview, self.steps,
                           self._run_box(), self.chart], **kwargs)
-        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), summarizer=self._summarizer,
+        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=self._summarizer,
                                                 summarizer_name=lambda: str(self.summarizer_picker.value),
                                                 instructions=lambda: self.instructions.value.strip() or None)
         self.steps.children = [self.stepper_launcher]

@@ -111,7 +111,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.context_view = ContextView(session, leaf, page_size=page_size)
         self.extras = widgets.VBox()
         self.extras.add_class("pikit-explorer-extras")
-        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"))
+        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"), self.budget)
         self.extras.children = [*self.extras.children, self.stepper_launcher]
 
         header = self._header = widgets.HTML(self._header_html())

@@ -247,3 +247,21 @@ def test_highlight_css_escapes_ids() -> None:
     assert "<" not in body and 'data-entry-id="ok-1"' in css
     assert body.count('"') == 4 * 3  # each id opens and closes its string twice, and nothing else does
     assert highlight_css(Step(7, "t", "s", ("a",), (), view="after"), "scope") == ""
+
+
+def test_the_trigger_follows_the_panels_window_and_reserve(refactor: pikit.Session, tmp_path: Path) -> None:
+    from pikit.widgets import CompactionPanel
+
+    panel = CompactionPanel(refactor, settings=Settings({}), output_dir=tmp_path, keep_recent_tokens=3_000,
+                            context_window=200_000, reserve_tokens=16_384)
+    stepper = panel.open_stepper()
+    assert (stepper.context_window, stepper.reserve_tokens) == (200_000, 16_384)
+    assert "Pi would not compact here yet" in stepper.body.value
+    panel.context_window = 12_000
+    assert stepper.context_window == 12_000 and "Pi compacts here on its own" in stepper.body.value
+
+
+def test_bad_settings_fall_back_to_the_defaults_and_say_why(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, settings=Settings({"compaction": {"keepRecentTokens": -1}}))
+    assert stepper.keep_recent_tokens == 20_000 and stepper.status == "ready"
+    assert "settings:" in stepper.header.value and "non-negative" in stepper.header.value
