@@ -120,6 +120,9 @@ class Step:
     notes: tuple[str, ...] = ()
     sizes: tuple[int, int] | None = None
 
+    def __repr__(self) -> str:
+        return f"<Step {self.number}: {self.title} ({plural(len(self.highlighted), 'entry')} highlighted)>"
+
 
 @dataclass(frozen=True)
 class Walkthrough:
@@ -134,6 +137,12 @@ class Walkthrough:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def __repr__(self) -> str:
+        state = "summarized" if self.summarized else f"nothing to compact: {self.reason}" if self.reason else \
+            "not summarized yet"
+        return (f"<Walkthrough at {self.leaf_id!r} keepRecentTokens={fmt_int(self.keep_recent_tokens)}: "
+                f"{len(self.steps)} steps, {state}>")
 
     def step(self, number: int) -> Step:
         """Step ``number`` (1 to 7)."""

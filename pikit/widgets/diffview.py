@@ -8,6 +8,7 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
 from ..diff import ProjectionDiff, diff_contexts
 from ..formatting import fmt_int
 from ..projection import Projection
@@ -163,7 +164,8 @@ class ContextDiff(widgets.VBox):
         start = time.perf_counter()
         self.diff = diff_contexts(a, b)
         self._titles = titles
-        self.view = diff_view(self.diff, titles, labels=self.session.labels, two_leaves=self.compaction is None)
+        self.view = diff_view(self.diff, titles, labels=self.session.labels, two_leaves=self.compaction is None,
+                              session=session_title(self.session))
         self.header.value = render_diff_header(self.view)
         self.body.value = render_diff_rows(self.view)
         self.render_ms = (time.perf_counter() - start) * 1000

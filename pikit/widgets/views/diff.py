@@ -31,16 +31,17 @@ class DiffView:
     titles: tuple[str, str]
     ancestor: Any
     labels: Mapping[Any, str]
+    session: str = ""
 
 
 def diff_view(diff: ProjectionDiff, titles: tuple[str, str], *, labels: Mapping[Any, str],
-              two_leaves: bool = True) -> DiffView:
+              two_leaves: bool = True, session: str = "") -> DiffView:
     """The view of ``diff``; for two leaves, the last entry both paths share is named."""
     ancestor = None
     if two_leaves and diff.a.path and diff.b.path:
         on_a = {e.id for e in diff.a.path}
         ancestor = next((e.id for e in reversed(diff.b.path) if e.id in on_a), None)
-    return DiffView(diff, titles, ancestor, labels)
+    return DiffView(diff, titles, ancestor, labels, session)
 
 
 def render_diff_header(view: DiffView) -> str:
@@ -48,8 +49,9 @@ def render_diff_header(view: DiffView) -> str:
     t = view.diff.totals
     ancestor = (f'<span>branches share the path up to <span class="pikit-id">{esc(view.ancestor)}</span></span>'
                 if view.ancestor is not None else "")
+    session = f'<div class="pikit-sub">{esc(view.session)}</div>' if view.session else ""
     return (
-        f'<div class="pikit-title">Context diff: {esc(view.titles[0])} → {esc(view.titles[1])}</div>'
+        f'<div class="pikit-title">Context diff: {esc(view.titles[0])} → {esc(view.titles[1])}</div>{session}'
         '<div class="pikit-stats">'
         f'<span>context size <b>{fmt_int(t.tokens_a)}</b> → <b>{fmt_int(t.tokens_b)}</b> '
         f'(<b class="pikit-diff-delta">{fmt_delta(t.tokens_delta)}</b>)</span>'
