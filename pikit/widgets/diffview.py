@@ -15,7 +15,7 @@ from ..projection import Projection
 from ..session import Session
 from ._html import error_box, style_widget
 from ._state import SessionState, state_for
-from .views.diff import DiffView, diff_view, render_diff_header, render_diff_rows
+from .views.diff import DiffView, diff_frame, diff_view, render_diff_header, render_diff_rows
 
 __all__ = ["ContextDiff", "leaf_choices"]
 
@@ -173,12 +173,7 @@ class ContextDiff(widgets.VBox):
 
     def to_frame(self) -> Any:
         """The rows of the diff as a pandas DataFrame (one row per aligned message, no bodies)."""
-        import pandas as pd
-
-        records = self.diff.records() if self.diff is not None else []
-        return pd.DataFrame.from_records(records, columns=["status", "note", "index_a", "index_b", "source_a",
-                                                           "source_b", "role_a", "role_b", "estimate_a",
-                                                           "estimate_b", "delta"])
+        return diff_frame(self.diff)
 
     def __repr__(self) -> str:
         what = f"compaction={self.compaction!r}" if self.compaction is not None else f"a={self.a!r} b={self.b!r}"

@@ -234,6 +234,8 @@ def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_p
     run = panel.last_run
     assert run is not None and panel.last_result is run.result and panel.result_session is run.session
     assert not [r for r in run.diff.changes() if r.role == "system"]
+    frame = run.diff_frame()
+    assert len(frame) == len(run.diff.rows) and set(frame["note"]) >= {"summary", ""}
     panel.clear_runs()
     assert panel.runs == [] and panel.compared.value == ""
     assert panel.chart.value.count("pikit-chart-run") == 0 and panel.clear_button.disabled

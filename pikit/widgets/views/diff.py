@@ -14,13 +14,24 @@ from ...describe import message_preview
 from ...diff import DiffRow, ProjectionDiff
 from .._html import esc, fmt_delta, fmt_int, label_pill, role_badge
 
-__all__ = ["DiffView", "diff_view", "render_diff_header", "render_diff_rows"]
+__all__ = ["DIFF_COLUMNS", "DiffView", "diff_frame", "diff_view", "render_diff_header", "render_diff_rows"]
 
 FOLD = 4  # unchanged runs longer than this are folded
 MAX_ROWS = 400  # rows drawn at most (the totals always cover everything)
 _PREVIEW = 220
 _SYMBOL = {"added": ("+", "pikit-plus"), "removed": ("−", "pikit-minus"), "changed": ("~", "pikit-tilde"),
            "same": ("=", "pikit-dim")}
+
+
+DIFF_COLUMNS = ("status", "note", "index_a", "index_b", "source_a", "source_b", "role_a", "role_b", "estimate_a",
+                "estimate_b", "delta")
+
+
+def diff_frame(diff: ProjectionDiff | None) -> Any:
+    """The rows of ``diff`` as a pandas DataFrame (one row per aligned message, no bodies; empty for ``None``)."""
+    import pandas as pd
+
+    return pd.DataFrame.from_records(diff.records() if diff is not None else [], columns=list(DIFF_COLUMNS))
 
 
 @dataclass(frozen=True)
