@@ -216,7 +216,7 @@ _BLOCK_READERS = {"text": _text_block, "thinking": _thinking_block, "toolCall": 
 def _blocks(content: Any) -> tuple[tuple[Block, ...], bool]:
     if type(content) is str:
         return (TextBlock(content),), True
-    if not isinstance(content, list | tuple):
+    if not isinstance(content, (list, tuple)):
         return (), False
     blocks = []
     for block in content:
