@@ -120,6 +120,9 @@ class Step:
     notes: tuple[str, ...] = ()
     sizes: tuple[int, int] | None = None
 
+    def __repr__(self) -> str:
+        return f"<Step {self.number}: {self.title} ({plural(len(self.highlighted), 'entry')} highlighted)>"
+
 
 @dataclass(frozen=True)
 class Walkthrough:
@@ -134,6 +137,12 @@ class Walkthrough:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def __repr__(self) -> str:
+        state = "summarized" if self.summarized else f"nothing to compact: {self.reason}" if self.reason else \
+            "not summarized yet"
+        return (f"<Walkthrough at {self.leaf_id!r} keepRecentTokens={fmt_int(self.keep_recent_tokens)}: "
+                f"{len(self.steps)} steps, {state}>")
 
     def step(self, number: int) -> Step:
         """Step ``number`` (1 to 7)."""
@@ -235,7 +244,8 @@ def _walk_step(rows: _Rows, trace: CompactionTrace, cut: CutTrace, trigger: tupl
     total = cut.running_sum(cut.start) if cut.end > cut.start else 0
     figures = [("keepRecentTokens", fmt_int(keep)), ("entries walked", fmt_int(len(walked))),
                ("running sum", fmt_int(cut.running_sum(walked.start) if len(walked) else 0)),
-               ("all context entries", f"{fmt_int(total)} tokens in {plural(cut.end - cut.start, 'entry')}")]
+               ("entries after the previous compaction" if cut.start > 0 else "all context entries",
+                f"{plural(cut.end - cut.start, 'entry')}, {fmt_int(total)} tokens")]
     notes = trigger + (("The walk stops at the previous compaction: what it summarized is never walked again.",)
                        if cut.start > 0 else ())
     ids = _ids(rows.entries, walked)

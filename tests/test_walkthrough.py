@@ -222,3 +222,10 @@ def test_step_one_says_whether_pis_trigger_fires(refactor: pikit.Session) -> Non
     waits = walkthrough(trace, settings=settings, context_window=size + 3_000).step(1).notes[0]
     assert waits.startswith("Pi would not compact here yet")
     assert not any("threshold" in n for n in walkthrough(trace).step(1).notes)
+
+
+def test_reprs_are_short(refactor: pikit.Session) -> None:
+    walk = walkthrough(_trace(refactor, 4_000))
+    assert repr(walk) == "<Walkthrough at '0ce8fc25' keepRecentTokens=4,000: 7 steps, not summarized yet>"
+    assert repr(walk.step(2)) == "<Step 2: Where the sum reaches keepRecentTokens (1 entry highlighted)>"
+    assert "everything fits" in repr(walkthrough(_trace(refactor, 10**7)))

@@ -22,6 +22,7 @@ from .context import ContextView
 from .live import LiveBar
 from .stepper import CompactionStepper, StepperLauncher
 from .tree import TreeView
+from .views.diff import diff_frame
 
 if TYPE_CHECKING:
     from ..diff import ProjectionDiff
@@ -169,10 +170,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
 
     def diff_frame(self) -> Any:
         """:attr:`diff` as a pandas DataFrame (empty before the first move)."""
-        import pandas as pd
-
-        diff = self.diff
-        return pd.DataFrame.from_records(diff.records() if diff is not None else [])
+        return diff_frame(self.diff)
 
     def open_stepper(self) -> CompactionStepper:
         """Show the :class:`CompactionStepper` under the context (what **Step through** does): Pi's

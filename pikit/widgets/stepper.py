@@ -11,7 +11,6 @@ import ipywidgets as widgets
 import traitlets
 
 from ..compaction import CompactionResult, compact_prepared
-from ..errors import SettingsError
 from ..preparation import CompactionTrace, trace_compaction
 from ..session import CURRENT, Session
 from ..settings import CompactionSettings, Settings
@@ -77,7 +76,8 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     figure is the one :func:`~pikit.preparation.trace_compaction` (``prepare_compaction``)
     computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
     offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
-    to disk.
+    to disk. Another summarizer (a model behind an API) is not called again on every change of
+    leaf or setting: step 6 then offers **Write the summary**.
 
     With the focus in the stepper, ← and → go back and forward, Home and End to the first and
     last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
@@ -113,11 +113,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.result: CompactionResult | None = None
         self._walk: Walkthrough | None = None
         self._problem: str | None = None
-        try:
-            window, reserve, keep, _ = resolve_budget(model_key(self.state.projection(leaf)) or None, settings)
-        except SettingsError as exc:  # resolve_budget reports; this guards a broken settings object
-            self._problem = str(exc)
-            window, reserve, keep = 0, 0, self.keep_recent_tokens
+        # Pi's settings (defaults, with the reason, when they cannot be read).
+        window, reserve, keep, self._settings_problem = resolve_budget(
+            model_key(self.state.projection(leaf)) or None, settings)
         keep_recent_tokens = keep if keep_recent_tokens is None else keep_recent_tokens
 
         self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step (←)",
@@ -133,11 +131,17 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                                                description="keepRecentTokens", style={"description_width": "auto"},
                                                layout=widgets.Layout(width="230px"))
         self.keep_box.add_class("pikit-step-keep")
+        self.summarize_button = widgets.Button(description="Write the summary", icon="pencil",
+                                               tooltip="run the summarizer on the messages of step 5",
+                                               layout=widgets.Layout(width="auto", display="none"))
+        self.summarize_button.add_class("pikit-step-summarize")
+        self.summarize_button.on_click(lambda _b: self.refresh())
         self.body = widgets.HTML()
         self.body.add_class("pikit-step-body")
         self.header = widgets.HTML()
         self.header.add_class("pikit-step-header")
-        controls = widgets.HBox([self.back_button, self.slider, self.next_button, self.keep_box],
+        controls = widgets.HBox([self.back_button, self.slider, self.next_button, self.keep_box,
+                                 self.summarize_button],
                                 layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         controls.add_class("pikit-gap")
         style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
@@ -200,14 +204,15 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def set_summarizer(self, summarizer: Summarizer | Callable[[], Summarizer] | None,
                        instructions: str | None = None, *, name: str | None = None) -> None:
         """Use ``summarizer`` from now on (``None``: the offline one; a function returning one is
-        called when step 6 first needs it, its failures shown there); the summary is written again.
-        ``name`` names it in the header until it is made."""
+        called when step 6 first needs it, its failures shown there); the summary is written again
+        (at once for the offline one, else on **Write the summary** or a step move). ``name`` names
+        it in the header until it is made."""
         self._summarizer = summarizer
         self._summarizer_label = name
         self.instructions = instructions
         self.result = None
         self._walk = None
-        self.refresh()
+        self.refresh(summarize=self._offline())
 
     def _on_key(self, _widget: Any, content: Any, _buffers: Any) -> None:
         action = content.get("action") if isinstance(content, dict) else None
@@ -239,7 +244,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         except Exception as exc:
             self.trace = None
             self._problem = f"{type(exc).__name__}: {exc}"
-        self.refresh()
+        self.refresh(summarize=self._offline())
 
     def _summarize(self) -> None:
         trace = self.trace
@@ -271,11 +276,18 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self._walk = None
         self.refresh()
 
-    def refresh(self) -> None:
-        """Show the current step (writing the summary first when the step needs it)."""
+    def _offline(self) -> bool:
+        """Whether the summarizer is the offline one (cheap: it may run again on every change)."""
+        return self._summarizer_name() == "offline"
+
+    def refresh(self, summarize: bool = True) -> None:
+        """Show the current step, writing the summary first when the step needs it (unless
+        ``summarize`` is false: a model is then called only when asked, by a step move or
+        **Write the summary**)."""
         self.back_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= _STEPS
         self.header.value = self._header_html()
+        self.summarize_button.layout.display = "none"
         if self.trace is None:
             why = self._problem or "the leaf is reset (empty branch): there is nothing to compact"
             self.body.value = error_box("Cannot step through a compaction here", why)
@@ -284,13 +296,15 @@ class CompactionStepper(LeafWidget, widgets.VBox):
             return
         problem = ""
         try:
-            if self.step >= _SUMMARY_STEP:
+            if self.step >= _SUMMARY_STEP and summarize:
                 self._summarize()
             self.status = "ready"
         except Exception as exc:  # a summarizer failure is shown, never raised
             self.status = "error"
             problem = error_box("The summarizer failed: nothing was written", exc)
         step = self.walk.step(self.step)
+        if self.step >= _SUMMARY_STEP and self.result is None and self.trace.preparation is not None:
+            self.summarize_button.layout.display = None
         self.body.value = problem + render_step(self.walk, self.step)
         self.header.value = self._header_html()  # the summarizer's own name once it is made
         self.highlight.value = highlight_css(step, self.highlight_scope) if self.highlight_scope else ""
@@ -298,8 +312,10 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def _header_html(self) -> str:
         leaf = self.leaf_id
         where = f'<span class="pikit-id">{esc(leaf)}</span>' if leaf is not None else "the reset leaf"
+        problem = (f' · <span class="pikit-warn">settings: {esc(self._settings_problem)}</span>'
+                   if self._settings_problem else "")
         return (f'<div class="pikit-title">Compaction, step by step</div><div class="pikit-sub">at {where} · '
-                f"summarizer {esc(self._summarizer_name())}</div>")
+                f"summarizer {esc(self._summarizer_name())}{problem}</div>")
 
 
 class StepperLauncher(widgets.VBox):

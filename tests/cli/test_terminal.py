@@ -101,3 +101,26 @@ def test_the_stream_wrapper_keeps_bytes_exact_and_exposes_the_original() -> None
     stream.flush()
     stream.buffer.write(b"\x1b exact")
     assert raw.getvalue() == b"a^[b\n\x1b exact" and stream.unescaped is text
+
+
+def test_the_usage_column_follows_the_headers_rule(tmp_path: Path) -> None:
+    t = "2026-01-01T00:00:0{}.000Z"
+    usage = {"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 0}  # no totalTokens
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": t.format(0), "cwd": "/w"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": t.format(1),
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": t.format(2),
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "usage": usage,
+                     "stopReason": "stop", "timestamp": 2}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": t.format(3),
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "cut"}], "timestamp": 3,
+                     "usage": {**usage, "totalTokens": 999}, "stopReason": "aborted"}},
+    ]
+    path = tmp_path / "usage.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    out = run_pikit("context", path, timeout=60).stdout.decode()
+    rows = {line.split()[2]: line for line in out.splitlines() if line[:3].strip().isdigit()}
+    assert "125 reported by the provider" in out
+    assert " 125 " in rows["a1"]  # the parts add up, as in the header
+    assert "999" not in rows["a2"]  # an aborted message's usage is not used, by the header either
