@@ -4,6 +4,8 @@
     python benchmarks/bench_widgets.py                 # kernel-side figures (no browser)
     python benchmarks/bench_widgets.py --browser       # also JupyterLab + Chromium render times
     python benchmarks/bench_widgets.py --entries 20000 --moves 200 --json out.json
+    python benchmarks/bench_widgets.py --compare /tmp/pikit-before --rounds 5
+                                                       # this checkout against another, alternating
 
 Sessions: a deterministic synthetic one of ``--entries`` entries (branches, labels, compactions;
 ``tests/widgets/synthetic.py``) and, when present, the bundled samples ``refactor-auth.jsonl``
@@ -20,6 +22,10 @@ Browser side (``--browser``; needs JupyterLab, Playwright and Debian's chromium,
 view's own render time (view created → first paint), the time from the start of the cell to the
 first paint, and the time of re-running that cell measured in the page until the new tree shows.
 Targets (spec): a leaf move < 100 ms of kernel time; a 10k-entry tree renders in < 1 s.
+
+``--compare DIR`` runs the kernel-side figures of this checkout and of the checkout in ``DIR``
+(its own ``benchmarks/bench_widgets.py``) in turn, ``--rounds`` times each in fresh processes,
+and prints the ratio this/other of the medians for every session (below 1: this one is faster).
 """
 
 from __future__ import annotations
@@ -201,6 +207,33 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def compare(other: Path, rounds: int, entries: int, moves: int, seed: int) -> int:
+    """Alternate this checkout and ``other`` in fresh processes; print the ratios of the medians."""
+    import subprocess
+
+    keys = ("click", "set_leaf", "preview")
+    runs: dict[str, list[list[dict[str, Any]]]] = {"this": [], "other": []}
+    with tempfile.TemporaryDirectory(prefix="pikit-bench-") as tmp:
+        for round_ in range(rounds):
+            for name, root in (("other", other), ("this", ROOT)) if round_ % 2 else (("this", ROOT), ("other", other)):
+                out = Path(tmp) / f"{name}-{round_}.json"
+                subprocess.run([sys.executable, str(root / "benchmarks" / "bench_widgets.py"), "--entries",
+                                str(entries), "--moves", str(moves), "--seed", str(seed), "--json", str(out)],
+                               check=True, capture_output=True, cwd=root)
+                runs[name].append(json.loads(out.read_text())["kernel"])
+    print(f"\nthis/other, median of {rounds} alternating runs ({moves} moves each; below 1: this checkout is "
+          f"faster). Other: {other}\n")
+    print("session".ljust(24) + "".join(f"{k + ' ms (this / other)':>32}{'ratio':>8}" for k in keys))
+    for index, result in enumerate(runs["this"][0]):
+        line = result["session"].ljust(24)
+        for key in keys:
+            mine = statistics.median(r[index][key]["median"] for r in runs["this"])
+            theirs = statistics.median(r[index][key]["median"] for r in runs["other"])
+            line += f"{mine:>15.2f} / {theirs:<14.2f}{mine / theirs if theirs else float('nan'):>8.2f}"
+        print(line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, default=10_000, help="size of the synthetic session")
@@ -208,7 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--browser", action="store_true", help="also measure rendering in JupyterLab + Chromium")
     parser.add_argument("--json", type=Path, help="write the results here as JSON")
+    parser.add_argument("--compare", type=Path, metavar="DIR", help="alternate with the checkout in DIR")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating runs of each side with --compare")
     args = parser.parse_args(argv)
+    if args.compare is not None:
+        return compare(args.compare.resolve(), args.rounds, args.entries, args.moves, args.seed)
 
     with tempfile.TemporaryDirectory(prefix="pikit-bench-") as tmp:
         synthetic = write_session(Path(tmp) / f"synthetic-{args.entries}.jsonl", big_session_lines(args.entries))

@@ -19,13 +19,14 @@ from typing import Any
 from . import jsjson
 from .branch_summary import BranchPreparation, collect_branch, prepare_branch
 from .entry import Entry
-from .errors import EntryError, PikitError, WriteError
+from .errors import EntryError, PikitError, SummarizerOutputError, WriteError
 from .migration import new_id
 from .preparation import Preparation, prepare_compaction
 from .projection import project_path
 from .session import CURRENT, Session
 from .summarizer import Summarizer, SummaryRequest, combine_usage
 from .timestamps import iso_now, parse_ms
+from .tokens import estimate_tokens
 from .tree import selection
 from .write import Appender, copy_with_lines
 
@@ -63,6 +64,30 @@ class CompactionResult:
     def line(self) -> bytes:
         """The JSON line to append."""
         return jsjson.stringify_bytes(self.entry)
+
+    @property
+    def summary_tokens(self) -> int:
+        """Pi's estimate of the new summary message."""
+        return estimate_tokens({"role": "compactionSummary", "summary": self.entry.get("summary")})
+
+    @property
+    def replaced_tokens(self) -> int:
+        """Pi's estimate of what the summary replaces: the previous summary, the summarized
+        messages and a split turn's prefix."""
+        prep = self.preparation
+        previous = [{"role": "compactionSummary", "summary": prep.previous_summary}] \
+            if prep.previous_summary is not None else []
+        return sum(estimate_tokens(m) for m in [*previous, *prep.messages_to_summarize, *prep.turn_prefix_messages])
+
+    def check_size(self) -> None:
+        """Refuse (:class:`~pikit.errors.SummarizerOutputError`) a summary larger than what it
+        replaces, with the numbers: writing it would make the context grow."""
+        summary, replaced = self.summary_tokens, self.replaced_tokens
+        if summary > replaced:
+            raise SummarizerOutputError(
+                f"the summary ({summary:,} tokens) is larger than what it replaces ({replaced:,} tokens): the "
+                f"context would go from {self.tokens_before:,} to {self.tokens_after:,} tokens; nothing written "
+                "(--allow-larger-summary writes it anyway)")
 
     def to_json(self, output: str | None) -> dict[str, Any]:
         """``pikit compact --json`` output."""

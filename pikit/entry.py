@@ -14,7 +14,12 @@ from typing import Any
 from . import jsjson
 from .timestamps import parse_ms
 
-__all__ = ["Entry"]
+__all__ = ["Entry", "is_key"]
+
+
+def is_key(value: object) -> bool:
+    """Whether ``value`` can be an entry id (a JSON scalar); arrays and objects never are."""
+    return isinstance(value, str | int | float | bool) or value is None
 
 
 class Entry:

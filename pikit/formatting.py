@@ -34,6 +34,8 @@ def _number(value: Any) -> float | int | None:
 def fmt_int(value: Any) -> str:
     """An integer with thousands separators (``12,345``); a non-integral float keeps one
     decimal (``1,234.5``); ``–`` for ``None``, NaN or anything that is not a number."""
+    if type(value) is int:  # the common case, first (widgets format tens of thousands of counts)
+        return f"{value:,}"
     number = _number(value)
     if number is None:
         return MISSING

@@ -2,8 +2,9 @@
 
 A Pi message is a JSON object whose shape depends on its ``role``; its ``content`` is a
 string or a list of typed blocks. :func:`view` reads one message (defensively: any JSON is
-accepted) into a frozen :class:`MessageView`, so the code that counts, previews, renders,
-serializes or summarizes messages does not repeat the switch on roles and block types.
+accepted) into a frozen :class:`MessageView` (msgspec Structs: cheap to define and build),
+so the code that counts, previews, renders, serializes or summarizes messages does not
+repeat the switch on roles and block types.
 
 The raw message stays the source of truth (:attr:`MessageView.raw`); the view only reads it.
 Pi's token estimate (:mod:`pikit.tokens`) keeps its own literal reading of the raw JSON,
@@ -18,8 +19,9 @@ because parity with Pi decides how every odd value is counted there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 __all__ = [
     "CONTENT_ROLES",
@@ -37,28 +39,27 @@ __all__ = [
     "view",
 ]
 
-# Roles whose content is user-like (a string or text and image blocks).
 CONTENT_ROLES = frozenset({"user", "custom", "toolResult"})
+"""Roles whose content is user-like: a string, or text and image blocks."""
 SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
+"""Roles that carry a ``summary`` instead of content."""
 MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
+"""The roles a model accepts; the others are converted before sending."""
 
 
-@dataclass(frozen=True, slots=True)
-class TextBlock:
+class TextBlock(msgspec.Struct, frozen=True):
     """A text block (``{"type": "text", "text": …}``); a string content is one of these."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
+class ThinkingBlock(msgspec.Struct, frozen=True):
     """An assistant's thinking block."""
 
     thinking: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     """A tool call of an assistant message.
 
     ``arguments`` is the raw JSON value (normally an object); ``has_arguments`` tells a missing
@@ -71,8 +72,7 @@ class ToolCall:
     has_arguments: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ImageBlock:
+class ImageBlock(msgspec.Struct, frozen=True):
     """An image block (its data is not copied; ``mime_type`` when the block names one)."""
 
     mime_type: str | None
@@ -81,24 +81,21 @@ class ImageBlock:
 Block = TextBlock | ThinkingBlock | ToolCall | ImageBlock
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(msgspec.Struct, frozen=True):
     """One named section of a system prompt; ``text`` is None when the section is deleted."""
 
     name: str
     text: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Tool:
+class Tool(msgspec.Struct, frozen=True):
     """A tool declared (or removed) by a system message; ``raw`` is its JSON object."""
 
     name: str
     raw: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Bash:
+class Bash(msgspec.Struct, frozen=True):
     """The fields of a shell command the user ran (a ``bashExecution`` message).
 
     ``exit_code`` keeps its raw JSON value (an integer, or None while unknown).
@@ -113,8 +110,7 @@ class Bash:
     exclude_from_context: bool
 
 
-@dataclass(frozen=True, slots=True)
-class MessageView:
+class MessageView(msgspec.Struct, frozen=True):
     """A message read once: its role, typed content blocks and role-specific fields.
 
     ``blocks`` holds the recognised blocks of a list content in order (unknown block types
@@ -142,7 +138,11 @@ class MessageView:
 
     def text(self, separator: str = "\n") -> str:
         """The texts of the text blocks joined by ``separator`` (a string content as is)."""
-        return separator.join(b.text for b in self.blocks if type(b) is TextBlock)
+        blocks = self.blocks
+        if len(blocks) == 1:
+            only = blocks[0]
+            return only.text if type(only) is TextBlock else ""
+        return separator.join([b.text for b in blocks if type(b) is TextBlock])
 
     @property
     def texts(self) -> list[str]:
@@ -184,37 +184,48 @@ class MessageView:
 
 def _text(value: Any) -> str:
     """A text field as a string (a missing value is empty)."""
-    return value if isinstance(value, str) else "" if value is None else str(value)
+    return value if type(value) is str else "" if value is None else str(value)
 
 
 def _optional(value: Any) -> str | None:
-    return value if isinstance(value, str) else None if value is None else str(value)
+    return value if type(value) is str or value is None else str(value)
 
 
-def _block(block: Any) -> Block | None:
-    if not isinstance(block, Mapping):
-        return None
-    kind = block.get("type")
-    if kind == "text":
-        return TextBlock(_text(block.get("text")))
-    if kind == "thinking":
-        return ThinkingBlock(_text(block.get("thinking")))
-    if kind == "toolCall":
-        call_id = block.get("id")
-        return ToolCall(_text(block.get("name")), block.get("arguments"),
-                        call_id if isinstance(call_id, str) else None, "arguments" in block)
-    if kind == "image":
-        mime = block.get("mimeType")
-        return ImageBlock(mime if isinstance(mime, str) else None)
-    return None
+def _text_block(block: Mapping[str, Any]) -> Block:
+    return TextBlock(_text(block.get("text")))
+
+
+def _thinking_block(block: Mapping[str, Any]) -> Block:
+    return ThinkingBlock(_text(block.get("thinking")))
+
+
+def _tool_call(block: Mapping[str, Any]) -> Block:
+    call_id = block.get("id")
+    return ToolCall(_text(block.get("name")), block.get("arguments"), call_id if type(call_id) is str else None,
+                    "arguments" in block)
+
+
+def _image_block(block: Mapping[str, Any]) -> Block:
+    mime = block.get("mimeType")
+    return ImageBlock(mime if type(mime) is str else None)
+
+
+_BLOCK_READERS = {"text": _text_block, "thinking": _thinking_block, "toolCall": _tool_call, "image": _image_block}
 
 
 def _blocks(content: Any) -> tuple[tuple[Block, ...], bool]:
-    if isinstance(content, str):
+    if type(content) is str:
         return (TextBlock(content),), True
-    if not isinstance(content, list | tuple):
+    if not isinstance(content, (list, tuple)):
         return (), False
-    return tuple(b for b in map(_block, content) if b is not None), False
+    blocks = []
+    for block in content:
+        if type(block) is dict or isinstance(block, Mapping):
+            kind = block.get("type")
+            reader = _BLOCK_READERS.get(kind) if type(kind) is str else None
+            if reader is not None:
+                blocks.append(reader(block))
+    return tuple(blocks), False
 
 
 def _tools(value: Any) -> tuple[Tool, ...]:
@@ -251,9 +262,11 @@ def view(message: Mapping[str, Any]) -> MessageView:
         return MessageView(message, role, blocks, string_content, sections=_sections(message.get("sections")),
                            tools_added=_tools(message.get("toolsAdded")),
                            tools_removed=_tools(message.get("toolsRemoved")))
+    if role == "user":
+        return MessageView(message, role, blocks, string_content)
     call_id = message.get("toolCallId")
     return MessageView(message, role, blocks, string_content,
                        tool_name=_optional(message.get("toolName")) or None,
-                       tool_call_id=call_id if isinstance(call_id, str) else None,
+                       tool_call_id=call_id if type(call_id) is str else None,
                        is_error=message.get("isError") is True,
                        custom_type=_optional(message.get("customType")))

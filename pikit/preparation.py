@@ -189,7 +189,7 @@ class _SweepIndex:
         return CutTrace(self, start, end, keep_recent_tokens, i if exceeded else -1, cut, recovered, settled)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CutTrace:
     """How the cut point was found, figure by figure, as the cut-point code computed it.
 
@@ -343,7 +343,7 @@ class Preparation:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CompactionTrace:
     """One run of :func:`prepare_compaction`, with the walk that found the cut.
 

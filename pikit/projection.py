@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .content import content_text
-from .entry import Entry
+from .entry import Entry, is_key
 from .timestamps import parse_ms
 from .tokens import ContextSize, context_size, estimate_tokens, js_truthy, message_usage
 
@@ -183,7 +183,8 @@ class ProjectedEntry:
     def roles(self) -> frozenset[Any]:
         """The roles of the entry's messages (computed once)."""
         if self._roles is None:
-            self._roles = frozenset(m.get("role") for m in self.messages)
+            # An array or object as a role matches no role Pi knows: it is left out.
+            self._roles = frozenset(role for m in self.messages if is_key(role := m.get("role")))
         return self._roles
 
     @property

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .jsjson import js_items, stringify, utf16_len
-from .message import MessageView, ToolCall, view
+from .message import MODEL_ROLES, MessageView, ToolCall, view
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -72,7 +72,7 @@ def to_model_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str
             out.append(_user(BRANCH_SUMMARY_PREFIX + str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX, m))
         elif role == "compactionSummary":
             out.append(_user(COMPACTION_SUMMARY_PREFIX + str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX, m))
-        elif role in ("system", "user", "assistant", "toolResult"):
+        elif role in MODEL_ROLES:
             out.append(m)
     return out
 

@@ -21,6 +21,16 @@ Context sizes (``sizes``):
 
 The compactions already in the file are left out by default (they were taken under the real
 settings); ``keep_existing=True`` keeps them.
+
+Degenerate settings (``keepRecentTokens`` at or above the threshold, a threshold at or below
+zero) make Pi compact after nearly every assistant message, each compaction leaving the
+context above the threshold or even larger than before. The replay detects this *runaway*:
+after :data:`RUNAWAY_AFTER` ineffective compactions in a row (still above the threshold, not
+smaller, or nothing to compact) it records where (:attr:`SimulationResult.runaway`) and stops
+compacting at every check: it counts the checks that fire, and tries a real compaction only
+at the 1st, 2nd, 4th, 8th… of them, resuming as soon as one pays. Each compaction projects
+the whole simulated branch, so this keeps a runaway replay near linear in the branch length
+(a logarithmic number of compactions instead of one per message).
 """
 
 from __future__ import annotations
@@ -42,10 +52,12 @@ from .tokens import estimate_tokens, message_usage, usage_total
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["SIZES", "SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+__all__ = ["RUNAWAY_AFTER", "SIZES", "SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
 
 #: How a replay measures context sizes (see the module docstring).
 SIZES = ("usage", "estimate")
+#: Ineffective compactions in a row after which a replay is a runaway (see the module docstring).
+RUNAWAY_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,8 @@ class SimulationResult:
     skipped: list[tuple[int, Any, int]] = field(default_factory=list)  # fired, but nothing to compact
     sizes: str = "estimate"  # "usage": sizes start from the recorded usage; "estimate": Pi's estimate alone
     usage_checks: int = 0  # checks whose size started from a recorded usage
+    runaway: tuple[int, Any] | None = None  # (branch index, entry id) where compacting stopped paying
+    runaway_checks: int = 0  # checks after it that fired but were not simulated
 
     def __repr__(self) -> str:
         from .display import simulation_repr
@@ -119,6 +133,9 @@ class SimulationResult:
             "peakTokens": self.peak_tokens, "finalTokens": self.final_tokens,
             "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in self.events),
             "sizes": self.sizes, "checksFromUsage": self.usage_checks,
+            "runawayAt": None if self.runaway is None else {"branchIndex": self.runaway[0],
+                                                             "entryId": self.runaway[1]},
+            "checksNotCompacted": self.runaway_checks,
         }
 
     def event_records(self) -> list[dict[str, Any]]:
@@ -229,6 +246,10 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
+    threshold = settings.threshold(context_window)
+    ineffective = 0  # firing checks in a row whose compaction did not bring the context under the threshold
+    halted = False  # a runaway: firing checks are counted, and only probed now and then
+    next_probe = 0
     for index, entry in enumerate(branch):
         if recorded is not None:
             recorded.add(entry)
@@ -242,11 +263,25 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
             result.usage_checks += 1
         before = ctx.tokens + offset
         if settings.should_compact(before, context_window):
-            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
-            if event is None:
-                result.skipped.append((index, entry.id, before))
+            if halted and result.runaway_checks + 1 < next_probe:
+                result.runaway_checks += 1  # Pi would compact (for little) again here: not replayed
             else:
-                result.events.append(event)
+                event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
+                if event is None:
+                    result.skipped.append((index, entry.id, before))
+                else:
+                    result.events.append(event)
+                if event is not None and event.tokens_after <= threshold and event.tokens_after < before:
+                    ineffective, halted = 0, False  # compacting pays (again)
+                else:
+                    ineffective += 1
+                    if halted:  # a probe that did not pay: wait twice as long for the next one
+                        result.runaway_checks += 1
+                        next_probe *= 2
+                    elif ineffective >= RUNAWAY_AFTER:
+                        halted, next_probe = True, result.runaway_checks + 2
+                        if result.runaway is None:
+                            result.runaway = (index, entry.id)
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     return result
 

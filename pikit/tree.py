@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import jsjson
 from .content import content_text
-from .entry import Entry
+from .entry import Entry, is_key
 
 if TYPE_CHECKING:
     from .session import Session
@@ -261,9 +261,12 @@ def _visible_children(by_id: Mapping[Any, Entry], visible: list[Any]) -> dict[An
     for node in visible:
         parent = by_id[node].parent_id
         guard = 0
-        while parent is not None and parent not in visible_set and parent in by_id and guard <= len(by_id):
+        while is_key(parent) and parent is not None and parent not in visible_set and parent in by_id \
+                and guard <= len(by_id):
             parent = by_id[parent].parent_id
             guard += 1
+        if not is_key(parent):
+            parent = None  # an array or object as parentId: a top-level row
         out.setdefault(parent if parent in visible_set else None, []).append(node)
     return out
 

@@ -29,6 +29,7 @@ from .entry import Entry
 from .formatting import fmt_int, plural
 from .preparation import CompactionTrace, CutTrace, Preparation
 from .projection import ProjectedEntry, Projection, project_path
+from .settings import CompactionSettings
 
 if TYPE_CHECKING:
     from .compaction import CompactionResult
@@ -119,6 +120,9 @@ class Step:
     notes: tuple[str, ...] = ()
     sizes: tuple[int, int] | None = None
 
+    def __repr__(self) -> str:
+        return f"<Step {self.number}: {self.title} ({plural(len(self.highlighted), 'entry')} highlighted)>"
+
 
 @dataclass(frozen=True)
 class Walkthrough:
@@ -133,6 +137,12 @@ class Walkthrough:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def __repr__(self) -> str:
+        state = "summarized" if self.summarized else f"nothing to compact: {self.reason}" if self.reason else \
+            "not summarized yet"
+        return (f"<Walkthrough at {self.leaf_id!r} keepRecentTokens={fmt_int(self.keep_recent_tokens)}: "
+                f"{len(self.steps)} steps, {state}>")
 
     def step(self, number: int) -> Step:
         """Step ``number`` (1 to 7)."""
@@ -210,7 +220,22 @@ def _describe(pe: ProjectedEntry) -> str:
 
 
 # ---------------------------------------------------------------------------------- steps
-def _walk_step(rows: _Rows, trace: CompactionTrace, cut: CutTrace) -> Step:
+def _trigger(trace: CompactionTrace, settings: CompactionSettings | None, window: int | None) -> tuple[str, ...]:
+    """Whether Pi would compact here on its own (its trigger, from the settings), as a note."""
+    if settings is None or not window:
+        return ()
+    size = trace.projection.tokens
+    threshold = settings.threshold(window)
+    if settings.should_compact(size, window):
+        return (f"Pi compacts here on its own: the context size, {fmt_int(size)} tokens, is above the threshold "
+                f"(window {fmt_int(window)} − reserveTokens {fmt_int(settings.reserve_tokens)} = "
+                f"{fmt_int(threshold)}).",)
+    return (f"Pi would not compact here yet (context size {fmt_int(size)} ≤ threshold {fmt_int(threshold)} = window "
+            f"{fmt_int(window)} − reserveTokens {fmt_int(settings.reserve_tokens)}); the steps show what a "
+            "compaction run now (/compact) does.",)
+
+
+def _walk_step(rows: _Rows, trace: CompactionTrace, cut: CutTrace, trigger: tuple[str, ...] = ()) -> Step:
     keep = trace.keep_recent_tokens
     walked = cut.walked
     marks = dict.fromkeys(walked, "walked")
@@ -219,9 +244,10 @@ def _walk_step(rows: _Rows, trace: CompactionTrace, cut: CutTrace) -> Step:
     total = cut.running_sum(cut.start) if cut.end > cut.start else 0
     figures = [("keepRecentTokens", fmt_int(keep)), ("entries walked", fmt_int(len(walked))),
                ("running sum", fmt_int(cut.running_sum(walked.start) if len(walked) else 0)),
-               ("all context entries", f"{fmt_int(total)} tokens in {plural(cut.end - cut.start, 'entry')}")]
-    notes = (("The walk stops at the previous compaction: what it summarized is never walked again.",)
-             if cut.start > 0 else ())
+               ("entries after the previous compaction" if cut.start > 0 else "all context entries",
+                f"{plural(cut.end - cut.start, 'entry')}, {fmt_int(total)} tokens")]
+    notes = trigger + (("The walk stops at the previous compaction: what it summarized is never walked again.",)
+                       if cut.start > 0 else ())
     ids = _ids(rows.entries, walked)
     return Step(1, STEP_TITLES[0],
                 f"Pi walks back from the newest entry, adding each entry's estimate to a running sum, until the "
@@ -390,12 +416,14 @@ def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
 
 
 def walkthrough(trace: CompactionTrace, result: CompactionResult | None = None, *,
-                summarizer: str | None = None) -> Walkthrough:
+                summarizer: str | None = None, settings: CompactionSettings | None = None,
+                context_window: int | None = None) -> Walkthrough:
     """The seven steps of the compaction ``trace`` describes.
 
     ``result`` is the compaction built from ``trace.preparation`` (see
     :func:`pikit.compaction.compact_prepared`); without it, steps 6 and 7 say the summary is
-    not written yet. ``summarizer`` names the summarizer that wrote it.
+    not written yet. ``summarizer`` names the summarizer that wrote it. With ``settings`` and
+    ``context_window``, step 1 also says whether Pi's trigger fires at this leaf.
     """
     projection = trace.projection
     leaf = projection.leaf_id
@@ -408,7 +436,8 @@ def walkthrough(trace: CompactionTrace, result: CompactionResult | None = None, 
         reason = trace.reason or "nothing to compact"
         steps = tuple(_nothing(n, rows, reason) for n in range(1, 8))
         return Walkthrough(leaf, trace.keep_recent_tokens, steps, False, reason, summarizer)
-    first = (_walk_step(rows, trace, cut), _reach_step(rows, trace, cut), _cut_step(rows, cut))
+    first = (_walk_step(rows, trace, cut, _trigger(trace, settings, context_window)), _reach_step(rows, trace, cut),
+             _cut_step(rows, cut))
     if prep is None:
         reason = trace.reason or "nothing to compact"
         return Walkthrough(leaf, trace.keep_recent_tokens,

@@ -385,3 +385,27 @@ def test_process_json_output(session_file: Path) -> None:
     result = _pikit("context", session_file, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["leaves"]["ae000010"]["tokens"] > 0
+
+
+def test_v1_ids_are_the_same_in_every_run_and_said_to_be_pikits(shared_sessions: Path, tmp_path: Path) -> None:
+    legacy = shared_sessions / "large-session.v1.jsonl"
+    runs = [subprocess.run([sys.executable, "-m", "pikit", "info", str(legacy), "--json"], capture_output=True,
+                           timeout=120, env={**os.environ, "PYTHONHASHSEED": str(seed)}) for seed in (1, 2)]
+    leaves = [json.loads(run.stdout)["leaf"] for run in runs]
+    assert leaves[0] == leaves[1] and isinstance(leaves[0], str)
+    ids = [e.id for e in pikit.load(legacy).entries]
+    assert ids == [e.id for e in pikit.load(legacy).entries] and len(set(ids)) == len(ids)
+    # An id from one command works in the next, and the copy `pikit migrate` writes keeps them.
+    tree = subprocess.run([sys.executable, "-m", "pikit", "context", str(legacy), "--leaf", ids[40]],
+                          capture_output=True, text=True, timeout=120)
+    assert tree.returncode == 0, tree.stderr
+    assert "the ids shown are pikit's" in tree.stderr and "pikit migrate" in tree.stderr
+    out = tmp_path / "migrated.jsonl"
+    assert main(["migrate", str(legacy), "-o", str(out)]) == 0
+    assert [e.id for e in pikit.load(out).entries] == ids
+    info = subprocess.run([sys.executable, "-m", "pikit", "info", str(legacy)], capture_output=True, text=True,
+                          timeout=120)
+    assert "the ids shown are pikit's" in info.stdout and "pikit's" not in info.stderr
+    current = subprocess.run([sys.executable, "-m", "pikit", "tree", str(shared_sessions / "tree-basic.jsonl")],
+                             capture_output=True, text=True, timeout=120)
+    assert "pikit's" not in current.stderr + current.stdout

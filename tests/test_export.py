@@ -120,3 +120,9 @@ def test_cli_export(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "pikit", "export", str(SAMPLES / "quick-tour.jsonl")],
                              capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
     assert missing.returncode == 2 and "pikit export --help" in missing.stderr
+
+
+def test_empty_session_page() -> None:
+    page = render_page(Session.from_entries([]), SETTINGS)
+    assert "No messages: the model would get an empty context." in page
+    assert "leaf reset" in page and "Fewer than two assistant messages" in page

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import pikit
+import pikit.columns
 from pikit import frames
 from pikit.counting import get_counter
 from pikit.preparation import prepare_compaction
@@ -560,3 +561,16 @@ def test_frames_survive_weird_but_parseable_values() -> None:
     messages = frames.messages(weird, "b")
     assert messages["usage_input"].isna().all() and messages["timestamp"].isna().all()
     assert "\ufffd" in messages["preview"].iloc[0]
+
+
+def test_column_declarations_need_no_pandas() -> None:
+    """pikit.columns (Column, table, select) is core: a schema can use it without importing pandas."""
+    code = ("import sys, pikit.columns as c\n"
+            "cols = c.table('''\n  a  Int64  the a\n  when  datetime64[ms, UTC]  a time, two spaces apart\n''')\n"
+            "assert [(x.name, x.dtype, x.description) for x in cols] == "
+            "[('a', 'Int64', 'the a'), ('when', 'datetime64[ms, UTC]', 'a time, two spaces apart')]\n"
+            "assert all(x.dtype in c.DTYPES for x in cols)\n"
+            "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert frames.Column is pikit.columns.Column

@@ -641,8 +641,7 @@ def test_fuzzed_files_never_crash(data: bytes) -> None:
         assert exc.line in [p.line for p in session.report.damaged_lines]
     else:
         assert not session.report.damaged_lines
-        if session.report.migrated_from is None:  # a v1 migration gives fresh random ids
-            assert [e.raw for e in strict.entries] == [e.raw for e in session.entries]
+        assert [e.raw for e in strict.entries] == [e.raw for e in session.entries]  # v1 ids are stable too
     session.tree()
     session.flatten()
     for entry_id in list(session.by_id)[:12]:
@@ -665,3 +664,16 @@ def test_from_entries_rebuilds_the_same_session(shared_sessions: Path) -> None:
     from_dicts = Session.from_entries([e.data for e in loaded.entries], header=loaded.header)
     assert from_dicts.context().to_json() == loaded.context().to_json()
     assert [e.raw for e in from_dicts.entries] == [jsjson.stringify_bytes(e.data) for e in loaded.entries]
+
+
+def test_v1_ids_are_derived_from_position_and_content() -> None:
+    line = '{"type":"message","timestamp":"t","message":{"role":"user","content":"same","timestamp":1}}'
+    text = '{"type":"session","id":"s","timestamp":"t","cwd":"/w"}\n' + "\n".join([line] * 50) + "\n"
+    first, second = pikit.loads(text), pikit.loads(text)
+    ids = [e.id for e in first.entries]
+    assert ids == [e.id for e in second.entries] and len(set(ids)) == 50  # identical lines, distinct ids
+    assert all(isinstance(i, str) and len(i) == 8 and int(i, 16) >= 0 for i in ids)
+    assert [e.parent_id for e in first.entries] == [None, *ids[:-1]]
+    # Editing one line changes that entry's id only.
+    changed = pikit.loads(text.replace('"same"', '"other"', 1))
+    assert [e.id for e in changed.entries][1:] == ids[1:] and changed.entries[0].id != ids[0]

@@ -258,6 +258,7 @@ def test_threshold_table_row(replay: SimulationResult) -> None:
         "compactions": 2, "skipped": 0, "checks": len(replay.trace), "peakTokens": replay.peak_tokens,
         "finalTokens": replay.trace[-1][3],
         "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in replay.events),
+        "runawayAt": None, "checksNotCompacted": 0,
         "sizes": "estimate", "checksFromUsage": 0,
         "firstTriggerEntryId": "3c1a96da", "firstTriggerIndex": replay.events[0].branch_index,
     }

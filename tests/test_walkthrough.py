@@ -209,3 +209,23 @@ def test_no_cut_point_after_the_reached_entry_takes_the_last_one() -> None:
     step = walkthrough(trace).step(3)
     assert "no valid cut point follows it" in step.sentence and "a2" in step.sentence
     assert dict(step.figures)["moved"] == "back 1 entry"
+
+
+def test_step_one_says_whether_pis_trigger_fires(refactor: pikit.Session) -> None:
+    from pikit.settings import CompactionSettings
+
+    trace = _trace(refactor, 4_000)
+    size = trace.projection.tokens
+    settings = CompactionSettings(True, 3_000, 4_000)
+    fires = walkthrough(trace, settings=settings, context_window=size + 3_000 - 1).step(1).notes[0]
+    assert fires.startswith("Pi compacts here on its own") and fmt_int(size) in fires
+    waits = walkthrough(trace, settings=settings, context_window=size + 3_000).step(1).notes[0]
+    assert waits.startswith("Pi would not compact here yet")
+    assert not any("threshold" in n for n in walkthrough(trace).step(1).notes)
+
+
+def test_reprs_are_short(refactor: pikit.Session) -> None:
+    walk = walkthrough(_trace(refactor, 4_000))
+    assert repr(walk) == "<Walkthrough at '0ce8fc25' keepRecentTokens=4,000: 7 steps, not summarized yet>"
+    assert repr(walk.step(2)) == "<Step 2: Where the sum reaches keepRecentTokens (1 entry highlighted)>"
+    assert "everything fits" in repr(walkthrough(_trace(refactor, 10**7)))

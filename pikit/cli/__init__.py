@@ -17,6 +17,7 @@ from types import FrameType
 
 from ..errors import PikitError
 from .app import build_parser
+from .terminal import inert_streams
 
 __all__ = ["main", "run"]
 
@@ -40,21 +41,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return 2
-    try:
-        return int(args.run(args) or 0)
-    except PikitError as exc:
-        print(f"pikit: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("pikit: interrupted", file=sys.stderr)
-        return 130
-    except _Terminated as exc:
-        print(f"pikit: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-        return 128 + exc.signum
-    except BrokenPipeError:
-        # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
-        sys.stderr.close()
-        return 0
+    with inert_streams():  # session text reaches the terminal with its control characters shown, not obeyed
+        try:
+            return int(args.run(args) or 0)
+        except PikitError as exc:
+            print(f"pikit: error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("pikit: interrupted", file=sys.stderr)
+            return 130
+        except _Terminated as exc:
+            print(f"pikit: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+            return 128 + exc.signum
+        except BrokenPipeError:
+            # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
+            sys.stderr.close()
+            return 0
 
 
 def run() -> None:

@@ -252,6 +252,8 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]",
                    help="tokens of recent context to keep; a comma-separated list sweeps (dry run)")
     p.add_argument("--reserve-tokens", type=_non_negative, metavar="N", help="tokens reserved for the answer")
+    p.add_argument("--allow-larger-summary", action="store_true",
+                   help="write the compaction even when its summary is larger than what it replaces")
     _summarizer_args(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("compact:run"))

@@ -13,6 +13,7 @@ from ..formatting import plural
 from ..loading import load
 from ..session import Session
 from ..settings import Settings, load_settings
+from .terminal import inert, trusted
 
 _PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -30,17 +31,20 @@ class _StderrProgress:
             return
         self.shown = True
         pct = 100 * done / total
-        sys.stderr.write(f"\rloading {self.name}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
-        sys.stderr.flush()
+        err = trusted(sys.stderr)
+        err.write(f"\rloading {inert(self.name)}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
+        err.flush()
 
     def close(self) -> None:
         if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            err = trusted(sys.stderr)
+            err.write("\r\033[K")
+            err.flush()
 
 
-def open_session(args: Any) -> Session:
-    """Load the command's FILE, with progress on an interactive terminal and a damage warning."""
+def open_session(args: Any, *, note_v1: bool = False) -> Session:
+    """Load the command's FILE, with progress on an interactive terminal and a damage warning
+    (and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
     progress = None
     try:
@@ -59,7 +63,14 @@ def open_session(args: Any) -> Session:
         lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
         print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines} "
               f"(see `pikit info {path}`)", file=sys.stderr)
+    if note_v1 and session.report.migrated_from == 1 and not getattr(args, "json", False):
+        print(f"pikit: note: {V1_IDS_NOTE.format(path=path)}", file=sys.stderr)
     return session
+
+
+#: What ``info``, ``tree`` and ``context`` say about a version-1 file's entry ids.
+V1_IDS_NOTE = ("{path} is a version-1 session, whose entries have no ids: the ids shown are pikit's, derived from "
+               "each entry (the same in every run); `pikit migrate {path} -o OUT` writes a copy that keeps them")
 
 
 def session_settings(args: Any, session: Session) -> Settings:

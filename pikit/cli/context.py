@@ -9,13 +9,14 @@ from typing import Any
 from ..describe import message_preview
 from ..formatting import fmt_int, plural
 from ..projection import Projection
+from ..tokens import message_usage, usage_total
 from .common import one_line, open_session, print_json, resolve_leaf, width
 from .pager import paged
 from .tree import window
 
 
 def run(args: Namespace) -> int:
-    session = open_session(args)
+    session = open_session(args, note_v1=True)
     leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
     if args.json:
         out: dict[str, Any] = {}
@@ -82,8 +83,9 @@ def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, ta
         print(f"  … {plural(shown.start, 'earlier message')}")
     for i in shown:
         message, source, est = ctx.messages[i], ctx.sources[i], ctx.estimates[i]
-        usage = message.get("usage") if message.get("role") == "assistant" else None
-        total = usage.get("totalTokens") if isinstance(usage, dict) else None
+        # The header's rule: a usable usage (not aborted or errored, above zero), totalTokens or its parts.
+        usage = message_usage(message)
+        total = usage_total(usage) if usage is not None else None
         role = str(message.get("role"))
         row = f"{i:>3}  {role:<17} {str(source)[:8]:<8} {fmt_int(est):>7}"
         if counts:

@@ -85,8 +85,16 @@ def _run_notebooks(root: Path) -> int:
         path = root / "notebooks" / name
         nb = nbformat.read(path, as_version=4)
         print(f"running {name} …", end=" ", flush=True)
-        NotebookClient(nb, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        # The kernel's own log (start-up notices) is shown only when the notebook fails.
+        with tempfile.TemporaryFile() as kernel_log:
+            try:
+                client.execute(stderr=kernel_log)
+            except Exception:
+                kernel_log.seek(0)
+                sys.stderr.write(kernel_log.read()[-4000:].decode("utf-8", "replace"))
+                raise
         nbformat.write(nb, out_dir / name)
         cells = sum(1 for c in nb.cells if c.cell_type == "code")
         print(f"{cells} code cells ran without error")

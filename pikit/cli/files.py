@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import write
 from ..formatting import fmt_int, plural
-from .common import open_session, print_json, resolve_leaf
+from .common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
 
 
 def run_fork(args: Namespace) -> int:
@@ -30,7 +30,7 @@ def run_migrate(args: Namespace) -> int:
 
 
 def run_info(args: Namespace) -> int:
-    session = open_session(args)
+    session = open_session(args)  # a version-1 file's ids: said below, in the report itself
     report = session.report
     kinds: dict[str, int] = {}
     for entry in session.entries:
@@ -59,6 +59,8 @@ def run_info(args: Namespace) -> int:
     print(f"session {session.id}" + (f" “{session.name}”" if session.name else "") + f", cwd {info['cwd']}")
     if report.migrated_from is not None:
         print(f"format version {report.migrated_from}, migrated to 3 in memory (the file is unchanged)")
+        if report.migrated_from == 1:
+            print(V1_IDS_NOTE.format(path=session.path))
     print(f"{plural(len(session), 'entry')}, {plural(info['roots'], 'root')}, {plural(info['labels'], 'label')}, "
           f"leaf {session.leaf_id}")
     for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):

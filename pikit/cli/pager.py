@@ -17,6 +17,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+from .terminal import InertStream
+
 __all__ = ["paged", "pager_command"]
 
 
@@ -58,7 +60,7 @@ def paged(enabled: bool = True) -> Iterator[None]:
     stream = io.TextIOWrapper(process.stdin, encoding=sys.stdout.encoding or "utf-8", errors="replace",
                               line_buffering=False)
     original = sys.stdout
-    sys.stdout = stream
+    sys.stdout = InertStream(stream)
     try:
         yield
     except BrokenPipeError:

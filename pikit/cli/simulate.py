@@ -29,6 +29,9 @@ def run(args: Namespace) -> int:
         settings = CompactionSettings(effective.enabled, reserve, keep, args.model)
         runs.append(simulate(session, summarizer, context_window=window, settings=settings, leaf=leaf,
                              keep_existing=args.keep_existing, sizes=args.sizes))
+    for r in runs:
+        if r.runaway is not None and r.threshold > 0:  # a threshold ≤ 0 was warned about above
+            print(f"pikit: warning: {runaway_note(r)}", file=sys.stderr)
     if args.json:
         print_json({"runs": [r.to_json() for r in runs], "thresholds": threshold_table(runs)})
         return 0
@@ -47,6 +50,20 @@ def run(args: Namespace) -> int:
               f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} {row['compactions']:>11} "
               f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8}")
     return 0
+
+
+def runaway_note(r: SimulationResult) -> str:
+    """Why a replay stopped compacting at every check (one line)."""
+    assert r.runaway is not None
+    index, entry_id = r.runaway
+    s = r.settings
+    why = (f"keepRecentTokens {fmt_int(s.keep_recent_tokens)} ≥ the threshold {fmt_int(r.threshold)}: the kept part "
+           "alone is over it" if s.keep_recent_tokens >= r.threshold else
+           f"compacting did not bring the context under the threshold {fmt_int(r.threshold)}")
+    return (f"runaway (window {fmt_int(r.context_window)}, reserve {fmt_int(s.reserve_tokens)}, keep "
+            f"{fmt_int(s.keep_recent_tokens)}): from entry {entry_id} (branch index {index}) Pi would compact after "
+            f"nearly every assistant message, for little ({why}); the replay stopped compacting at every check "
+            f"there ({plural(r.runaway_checks, 'check')} fired without a simulated compaction)")
 
 
 def sizes_note(r: SimulationResult, dropped: int = 0) -> str:

@@ -13,7 +13,7 @@ from .pager import paged
 
 
 def run(args: Namespace) -> int:
-    session = open_session(args)
+    session = open_session(args, note_v1=True)
     if args.json:
         print_json(session.tree())
         return 0

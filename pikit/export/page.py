@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -162,4 +163,9 @@ def write_page(session: Session, settings: PageSettings, output: str | os.PathLi
     from ..write import write_new
 
     text = render_page(session, settings, leaf, tree_filter=tree_filter)
-    return write_new(output, [text.rstrip("\n").encode("utf-8")], source=session.path, overwrite=overwrite)
+    # A lone surrogate in session text cannot be UTF-8: the page shows U+FFFD in its place.
+    page = _LONE_SURROGATE.sub("\ufffd", text.rstrip("\n")).encode("utf-8")
+    return write_new(output, [page], source=session.path, overwrite=overwrite)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")

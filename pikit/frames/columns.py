@@ -1,4 +1,4 @@
-"""Columns declared as data, each owning its extraction, and the one function that builds frames.
+"""The one function that builds frames from columns declared as data (:mod:`pikit.columns`).
 
 A :class:`Column` names a column, its pandas dtype, a description and ``get``: how the
 value is read from one row object (a dict's key of the same name when ``get`` is None).
@@ -19,14 +19,13 @@ outside pandas' range is ``<NaT>``, and any value in a ``string`` column is its 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..columns import Column, ColumnSpec, select, table
 from ..session import CURRENT, Session
 
 __all__ = ["CURRENT", "Column", "ColumnSpec", "build", "column_table", "select", "shorten", "table"]
@@ -35,80 +34,6 @@ PREVIEW_WIDTH = 80
 _INT64 = 2**63 - 1
 # pandas keeps datetimes as nanoseconds: milliseconds beyond this cannot be represented.
 _MAX_MS = (2**63 - 1) // 1_000_000
-
-
-@dataclass(frozen=True)
-class Column:
-    """One declared DataFrame column and how its value is read from a row.
-
-    ``dtype`` is a pandas dtype name: ``"string"``, ``"Int64"``, ``"Float64"``,
-    ``"boolean"`` (all nullable), ``"datetime64[ms, UTC]"`` (epoch milliseconds in) or
-    ``"object"``. ``get`` reads the value from one row object; without it the row is a
-    mapping and the value is ``row.get(name)``. ``group`` names the column group that
-    ``columns=`` selects it with.
-    """
-
-    name: str
-    dtype: str
-    description: str
-    get: Callable[[Any], Any] | None = None
-    group: str = "core"
-
-    def value(self, row: Any) -> Any:
-        """This column's value in ``row``."""
-        return self.get(row) if self.get is not None else row.get(self.name)
-
-
-def table(text: str, group: str = "core") -> tuple[Column, ...]:
-    """Columns read from a text table, one a line: name, dtype and description, two spaces apart.
-
-    For frames whose rows are dicts keyed by column name (no ``get``)::
-
-        table('''
-        run        Int64   position of the replay
-        entry_id   string  the assistant message
-        ''')
-    """
-    out = []
-    for line in text.strip().splitlines():
-        name, dtype, description = re.split(r"\s{2,}", line.strip(), maxsplit=2)
-        out.append(Column(name, dtype, description, group=group))
-    return tuple(out)
-
-
-ColumnSpec = str | Column | Iterable[str | Column] | None
-"""What ``columns=`` accepts: None (every column), a group or column name, a Column, or a list of these."""
-
-
-def select(declared: Sequence[Column], spec: ColumnSpec = None) -> tuple[Column, ...]:
-    """The columns of ``declared`` chosen by ``spec``, in declared order.
-
-    Names are group names or column names; a :class:`Column` object not among the
-    declared ones is appended (a column of the caller's own).
-
-    Raises:
-        ValueError: a name is neither a group nor a column of the frame.
-    """
-    if spec is None:
-        return tuple(declared)
-    items = [spec] if isinstance(spec, str | Column) else list(spec)
-    groups = {c.group for c in declared}
-    names = {c.name for c in declared}
-    wanted: set[str] = set()
-    extra: list[Column] = []
-    for item in items:
-        if isinstance(item, Column) and item not in declared:
-            extra.append(item)
-        elif isinstance(item, Column):
-            wanted.add(item.name)
-        elif item in groups:
-            wanted.update(c.name for c in declared if c.group == item)
-        elif item in names:
-            wanted.add(item)
-        else:
-            raise ValueError(f"unknown column or group {item!r}; groups: {', '.join(sorted(groups))}; "
-                             f"columns: {', '.join(c.name for c in declared)}")
-    return (*(c for c in declared if c.name in wanted), *extra)
 
 
 def build(rows: Iterable[Any], columns: Sequence[Column]) -> pd.DataFrame:

@@ -220,7 +220,8 @@ tr.pikit-zone-kept td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segmen
 tr.pikit-zone-new td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segment-new); }
 tr.pikit-status-omitted td { color: var(--jp-ui-font-color3, #999); }
 tr.pikit-status-omitted .pikit-pre { text-decoration: line-through; }
-.pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px; }
+.pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px;
+  white-space: nowrap; }
 .pikit-marker-omitted { background: #eeeeee; color: #616161; }
 .pikit-marker-replaced { background: #fff3e0; color: #e65100; }
 .pikit-marker-summary, .pikit-marker-previous-summary { background: var(--pikit-role-compaction-summary);
@@ -252,8 +253,11 @@ tr.pikit-diff-fold td { text-align: center; color: var(--jp-ui-font-color2, #777
   transparent 4px 8px); }
 .pikit-budget-line { position: absolute; top: -3px; height: 28px; width: 0;
   border-left: 2px dashed var(--pikit-line-threshold); }
-.pikit-budget-line.pikit-budget-size { border-left: 2px solid var(--pikit-line-context-size); }
-.pikit-budget-line.pikit-budget-window { border-left: 2px solid var(--pikit-line-window); }
+/* Neutral lines follow the theme's ink (dark themes), with the palette's colours as fallbacks. */
+.pikit-budget-line.pikit-budget-size {
+  border-left: 2px solid var(--jp-ui-font-color1, var(--pikit-line-context-size)); }
+.pikit-budget-line.pikit-budget-window {
+  border-left: 2px solid var(--jp-ui-font-color2, var(--pikit-line-window)); }
 .pikit-budget-keep { position: absolute; height: 8px; border: 2px solid var(--pikit-line-keep-recent); border-top: none;
   margin-top: 2px; box-sizing: border-box; }
 .pikit-budget-marks { position: relative; height: 16px; font-size: 0.8em; line-height: 16px;

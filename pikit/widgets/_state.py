@@ -47,6 +47,13 @@ class SessionState:
         self._previews: dict[Any, tuple[str, str]] = {}
         self._cells: dict[Any, tuple[str, str, str]] = {}
 
+    def clear(self) -> None:
+        """Forget everything (the session's entries were replaced: a followed file was rewritten)."""
+        self._projections.clear()
+        self._counts.clear()
+        self._previews.clear()
+        self._cells.clear()
+
     # ------------------------------------------------------------------ projections
     def projection(self, leaf_id: Any) -> Projection:
         """The projection at ``leaf_id`` (``None``: the empty reset leaf), kept for a few moves."""

@@ -96,11 +96,10 @@ class BudgetBar(LeafWidget, widgets.VBox):
         """``context_window - reserve_tokens``: above it Pi compacts."""
         return self.context_window - self.reserve_tokens
 
-    def build(self, projection: Projection | None = None, *, title: str = "Budget", scale: int = 0) -> BudgetView:
-        """The view model of ``projection`` (default: the one shown) with this bar's settings."""
-        return budget_view(self.projection if projection is None else projection, model=self.model,
-                           window=self.context_window, reserve=self.reserve_tokens, keep=self.keep_recent_tokens,
-                           problem=self.settings_problem, title=title, scale=scale)
+    def build(self) -> BudgetView:
+        """The view model of the projection shown, with this bar's settings."""
+        return budget_view(self.projection, model=self.model, window=self.context_window,
+                           reserve=self.reserve_tokens, keep=self.keep_recent_tokens, problem=self.settings_problem)
 
     def refresh(self) -> None:
         """Redraw."""

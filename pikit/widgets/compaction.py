@@ -6,6 +6,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
 from ..entry import Entry
 from ..errors import PikitError, SettingsError
 from ..formatting import fmt_int, plural
@@ -27,7 +29,7 @@ from ._state import state_for
 from .budget import BudgetBar, model_key, resolve_budget
 from .runs import CompactionRun, Reporting, SummarizerFactory, compaction_history, default_factory
 from .stepper import CompactionStepper, StepperLauncher
-from .views.budget import render_budget
+from .views.budget import budget_view, render_budget
 from .views.compaction import (
     ChartGroup,
     CompactionPoint,
@@ -84,6 +86,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         leaf = self._bind(session, leaf_id)
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.runs: list[CompactionRun] = []
+        self._run_count = 0  # runs are numbered on, across clear_runs
         self.preparation: Preparation | None = None
         self.preview_view: CutPreview | None = None
         self.preview_ms = 0.0
@@ -108,10 +111,12 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.chart.add_class("pikit-compaction-chart")
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
-        super().__init__([style_widget(), widgets.HTML('<div class="pikit-title">Compaction what-if</div>'),
+        title = widgets.HTML(f'<div class="pikit-title">Compaction what-if <span class="pikit-dim">· '
+                             f"{esc(session_title(session))}</span></div>")
+        super().__init__([style_widget(), title,
                           self._settings_box(), self.budget, self.compared, self.preview, self.steps,
                           self._run_box(), self.chart], **kwargs)
-        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), summarizer=self._summarizer,
+        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=self._summarizer,
                                                 summarizer_name=lambda: str(self.summarizer_picker.value),
                                                 instructions=lambda: self.instructions.value.strip() or None)
         self.steps.children = [self.stepper_launcher]
@@ -371,19 +376,22 @@ class CompactionPanel(LeafWidget, widgets.VBox):
             self.chart.value = error_box("Cannot draw the compaction chart", exc)
 
     def update_compared(self) -> None:
-        """Show the budget before and after the latest run, one above the other, on one scale."""
+        """Show the budget before and after the latest run, one above the other, on one scale,
+        with the settings that run used."""
         run = self.last_run
         if run is None:
             self.compared.value = ""
             return
         try:
-            before = self.budget.build(run.before, title=f"Before run {run.number}")
-            after = self.budget.build(run.after, title=f"After run {run.number}")
-            scale = max(before.natural_scale, after.natural_scale)
-            before = self.budget.build(run.before, title=before.title, scale=scale)
-            after = self.budget.build(run.after, title=after.title, scale=scale)
+            used = run.settings
+            views = [budget_view(projection, model=self.budget.model, window=used.context_window,
+                                 reserve=used.reserve_tokens, keep=used.keep_recent_tokens,
+                                 title=f"{when} run {run.number}")
+                     for when, projection in (("Before", run.before), ("After", run.after))]
+            scale = max(view.natural_scale for view in views)
+            before, after = (replace(view, scale=scale) for view in views)
             self.compared.value = (f'<div class="pikit-block pikit-before-after" aria-label="before and after">'
-                                   f'<div class="pikit-sub">{esc(run.settings.caption)} · compaction '
+                                   f'<div class="pikit-sub">{esc(used.caption)} · compaction '
                                    f'<span class="pikit-id">{esc(run.result.entry["id"])}</span></div>'
                                    f"{render_budget(before, legend=False)}{render_budget(after)}</div>")
         except Exception as exc:
@@ -458,7 +466,8 @@ class CompactionPanel(LeafWidget, widgets.VBox):
 
         self._step(4, "loading the result…")
         written = load(path)
-        run = CompactionRun(len(self.runs) + 1 if not self.runs else self.runs[-1].number + 1, self.leaf_id,
+        self._run_count += 1
+        run = CompactionRun(self._run_count, self.leaf_id,
                             self._settings_used(summarizer), result, path, written, self.projection,
                             state_for(written).projection(result.entry["id"]))
         self.runs.append(run)

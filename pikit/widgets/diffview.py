@@ -8,13 +8,14 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
+from ..describe import session_title
 from ..diff import ProjectionDiff, diff_contexts
 from ..formatting import fmt_int
 from ..projection import Projection
 from ..session import Session
 from ._html import error_box, style_widget
 from ._state import SessionState, state_for
-from .views.diff import DiffView, diff_view, render_diff_header, render_diff_rows
+from .views.diff import DiffView, diff_frame, diff_view, render_diff_header, render_diff_rows
 
 __all__ = ["ContextDiff", "leaf_choices"]
 
@@ -163,7 +164,8 @@ class ContextDiff(widgets.VBox):
         start = time.perf_counter()
         self.diff = diff_contexts(a, b)
         self._titles = titles
-        self.view = diff_view(self.diff, titles, labels=self.session.labels, two_leaves=self.compaction is None)
+        self.view = diff_view(self.diff, titles, labels=self.session.labels, two_leaves=self.compaction is None,
+                              session=session_title(self.session))
         self.header.value = render_diff_header(self.view)
         self.body.value = render_diff_rows(self.view)
         self.render_ms = (time.perf_counter() - start) * 1000
@@ -171,12 +173,7 @@ class ContextDiff(widgets.VBox):
 
     def to_frame(self) -> Any:
         """The rows of the diff as a pandas DataFrame (one row per aligned message, no bodies)."""
-        import pandas as pd
-
-        records = self.diff.records() if self.diff is not None else []
-        return pd.DataFrame.from_records(records, columns=["status", "note", "index_a", "index_b", "source_a",
-                                                           "source_b", "role_a", "role_b", "estimate_a",
-                                                           "estimate_b", "delta"])
+        return diff_frame(self.diff)
 
     def __repr__(self) -> str:
         what = f"compaction={self.compaction!r}" if self.compaction is not None else f"a={self.a!r} b={self.b!r}"

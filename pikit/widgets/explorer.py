@@ -10,6 +10,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..describe import session_title
+from ..following import Follower
 from ..formatting import plural
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES
@@ -18,8 +19,10 @@ from ._html import esc, fmt_int, label_pill, style_widget
 from ._html import gap as _gap
 from .budget import BudgetBar
 from .context import ContextView
+from .live import LiveBar
 from .stepper import CompactionStepper, StepperLauncher
 from .tree import TreeView
+from .views.diff import diff_frame
 
 if TYPE_CHECKING:
     from ..diff import ProjectionDiff
@@ -59,15 +62,24 @@ class SessionExplorer(LeafWidget, widgets.VBox):
 
     What it shows is one attribute away: ``projection`` (the context at the leaf), ``diff``
     (what the last leaf move changed in it), and ``frame()`` / ``diff_frame()`` as DataFrames.
+
+    Live: ``SessionExplorer(pikit.follow(path))``, or the **follow file** toggle, keeps the
+    explorer up with the file while Pi writes it (``live_bar``, a :class:`~pikit.widgets.live.LiveBar`).
+    The leaf follows the newest entry until you click elsewhere; **back to live** returns to it.
+    A compaction that appears is called out and gains a bar in the compaction chart, and the
+    budget bar drops with it. A burst of lines is one update of each view.
     """
 
     selected_id = traitlets.Any(None)
 
-    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, mode: str = "default",
+    def __init__(self, session: Session | Follower, leaf_id: Any = CURRENT, *, mode: str = "default",
                  tree_height: int = 520, model: str | None = None, context_window: int | None = None,
                  reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, page_size: int = 50,
                  **kwargs: Any) -> None:
         start = time.perf_counter()
+        follower = session if isinstance(session, Follower) else None
+        if isinstance(session, Follower):
+            session = session.session
         leaf = self._bind(session, leaf_id)
         self.last_move_ms = 0.0
         self._previous: Projection | None = None
@@ -100,10 +112,10 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.context_view = ContextView(session, leaf, page_size=page_size)
         self.extras = widgets.VBox()
         self.extras.add_class("pikit-explorer-extras")
-        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"))
+        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"), self.budget)
         self.extras.children = [*self.extras.children, self.stepper_launcher]
 
-        header = widgets.HTML(self._header_html())
+        header = self._header = widgets.HTML(self._header_html())
         header.add_class("pikit-explorer-header")
         left = widgets.VBox([
             _gap(widgets.HBox([self.search_box, self.mode_picker])),
@@ -134,6 +146,11 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.tree.observe(lambda _c: self._update_status(), names=["rows_data", "mode", "search"])
         self._update_status()
         self._update_leaf_info()
+        # Following the file: the follow toggle, back to live, the compaction call-out.
+        self.live_bar = LiveBar(self, follower)
+        if session.path is None:
+            self.live_bar.layout.display = "none"
+        right.children = (self.live_bar, *right.children)
         self.build_ms = (time.perf_counter() - start) * 1000
 
     def __repr__(self) -> str:
@@ -153,10 +170,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
 
     def diff_frame(self) -> Any:
         """:attr:`diff` as a pandas DataFrame (empty before the first move)."""
-        import pandas as pd
-
-        diff = self.diff
-        return pd.DataFrame.from_records(diff.records() if diff is not None else [])
+        return diff_frame(self.diff)
 
     def open_stepper(self) -> CompactionStepper:
         """Show the :class:`CompactionStepper` under the context (what **Step through** does): Pi's
@@ -198,6 +212,26 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         """Redraw the leaf line and the tree status."""
         self._update_status()
         self._update_leaf_info()
+
+    def refresh_header(self) -> None:
+        """Redraw the title line and the tree status (the session grew)."""
+        self._header.value = self._header_html()
+        self._update_status()
+
+    @property
+    def follower(self) -> Follower | None:
+        """What follows the file (``None`` until following starts: ``SessionExplorer(pikit.follow(path))``
+        or the **follow file** toggle)."""
+        return self.live_bar.follower
+
+    @property
+    def live(self) -> bool:
+        """Whether the leaf follows the newest entry of the followed file."""
+        return self.live_bar.live
+
+    def back_to_live(self) -> None:
+        """Move the leaf to the newest entry and follow it again (the **back to live** button)."""
+        self.live_bar.back_to_live()
 
     # ------------------------------------------------------------------ text
     def _header_html(self) -> str:

@@ -10,6 +10,7 @@ from ..session import CURRENT, Session
 from ..summarizer import Summarizer, SummaryRequest, SummaryResult
 from ._state import state_for
 from .views.compaction import CompactionPoint, RunSettings
+from .views.diff import diff_frame
 
 if TYPE_CHECKING:
     from ..compaction import CompactionResult
@@ -70,6 +71,10 @@ class CompactionRun:
         from ..diff import diff_contexts
 
         return diff_contexts(self.before, self.after)
+
+    def diff_frame(self) -> Any:
+        """:attr:`diff` as a pandas DataFrame."""
+        return diff_frame(self.diff)
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict (a DataFrame row)."""

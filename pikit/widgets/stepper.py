@@ -11,10 +11,9 @@ import ipywidgets as widgets
 import traitlets
 
 from ..compaction import CompactionResult, compact_prepared
-from ..errors import SettingsError
 from ..preparation import CompactionTrace, trace_compaction
 from ..session import CURRENT, Session
-from ..settings import Settings
+from ..settings import CompactionSettings, Settings
 from ..summarizer import Summarizer
 from ..walkthrough import STEP_TITLES, Walkthrough, walkthrough
 from ._base import LeafWidget
@@ -77,13 +76,17 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     figure is the one :func:`~pikit.preparation.trace_compaction` (``prepare_compaction``)
     computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
     offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
-    to disk.
+    to disk. Another summarizer (a model behind an API) is not called again on every change of
+    leaf or setting: step 6 then offers **Write the summary**.
 
     With the focus in the stepper, ← and → go back and forward, Home and End to the first and
     last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
 
     With ``highlight_scope`` set to a CSS class of an enclosing widget (the explorer does this),
     the entries of each step are highlighted in its tree and context rows too.
+
+    ``context_window`` and ``reserve_tokens`` (by default the leaf's model's and Pi's settings; 0:
+    unknown) only decide whether step 1 says Pi's trigger fires at this leaf.
 
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
     current :class:`~pikit.walkthrough.Walkthrough`, ``highlighted`` the entries of the current
@@ -94,11 +97,14 @@ class CompactionStepper(LeafWidget, widgets.VBox):
 
     step = traitlets.Int(1)
     keep_recent_tokens = traitlets.Int(20_000)
+    context_window = traitlets.Int(0)
+    reserve_tokens = traitlets.Int(0)
     status = traitlets.Unicode("ready")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, keep_recent_tokens: int | None = None,
                  summarizer: Summarizer | Callable[[], Summarizer] | None = None, settings: Settings | None = None,
-                 instructions: str | None = None, step: int = 1, **kwargs: Any) -> None:
+                 instructions: str | None = None, step: int = 1, context_window: int | None = None,
+                 reserve_tokens: int | None = None, **kwargs: Any) -> None:
         leaf = self._bind(session, leaf_id)
         self._summarizer: Summarizer | Callable[[], Summarizer] | None = summarizer
         self._summarizer_label: str | None = None
@@ -107,12 +113,10 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.result: CompactionResult | None = None
         self._walk: Walkthrough | None = None
         self._problem: str | None = None
-        if keep_recent_tokens is None:
-            try:
-                keep_recent_tokens = resolve_budget(model_key(self.state.projection(leaf)) or None, settings)[2]
-            except SettingsError as exc:  # resolve_budget reports; this guards a broken settings object
-                self._problem = str(exc)
-                keep_recent_tokens = self.keep_recent_tokens
+        # Pi's settings (defaults, with the reason, when they cannot be read).
+        window, reserve, keep, self._settings_problem = resolve_budget(
+            model_key(self.state.projection(leaf)) or None, settings)
+        keep_recent_tokens = keep if keep_recent_tokens is None else keep_recent_tokens
 
         self.back_button = widgets.Button(description="Back", icon="arrow-left", tooltip="the previous step (←)",
                                           layout=widgets.Layout(width="90px"))
@@ -127,11 +131,17 @@ class CompactionStepper(LeafWidget, widgets.VBox):
                                                description="keepRecentTokens", style={"description_width": "auto"},
                                                layout=widgets.Layout(width="230px"))
         self.keep_box.add_class("pikit-step-keep")
+        self.summarize_button = widgets.Button(description="Write the summary", icon="pencil",
+                                               tooltip="run the summarizer on the messages of step 5",
+                                               layout=widgets.Layout(width="auto", display="none"))
+        self.summarize_button.add_class("pikit-step-summarize")
+        self.summarize_button.on_click(lambda _b: self.refresh())
         self.body = widgets.HTML()
         self.body.add_class("pikit-step-body")
         self.header = widgets.HTML()
         self.header.add_class("pikit-step-header")
-        controls = widgets.HBox([self.back_button, self.slider, self.next_button, self.keep_box],
+        controls = widgets.HBox([self.back_button, self.slider, self.next_button, self.keep_box,
+                                 self.summarize_button],
                                 layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         controls.add_class("pikit-gap")
         style = widgets.HTML(f"<style>{STEPPER_CSS}</style>", layout=widgets.Layout(display="none"))
@@ -148,11 +158,14 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         widgets.link((self.slider, "value"), (self, "step"))
         widgets.link((self.keep_box, "value"), (self, "keep_recent_tokens"))
         self.keep_recent_tokens = max(0, keep_recent_tokens)
+        self.context_window = window if context_window is None else context_window
+        self.reserve_tokens = reserve if reserve_tokens is None else reserve_tokens
         self.step = min(max(1, step), _STEPS)
         self.back_button.on_click(lambda _b: self.back())
         self.next_button.on_click(lambda _b: self.next())
         self._follow_leaf(leaf)
         self.observe(lambda _c: self.leaf_changed(), names="keep_recent_tokens")
+        self.observe(lambda _c: self._rebuild(), names=["context_window", "reserve_tokens"])
         self.observe(lambda _c: self.refresh(), names="step")
         self.leaf_changed()
 
@@ -191,14 +204,15 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def set_summarizer(self, summarizer: Summarizer | Callable[[], Summarizer] | None,
                        instructions: str | None = None, *, name: str | None = None) -> None:
         """Use ``summarizer`` from now on (``None``: the offline one; a function returning one is
-        called when step 6 first needs it, its failures shown there); the summary is written again.
-        ``name`` names it in the header until it is made."""
+        called when step 6 first needs it, its failures shown there); the summary is written again
+        (at once for the offline one, else on **Write the summary** or a step move). ``name`` names
+        it in the header until it is made."""
         self._summarizer = summarizer
         self._summarizer_label = name
         self.instructions = instructions
         self.result = None
         self._walk = None
-        self.refresh()
+        self.refresh(summarize=self._offline())
 
     def _on_key(self, _widget: Any, content: Any, _buffers: Any) -> None:
         action = content.get("action") if isinstance(content, dict) else None
@@ -230,7 +244,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         except Exception as exc:
             self.trace = None
             self._problem = f"{type(exc).__name__}: {exc}"
-        self.refresh()
+        self.refresh(summarize=self._offline())
 
     def _summarize(self) -> None:
         trace = self.trace
@@ -254,13 +268,26 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def _build(self) -> Walkthrough:
         if self.trace is None:
             raise ValueError(self._problem or "the leaf is reset (empty branch): there is nothing to compact")
-        return walkthrough(self.trace, self.result, summarizer=self._summarizer_name())
+        settings = CompactionSettings(True, max(0, self.reserve_tokens), max(0, self.keep_recent_tokens))
+        return walkthrough(self.trace, self.result, summarizer=self._summarizer_name(), settings=settings,
+                           context_window=self.context_window or None)
 
-    def refresh(self) -> None:
-        """Show the current step (writing the summary first when the step needs it)."""
+    def _rebuild(self) -> None:
+        self._walk = None
+        self.refresh()
+
+    def _offline(self) -> bool:
+        """Whether the summarizer is the offline one (cheap: it may run again on every change)."""
+        return self._summarizer_name() == "offline"
+
+    def refresh(self, summarize: bool = True) -> None:
+        """Show the current step, writing the summary first when the step needs it (unless
+        ``summarize`` is false: a model is then called only when asked, by a step move or
+        **Write the summary**)."""
         self.back_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= _STEPS
         self.header.value = self._header_html()
+        self.summarize_button.layout.display = "none"
         if self.trace is None:
             why = self._problem or "the leaf is reset (empty branch): there is nothing to compact"
             self.body.value = error_box("Cannot step through a compaction here", why)
@@ -269,13 +296,15 @@ class CompactionStepper(LeafWidget, widgets.VBox):
             return
         problem = ""
         try:
-            if self.step >= _SUMMARY_STEP:
+            if self.step >= _SUMMARY_STEP and summarize:
                 self._summarize()
             self.status = "ready"
         except Exception as exc:  # a summarizer failure is shown, never raised
             self.status = "error"
             problem = error_box("The summarizer failed: nothing was written", exc)
         step = self.walk.step(self.step)
+        if self.step >= _SUMMARY_STEP and self.result is None and self.trace.preparation is not None:
+            self.summarize_button.layout.display = None
         self.body.value = problem + render_step(self.walk, self.step)
         self.header.value = self._header_html()  # the summarizer's own name once it is made
         self.highlight.value = highlight_css(step, self.highlight_scope) if self.highlight_scope else ""
@@ -283,25 +312,29 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def _header_html(self) -> str:
         leaf = self.leaf_id
         where = f'<span class="pikit-id">{esc(leaf)}</span>' if leaf is not None else "the reset leaf"
+        problem = (f' · <span class="pikit-warn">settings: {esc(self._settings_problem)}</span>'
+                   if self._settings_problem else "")
         return (f'<div class="pikit-title">Compaction, step by step</div><div class="pikit-sub">at {where} · '
-                f"summarizer {esc(self._summarizer_name())}</div>")
+                f"summarizer {esc(self._summarizer_name())}{problem}</div>")
 
 
 class StepperLauncher(widgets.VBox):
     """A **Step through** toggle that opens a :class:`CompactionStepper` under another widget.
 
     The stepper is made on first use, on the host's session, and follows the host: its
-    ``leaf_id`` and the keepRecentTokens of ``keep_from`` (an ``(object, trait name)`` pair).
+    ``leaf_id``, the keepRecentTokens of ``keep_from`` (an ``(object, trait name)`` pair) and the
+    ``context_window`` and ``reserve_tokens`` of ``budget_from`` (Pi's trigger, in step 1).
     The entries of each step are highlighted in the host's tree and context rows as well.
     ``summarizer`` (a function returning one) and ``instructions`` are asked for when the
     stepper opens and after :meth:`summarizer_changed`; ``summarizer_name`` names it meanwhile.
     """
 
-    def __init__(self, host: LeafWidget, keep_from: tuple[Any, str], *,
+    def __init__(self, host: LeafWidget, keep_from: tuple[Any, str], budget_from: Any = None, *,
                  summarizer: Callable[[], Summarizer] | None = None, summarizer_name: Callable[[], str] | None = None,
                  instructions: Callable[[], str | None] | None = None, **kwargs: Any) -> None:
         self.host = host
         self.keep_from = keep_from
+        self.budget_from = budget_from
         self._summarizer = summarizer
         self._summarizer_name = summarizer_name
         self._instructions = instructions
@@ -334,6 +367,9 @@ class StepperLauncher(widgets.VBox):
             self.stepper.highlight_scope = scope
             widgets.dlink((self.host, "leaf_id"), (self.stepper, "leaf_id"))
             widgets.dlink(self.keep_from, (self.stepper, "keep_recent_tokens"), transform=lambda v: max(0, v))
+            if self.budget_from is not None:
+                for trait in ("context_window", "reserve_tokens"):
+                    widgets.dlink((self.budget_from, trait), (self.stepper, trait))
             self.summarizer_changed()
             self.children = [self.toggle, self.stepper]
         self.stepper.layout.display = None

@@ -25,8 +25,9 @@ from ..session import CURRENT, Session
 from ..tree import FILTER_MODES, selection
 from ._base import Callbacks, LeafWidget, error_output
 from ._html import CSS
+from .views.tree import TreeLayout, anchor_rows, json_id, row_kind, tree_layout
 
-__all__ = ["FILTER_MODES", "TreeView", "row_kind"]
+__all__ = ["FILTER_MODES", "TreeLayout", "TreeView", "row_kind"]
 
 _TREE_CSS = """
 .pikit-tree { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
@@ -54,32 +55,6 @@ _TREE_CSS = """
 .pikit-tree-fork { flex: 0 0 auto; font-size: 0.85em; color: #ef6c00; padding-left: 4px; }
 .pikit-tree-empty { padding: 8px; color: var(--jp-ui-font-color2, #777); display: none; }
 """
-
-_MESSAGE_KINDS = {
-    "user": ("user", "user"), "assistant": ("assistant", "assistant"), "toolResult": ("tool", "tool"),
-    "system": ("system", "system"), "bashExecution": ("bash", "bash"), "custom": ("custom", "custom"),
-    "branchSummary": ("branch-summary", "branch summary"), "compactionSummary": ("compaction", "summary"),
-}
-_ENTRY_KINDS = {
-    "compaction": ("compaction", "compaction"), "branch_summary": ("branch-summary", "branch summary"),
-    "custom_message": ("custom", "custom"), "label": ("meta", "label"), "model_change": ("meta", "model"),
-    "thinking_level_change": ("meta", "thinking"), "session_info": ("meta", "title"),
-    "context_edit": ("meta", "edit"), "custom": ("meta", "custom"), "usage": ("meta", "usage"),
-}
-
-
-def row_kind(entry: Any) -> tuple[str, str]:
-    """``(css kind, badge text)`` of an entry in the tree."""
-    if entry.type == "message":
-        message = entry.message or {}
-        kind = _MESSAGE_KINDS.get(entry.role, ("meta", str(entry.role)))
-        if entry.role == "toolResult" and message.get("isError"):
-            return "tool-error", "tool ✗"
-        if entry.role == "assistant" and message.get("stopReason") in ("error", "aborted"):
-            return "tool-error", f"assistant ✗ {message.get('stopReason')}"
-        return kind
-    return _ENTRY_KINDS.get(entry.type, ("meta", str(entry.type)))
-
 
 class TreeView(LeafWidget, anywidget.AnyWidget):
     """A virtualized ``/tree`` view of a session.
@@ -124,11 +99,11 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         if mode not in FILTER_MODES:
             raise traitlets.TraitError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
         start = time.perf_counter()
-        layout = self._compute(leaf, mode, search)
+        layout = tree_layout(session, leaf, mode, search, describe=self.state.tree_cell)
         # The first layout goes out with the widget's initial state (one message, not two).
-        super().__init__(height=height, mode=mode, search=search, rows_data=_encode(layout[0]),
-                         anchor_row=layout[3], leaf_row=layout[4], **kwargs)
-        self._index, self._ids = layout[1], layout[2]
+        super().__init__(height=height, mode=mode, search=search, rows_data=layout.encode(),
+                         anchor_row=layout.anchor_row, leaf_row=layout.leaf_row, **kwargs)
+        self._index, self._ids = layout.index, layout.ids
         self.layout_ms = (time.perf_counter() - start) * 1000
         self._follow_leaf(leaf)
         self.on_msg(self._on_front_end_msg)
@@ -161,56 +136,14 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
     def relayout(self) -> None:
         """Lay the rows out again (active branch first at every fork, for the current leaf)."""
         start = time.perf_counter()
-        data, index, ids, anchor, leaf_row = self._compute(self.leaf_id, self.mode, self.search)
-        self._index, self._ids = index, ids
+        layout = tree_layout(self.session, self.leaf_id, self.mode, self.search, describe=self.state.tree_cell)
+        self._index, self._ids = layout.index, layout.ids
         with self.hold_sync():
-            self.rows_data = _encode(data)
-            self.anchor_row = anchor
-            self.leaf_row = leaf_row
-            self.selected_row = index.get(self.selected_id, -1)
+            self.rows_data = layout.encode()
+            self.anchor_row = layout.anchor_row
+            self.leaf_row = layout.leaf_row
+            self.selected_row = self._index.get(self.selected_id, -1)
         self.layout_ms = (time.perf_counter() - start) * 1000
-
-    def _compute(self, leaf: Any, mode: str, search: str
-                 ) -> tuple[list[list[Any]], dict[Any, int], list[Any], int, int]:
-        """Rows for the browser, the id → row index, the row ids, the anchor row and the leaf row."""
-        session = self.session
-        rows = session.flatten(leaf, mode, search)
-        index = {row.id: i for i, row in enumerate(rows)}
-        by_id = session.by_id
-        nearest: dict[Any, int] = {}
-
-        def shown_ancestor(entry_id: Any) -> int:
-            """Row of the nearest ancestor of ``entry_id`` that has a row (-1 when none)."""
-            chain: list[Any] = []
-            current = by_id[entry_id].parent_id if entry_id in by_id else None
-            found = -1
-            while current is not None and len(chain) <= len(by_id):
-                if current in index:
-                    found = index[current]
-                    break
-                if current in nearest:
-                    found = nearest[current]
-                    break
-                if current not in by_id or by_id[current].parent_id == current:
-                    break
-                chain.append(current)
-                current = by_id[current].parent_id
-            for hidden in chain:
-                nearest[hidden] = found
-            return found
-
-        describe = self.state.tree_cell
-        data: list[list[Any]] = []
-        for row in rows:
-            entry = row.entry
-            kind, badge, text = describe(entry, row_kind)
-            parent = entry.parent_id
-            parent_row = index[parent] if parent in index and parent != row.id else shown_ancestor(row.id)
-            data.append([_json_id(row.id), row.indent, parent_row, kind, badge, row.label or "", text,
-                         row.children])
-        ids = [row.id for row in rows]
-        anchor, leaf_row = _anchor(by_id, index, leaf)
-        return data, index, ids, anchor, leaf_row
 
     def __repr__(self) -> str:
         return f"<TreeView leaf={self.leaf_id!r} mode={self.mode!r} search={self.search!r} rows={len(self._ids)}>"
@@ -219,7 +152,7 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         """Move the leaf marks (the rows stay where they are)."""
         # No jump under the mouse: a leaf the filter hides is marked on its nearest shown
         # ancestor until the next layout (which shows it, as Pi does).
-        anchor, leaf_row = _anchor(self.session.by_id, self._index, self.leaf_id)
+        anchor, leaf_row = anchor_rows(self.session.by_id, self._index, self.leaf_id)
         with self.hold_sync():
             self.anchor_row = anchor
             self.leaf_row = leaf_row
@@ -254,7 +187,7 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         entry_id = content.get("id")
         # Ids travel as JSON; map them back to the session's own id objects.
         row = content.get("row")
-        if isinstance(row, int) and 0 <= row < len(self._ids) and _json_id(self._ids[row]) == entry_id:
+        if isinstance(row, int) and 0 <= row < len(self._ids) and json_id(self._ids[row]) == entry_id:
             entry_id = self._ids[row]
         if entry_id in self.session:
             self.select(entry_id)
@@ -266,30 +199,3 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         end_to_end = self.paint_epoch_ms - self.created_epoch_ms if self.paint_epoch_ms else -1.0
         return {"rows": float(len(self._ids)), "layout_ms": self.layout_ms, "render_ms": self.render_ms,
                 "end_to_end_ms": end_to_end}
-
-
-def _encode(rows: list[list[Any]]) -> bytes:
-    """Rows as compact UTF-8 JSON: one binary buffer, cheap for ipywidgets to send."""
-    return orjson.dumps(rows)
-
-
-def _json_id(value: Any) -> Any:
-    """An entry id as it can travel to the browser (strings and numbers as they are)."""
-    return value if isinstance(value, str | int | float) and not isinstance(value, bool) else str(value)
-
-
-def _anchor(by_id: dict[Any, Any], index: dict[Any, int], leaf: Any) -> tuple[int, int]:
-    """(row of the leaf or of its nearest shown ancestor, row of the leaf itself or -1)."""
-    if leaf is None:
-        return -1, -1
-    if leaf in index:
-        row = index[leaf]
-        return row, row
-    current = by_id[leaf].parent_id if leaf in by_id else None
-    steps = 0
-    while current is not None and current in by_id and steps <= len(by_id):
-        if current in index:
-            return index[current], -1
-        current = by_id[current].parent_id
-        steps += 1
-    return -1, -1

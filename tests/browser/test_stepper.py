@@ -1,7 +1,10 @@
 """The compaction stepper of notebook 03 in JupyterLab + Chromium: step through it with real clicks
 and keys, and check the highlighted entries on the page against ``prepare_compaction`` in the kernel.
 
-Screenshots of the stepper at three steps go to ``test-artifacts/stepper-*.png``.
+Also: the explorer and the compaction panel open the stepper (and the explorer's tree and context
+highlight each step's entries), and a session full of script-bearing HTML renders as text at
+every step. Screenshots of the stepper at three steps (and opened from the explorer and the panel)
+go to ``test-artifacts/stepper-*.png``.
 """
 
 from __future__ import annotations
@@ -60,9 +63,9 @@ def highlighted_on_page(stepper: Locator) -> tuple[list[str], int]:
     return shown, folded
 
 
-def wait_for_step(page: Page, server: JupyterServer, number: int) -> None:
-    """Until the kernel and the page both show step ``number``."""
-    wait_for_kernel_output(server, NOTEBOOK_03, "print(stepper.step)", str(number))
+def wait_for_step(page: Page, server: JupyterServer, number: int, notebook: str = NOTEBOOK_03) -> None:
+    """Until the kernel (its ``stepper``) and the page both show step ``number``."""
+    wait_for_kernel_output(server, notebook, "print(stepper.step)", str(number))
     page.wait_for_function(
         "(n) => !!document.querySelector(`.pikit-stepper .pikit-step[data-step=\"${n}\"]`)", arg=number,
         timeout=15_000)
@@ -230,3 +233,37 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
     assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.result.preparation.keep_recent_tokens") == 3000
     save_element(page, panel_stepper, "stepper-from-panel-step6-summary")
     kernel_exec(jupyter_server, REACH_NB, "import shutil; shutil.rmtree(WORK)")
+
+
+HOSTILE_STEPPER_NB = "stepper_hostile.ipynb"
+
+
+@pytest.mark.browser
+def test_hostile_session_steps_render_as_text(page: Page, jupyter_server: JupyterServer, workspace: Path) -> None:
+    """Every step of a session full of <script> and <img onerror> shows them as text; nothing runs."""
+    from tests.browser.jupyter import write_notebook
+    from tests.widgets.synthetic import PAYLOAD, hostile_session_lines, write_session
+
+    write_session(workspace / "stepper-hostile.jsonl", hostile_session_lines())
+    write_notebook(jupyter_server, HOSTILE_STEPPER_NB, [
+        "import pikit\nfrom pikit.widgets import CompactionStepper, SessionExplorer\n"
+        "hostile = pikit.load('stepper-hostile.jsonl')\n"
+        "leaf = next(e.id for e in reversed(hostile.entries) if e.type == 'message')",
+        "explorer = SessionExplorer(hostile, leaf, mode='all')\nstepper = explorer.open_stepper()\n"
+        "stepper.keep_recent_tokens = 1\nexplorer",
+    ])
+    open_notebook(page, jupyter_server, HOSTILE_STEPPER_NB)
+    run_all(page, timeout=180)
+    stepper = page.locator(".pikit-stepper").first
+    stepper.wait_for(state="visible", timeout=20_000)
+    texts = []
+    for number in range(1, 8):
+        kernel_exec(jupyter_server, HOSTILE_STEPPER_NB, f"stepper.step = {number}")
+        wait_for_step(page, jupyter_server, number, HOSTILE_STEPPER_NB)
+        texts.append(stepper.text_content() or "")
+    page.wait_for_timeout(800)  # time for an (incorrectly) injected <img onerror> to fire
+    assert page.evaluate("() => typeof window.__pikit_pwned") == "undefined"
+    assert stepper.locator("script").count() == 0 and stepper.locator("img").count() == 0
+    assert any(PAYLOAD in text for text in texts), "the payload is shown, as text"
+    assert kernel_value(jupyter_server, HOSTILE_STEPPER_NB, "stepper.status") == "ready"
+

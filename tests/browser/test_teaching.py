@@ -23,6 +23,7 @@ from tests.browser.jupyter import (
     write_notebook,
 )
 from tests.browser.test_explorer import kernel_value, save_element
+from tests.widgets.synthetic import deep_session_lines, write_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -44,7 +45,16 @@ CELLS: list[str | tuple[str, str]] = [
     textwrap.dedent("""\
         explorer = SessionExplorer(session, context_window=WINDOW, reserve_tokens=RESERVE, keep_recent_tokens=KEEP)
         explorer"""),
+    textwrap.dedent("""\
+        deep = SessionExplorer(pikit.load("deep.jsonl"), mode="all")
+        deep"""),
+    textwrap.dedent("""\
+        from pikit.widgets import ContextDiff
+        last = panel.last_run
+        ContextDiff(last.session, compaction=last.result.entry["id"]) if last else None
+        """),
 ]
+DIFF_CELL = 4
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +62,7 @@ def teaching(jupyter_server: JupyterServer) -> Path:
     root = jupyter_server.root_dir
     (root / SAMPLE).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(REPO_ROOT / SAMPLE, root / SAMPLE)
+    write_session(root / "deep.jsonl", deep_session_lines(60))
     write_notebook(jupyter_server, NOTEBOOK, CELLS)
     return root
 
@@ -103,6 +114,22 @@ def test_two_runs_stay_in_the_chart(page: Page, jupyter_server: JupyterServer, t
         mark, box = bar.locator(".pikit-mark-threshold").bounding_box(), bar.bounding_box()
         assert mark and box and mark["x"] >= box["x"] - 1 and mark["x"] + mark["width"] <= box["x"] + box["width"] + 1
     save_element(page, panel, "teaching-01-panel-after-two-runs")
+
+    # The before/after diff of the last run shows only what the compaction changed.
+    page.evaluate("""async (index) => {
+        const notebook = window.jupyterapp.shell.currentWidget;
+        notebook.content.activeCellIndex = index;
+        await window.jupyterapp.commands.execute('notebook:run-cell');
+    }""", DIFF_CELL)
+    diff = page.locator(".pikit-context-diff").first
+    diff.wait_for(state="visible", timeout=30_000)
+    changed = diff.locator('tr.pikit-diff-row[data-status="added"], tr.pikit-diff-row[data-status="removed"]')
+    assert changed.count() > 0
+    assert changed.locator(".pikit-kind-system").count() == 0
+    assert diff.locator('tr[data-status="added"][data-note="summary"]').count() == 1
+    assert diff.locator('tr[data-status="removed"][data-note="summarized"]').count() > 0
+    assert diff.locator('tr[data-status="same"] .pikit-kind-system').count() == 1
+    save_element(page, diff, "teaching-05-diff-of-the-last-run")
 
     # Clearing removes the runs from the chart (Python side and page).
     panel.locator(".pikit-clear-runs").click()
@@ -164,3 +191,29 @@ def test_tree_keyboard_and_layout(page: Page, jupyter_server: JupyterServer, tea
         assert pane.evaluate("(p) => p.scrollWidth <= p.clientWidth + 1")
     assert explorer.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")
     save_element(page, explorer, "teaching-03-explorer-count-all")
+
+
+@pytest.mark.browser
+def test_deep_rows_keep_their_text(page: Page, jupyter_server: JupyterServer, teaching: Path) -> None:
+    """Rows 100+ levels deep still show most of their text, and say how deep they are."""
+    open_notebook(page, jupyter_server, NOTEBOOK)
+    run_all(page, timeout=180)
+    tree = page.locator(".pikit-explorer").nth(1).locator(".pikit-tree")
+    tree.scroll_into_view_if_needed()
+    deepest = kernel_value(jupyter_server, NOTEBOOK,
+                           "max(range(len(deep.tree.rows)), key=lambda i: deep.tree.rows[i][1])")
+    level = kernel_value(jupyter_server, NOTEBOOK, f"deep.tree.rows[{deepest}][1]")
+    assert level > 100
+    height = kernel_value(jupyter_server, NOTEBOOK, "deep.tree.row_height")
+    tree.locator(".pikit-tree-viewport").evaluate("(el, top) => { el.scrollTop = top; }",
+                                                  max(0, deepest * height - 120))
+    row = tree.locator(f'.pikit-tree-row[data-row="{deepest}"]')
+    row.wait_for(state="visible", timeout=10_000)
+    widths = row.evaluate("""(r) => ({row: r.getBoundingClientRect().width,
+        text: r.querySelector('.pikit-tree-text').getBoundingClientRect().width,
+        indent: r.querySelector('.pikit-tree-indent').getBoundingClientRect().width,
+        depth: (r.querySelector('.pikit-tree-depth') || {}).textContent})""")
+    assert widths["indent"] <= 0.21 * widths["row"], widths
+    assert widths["text"] >= 0.4 * widths["row"], widths
+    assert widths["depth"] == f"↳{level}"
+    save_element(page, tree, "teaching-04-deep-tree")

@@ -114,8 +114,13 @@ def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFi
     assert code == 0
     warnings = [line for line in err.split("\n") if line.startswith("pikit: warning:")]
     assert len(warnings) == 1 and "reserveTokens 3,000 ≥ the context window 3,000" in warnings[0]
-    _, _, err = run(capsys, "simulate", SAMPLE, "--context-window", 16384, "--reserve-tokens", 3000)
+    _, _, err = run(capsys, "simulate", SAMPLE, "--context-window", 16384, "--reserve-tokens", 3000,
+                    "--keep-recent-tokens", 4000)
     assert "warning" not in err
+    # The default keepRecentTokens (20,000) is above this threshold (13,384): a runaway, said once.
+    _, _, err = run(capsys, "simulate", SAMPLE, "--context-window", 16384, "--reserve-tokens", 3000)
+    warnings = [line for line in err.split("\n") if line.startswith("pikit: warning:")]
+    assert len(warnings) == 1 and "runaway" in warnings[0] and "20,000 ≥ the threshold 13,384" in warnings[0]
 
 
 def test_simulate_says_how_sizes_were_measured(capsys: pytest.CaptureFixture[str]) -> None:

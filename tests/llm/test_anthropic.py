@@ -1,4 +1,4 @@
-"""AnthropicSummarizer: end to end against a local messages server, and with MockTransport."""
+"""AnthropicSummarizer: what only the Messages protocol has (the shared suite is test_clients.py)."""
 
 from __future__ import annotations
 
@@ -77,38 +77,8 @@ def test_overloaded_529_is_retried(
     assert summarizer.last_attempts == 3
 
 
-def test_key_from_environment(
-    anthropic_server: FakeLLMServer,
-    make_anthropic: Any,
-    summary_request: SummaryRequest,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
-    summarizer = make_anthropic("claude-haiku-4-5", anthropic_server.base_url, api_key=None)
-    summarizer.summarize(summary_request)
-    assert anthropic_server.requests[0].headers["x-api-key"] == TEST_KEY
 
 
-def test_wrong_key(anthropic_server: FakeLLMServer, make_anthropic: Any, summary_request: SummaryRequest) -> None:
-    summarizer = make_anthropic("claude-haiku-4-5", anthropic_server.base_url, api_key="sk-ant-wrong")
-    with pytest.raises(SummarizerError, match=r"HTTP 401 .*invalid API key.*ANTHROPIC_API_KEY") as info:
-        summarizer.summarize(summary_request)
-    assert "sk-ant-wrong" not in str(info.value)
-    assert len(anthropic_server.requests) == 1
-
-
-def test_official_host_needs_a_key() -> None:
-    with pytest.raises(SummarizerError, match=r"no API key for api\.anthropic\.com; set ANTHROPIC_API_KEY"):
-        AnthropicSummarizer("claude-sonnet-4-5")
-
-
-def test_official_host_with_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
-    with AnthropicSummarizer("claude-sonnet-4-5") as summarizer:
-        assert summarizer.url == "https://api.anthropic.com/v1/messages"
-        assert summarizer.name == "anthropic"
-        assert TEST_KEY not in repr(summarizer)
-        assert TEST_KEY not in repr(vars(summarizer))
 
 
 # --- unit tests with httpx.MockTransport ---------------------------------------------------

@@ -815,3 +815,36 @@ def test_real_session_summary_quality() -> None:
     assert not [d for d in done if re.match(r"- \[x\] done\b", d, re.I) or "here's a summary" in d.lower()], done
     constraints = _section(out, "## Constraints & Preferences")
     assert not [c for c in constraints if c[2:3].islower() or "|" in c or c.startswith("- grep")], constraints
+
+
+# --- reading a previous summary: one handler per kind of line ---------------------------------
+
+
+@pytest.mark.parametrize(("line", "in_code", "in_files", "kind"), [
+    ("```python", False, False, "fence"),
+    ("~~~", True, False, "fence"),
+    ("x = 1", True, False, "skip"),
+    ("", False, False, "skip"),
+    ("---", False, False, "skip"),
+    ("<read-files>", False, False, "file_tag"),
+    ("</modified-files>", False, True, "file_tag"),
+    ("src/a.py", False, True, "file"),
+    ("## Goal", False, False, "heading"),
+    ("**Turn Context (split turn):**", False, False, "turn"),
+    ("|---|:---:|", False, False, "table_rule"),
+    ("| a | b |", False, False, "table_row"),
+    ("- an item", False, False, "item"),
+    ("plain text", False, False, "item"),
+])
+def test_summary_lines_are_classified(line: str, in_code: bool, in_files: bool, kind: str) -> None:
+    from pikit.llm.offline.parse import _classify, _Parser
+
+    assert _classify(line, in_code, in_files) == kind
+    assert callable(getattr(_Parser(), f"_{kind}"))
+
+
+def test_a_table_header_row_is_not_an_item() -> None:
+    from pikit.llm.offline.parse import _parse_notes
+
+    notes = _parse_notes("## Key Decisions\n| Decision | Why |\n|---|---|\n| Use httpx | async |\n")
+    assert notes.decisions == ["Use httpx — async"]

@@ -1,4 +1,4 @@
-"""OpenAISummarizer: end to end against a local chat-completions server, and with MockTransport."""
+"""OpenAISummarizer: what only the Chat Completions protocol has (the shared suite is test_clients.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from pikit.errors import SummarizerError
 from pikit.llm import OpenAISummarizer, SummaryRequest, build_prompt, lookup_model
-from pikit.llm.openai import openai_usage
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)
@@ -95,34 +94,7 @@ def test_local_server_without_key(summary_request: SummaryRequest, make_openai: 
         assert "authorization" not in server.requests[0].headers
 
 
-def test_key_from_environment(
-    openai_server: FakeLLMServer,
-    make_openai: Any,
-    summary_request: SummaryRequest,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    summarizer = make_openai("gpt-4o", openai_server.base_url, api_key=None)
-    summarizer.summarize(summary_request)
-    assert openai_server.requests[0].headers["authorization"] == f"Bearer {TEST_KEY}"
 
-
-def test_wrong_key_is_401_without_retry(
-    openai_server: FakeLLMServer, make_openai: Any, summary_request: SummaryRequest
-) -> None:
-    summarizer = make_openai("gpt-4o", openai_server.base_url, api_key="sk-wrong")
-    with pytest.raises(SummarizerError, match=r"HTTP 401 .*check the API key \(OPENAI_API_KEY\)") as info:
-        summarizer.summarize(summary_request)
-    assert len(openai_server.requests) == 1
-    assert "sk-wrong" not in str(info.value)
-
-
-def test_trailing_slash_in_base_url(
-    openai_server: FakeLLMServer, make_openai: Any, summary_request: SummaryRequest
-) -> None:
-    summarizer = make_openai("gpt-4o", openai_server.base_url + "/")
-    summarizer.summarize(summary_request)
-    assert openai_server.requests[0].path == "/v1/chat/completions"
 
 
 def test_wrong_base_url_is_404(openai_server: FakeLLMServer, make_openai: Any, summary_request: SummaryRequest) -> None:
@@ -132,31 +104,7 @@ def test_wrong_base_url_is_404(openai_server: FakeLLMServer, make_openai: Any, s
     assert len(openai_server.requests) == 1
 
 
-def test_context_manager_closes_the_client(
-    openai_server: FakeLLMServer, make_openai: Any, summary_request: SummaryRequest
-) -> None:
-    with make_openai("gpt-4o", openai_server.base_url) as summarizer:
-        summarizer.summarize(summary_request)
-        client = summarizer.http.client
-        assert not client.is_closed
-    assert client.is_closed
-    # still usable: a new client is opened on demand
-    assert summarizer.summarize(summary_request).text == DEFAULT_SUMMARY
 
-
-def test_official_host_needs_a_key() -> None:
-    with pytest.raises(SummarizerError, match=r"no API key for api\.openai\.com; set OPENAI_API_KEY") as info:
-        OpenAISummarizer("gpt-4o")
-    assert "\n" not in str(info.value)
-
-
-def test_official_host_key_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    summarizer = OpenAISummarizer("gpt-4o")
-    assert summarizer.has_api_key
-    assert summarizer.url == "https://api.openai.com/v1/chat/completions"
-    assert TEST_KEY not in repr(summarizer)
-    assert "api_key=<set>" in repr(summarizer)
 
 
 # --- unit tests with httpx.MockTransport ---------------------------------------------------
@@ -213,12 +161,6 @@ def test_max_tokens_field_override(summary_request: SummaryRequest) -> None:
         _summarizer(_mock(b""), max_tokens_field="n_predict")
 
 
-def test_timeout_is_per_attempt(summary_request: SummaryRequest) -> None:
-    seen: list[httpx.Request] = []
-    summarizer = _summarizer(_mock(_completion({"content": "ok"}), seen), timeout=7.5)
-    summarizer.summarize(summary_request)
-    assert seen[0].extensions["timeout"] == {"connect": 7.5, "read": 7.5, "write": 7.5, "pool": 7.5}
-
 
 def test_content_as_list_of_parts(summary_request: SummaryRequest) -> None:
     answer = _completion({"content": [{"type": "text", "text": "## Goal"}, {"type": "text", "text": "Fix it"}]})
@@ -230,73 +172,6 @@ def test_null_finish_reason_with_text_is_accepted(summary_request: SummaryReques
     assert result.text == "## Goal\nx"
     assert result.usage is None  # the server reported none
 
-
-@pytest.mark.parametrize(
-    ("answer", "pattern"),
-    [
-        (
-            _completion({"content": "partial"}, finish="length"),
-            r"cut off by the output limit \(max_tokens=16384\)",
-        ),
-        (
-            _completion({"content": None, "tool_calls": [{"id": "c", "type": "function"}]}, finish="stop"),
-            "tool call",
-        ),
-        (_completion({"content": "calling"}, finish="tool_calls"), "tool call"),
-        (
-            _completion({"content": None, "function_call": {"name": "read"}}, finish="function_call"),
-            "tool call",
-        ),
-        (_completion({"content": ""}, finish="content_filter"), "content filter"),
-        (_completion({"content": None, "refusal": "I can't help with that."}), r"refused .*I can't help"),
-        (_completion({"content": None}), "no text content"),
-        (_completion({"content": 42}), "no text content"),
-        (_completion({"content": " \n\t"}), "empty summary"),
-        ({"id": "x", "choices": []}, "no choices"),
-        ({"id": "x"}, "no choices"),
-        ({"choices": [{"index": 0, "finish_reason": "stop"}]}, "no message"),
-        (
-            {"error": {"message": "upstream provider failed", "code": 502}},
-            "server reported an error: upstream",
-        ),
-        (b"[1, 2, 3]", "not a JSON object"),
-        (b"<html>Welcome</html>", "an HTML page"),
-        (b"plain words", "not a JSON object"),
-    ],
-)
-def test_unusable_answers(answer: dict[str, Any] | bytes, pattern: str, summary_request: SummaryRequest) -> None:
-    seen: list[httpx.Request] = []
-    with pytest.raises(SummarizerError, match=pattern) as info:
-        _summarizer(_mock(answer, seen)).summarize(summary_request)
-    message = str(info.value)
-    assert message.startswith("openai summarizer: ")
-    assert "\n" not in message
-    assert len(seen) == 1  # an unusable answer is not retried
-
-
-def test_usage_mapping() -> None:
-    usage = openai_usage({"prompt_tokens": 50, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 20}})
-    assert usage is not None
-    assert {k: usage[k] for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")} == {
-        "input": 30,
-        "output": 7,
-        "cacheRead": 20,
-        "cacheWrite": 0,
-        "totalTokens": 57,
-    }
-    assert openai_usage(None) is None
-    plain = openai_usage({"prompt_tokens": 10, "completion_tokens": "x", "prompt_tokens_details": None})
-    assert plain is not None
-    assert (plain["input"], plain["output"], plain["cacheRead"], plain["totalTokens"]) == (10, 0, 0, 10)
-
-
-@pytest.mark.parametrize(("code", "retried"), [(400, False), (404, False), (422, False), (429, True), (503, True)])
-def test_which_statuses_are_retried(code: int, retried: bool, summary_request: SummaryRequest) -> None:
-    seen: list[httpx.Request] = []
-    summarizer = _summarizer(_mock({"error": {"message": "nope"}}, seen, code=code), retries=2)
-    with pytest.raises(SummarizerError, match=f"HTTP {code} .*nope"):
-        summarizer.summarize(summary_request)
-    assert len(seen) == (3 if retried else 1)
 
 
 def test_insufficient_quota_is_not_retried(summary_request: SummaryRequest) -> None:
@@ -320,11 +195,3 @@ def test_error_status_from_scripted_server(
     summarizer = make_openai("gpt-4o", openai_server.base_url)
     with pytest.raises(SummarizerError, match=r"HTTP 400 .*\(Unknown parameter: 'foo'\): the request was rejected"):
         summarizer.summarize(summary_request)
-
-
-@pytest.mark.parametrize("base_url", ["ftp://127.0.0.1/v1", "http://[::1/v1", "not a url"])
-def test_bad_base_url_fails_cleanly(base_url: str, summary_request: SummaryRequest) -> None:
-    with OpenAISummarizer("gpt-4o", base_url, retries=3, backoff=0.0) as summarizer:
-        with pytest.raises(SummarizerError, match=r"^openai summarizer: cannot send the request .*check the base URL"):
-            summarizer.summarize(summary_request)
-        assert summarizer.last_attempts == 1

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PAYLOAD", "big_session_lines", "hostile_session_lines", "write_session"]
+__all__ = ["PAYLOAD", "big_session_lines", "deep_session_lines", "hostile_session_lines", "write_session"]
 
 #: HTML that runs script when inserted unescaped: sets ``window.__pikit_pwned``.
 PAYLOAD = '<script>window.__pikit_pwned=1</script><img src=x onerror="window.__pikit_pwned=2">'
@@ -186,3 +186,18 @@ def write_session(path: str | Path, lines: Iterable[str]) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return target
+
+
+def deep_session_lines(depth: int = 60, *, seed: int = 3) -> list[str]:
+    """A comb: every answer forks (a continuing prompt and a side prompt), so the tree is ``depth`` levels deep."""
+    b = _Builder(seed)
+    b.lines.append(json.dumps({"type": "session", "version": 3, "id": f"deep-{depth}",
+                               "timestamp": _iso(_START), "cwd": "/workspace/deep"}))
+    leaf = b.add("model_change", None, provider="anthropic", modelId="claude-sonnet-4-5")
+    for level in range(depth):
+        user = b.message(leaf, {"role": "user", "content": f"step {level}: {b.words(12)}"})
+        leaf = b.message(user, {"role": "assistant", "content": [{"type": "text", "text": b.words(20)}],
+                                "stopReason": "stop"})
+        b.message(leaf, {"role": "user", "content": f"side question {level}: {b.words(10)}"})
+    b.message(leaf, {"role": "user", "content": "the end of the deepest branch"})
+    return b.lines

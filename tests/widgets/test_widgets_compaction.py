@@ -229,12 +229,18 @@ def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_p
     frame = panel.runs_frame()
     assert list(frame["keep_recent_tokens"]) == [2_000, 500]
     assert list(frame["tokens_after"]) == [r.after.tokens for r in panel.runs]
+    panel.reserve_tokens = 1_000  # the before/after view keeps the settings the run used
+    assert "reserve 8,000" in panel.compared.value and "reserve 1,000" not in panel.compared.value
     run = panel.last_run
     assert run is not None and panel.last_result is run.result and panel.result_session is run.session
     assert not [r for r in run.diff.changes() if r.role == "system"]
+    frame = run.diff_frame()
+    assert len(frame) == len(run.diff.rows) and set(frame["note"]) >= {"summary", ""}
     panel.clear_runs()
     assert panel.runs == [] and panel.compared.value == ""
     assert panel.chart.value.count("pikit-chart-run") == 0 and panel.clear_button.disabled
+    panel.run()
+    assert [r.number for r in panel.runs] == [3]  # numbers go on after a clear
 
 
 def test_failing_compacted_callback_is_shown_not_raised(compaction_copy: Path, tmp_path: Path) -> None:

@@ -100,8 +100,11 @@ def test_diff_is_fast_on_10k(big: Session) -> None:
     rows = big.flatten()
     tips = [r.id for r in rows if r.children == 0 and r.entry.type == "message"]
     a, b = big.context(tips[0]), big.context(tips[-1])
-    start = time.perf_counter()
-    d = diff_contexts(a, b)
-    elapsed = time.perf_counter() - start
+    assert len(a.estimates) == len(a.messages) and len(b.estimates) == len(b.messages)  # the projections' work
+    timings = []
+    for _ in range(3):  # the best of three: the machine may be busy with other work
+        start = time.perf_counter()
+        d = diff_contexts(a, b)
+        timings.append(time.perf_counter() - start)
     assert len([r for r in d.rows if r.index_a is not None]) == len(a.messages)
-    assert elapsed < 0.5, f"diff of two 10k-entry leaves took {elapsed:.3f}s"
+    assert min(timings) < 0.2, f"diff of two 10k-entry leaves took {min(timings):.3f}s"

@@ -15,7 +15,7 @@ import pikit
 from pikit import Session
 from pikit.diff import diff_compaction
 from pikit.settings import Settings
-from pikit.widgets import CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
+from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
 from pikit.widgets.views import (
     budget_view,
     context_header,
@@ -141,6 +141,7 @@ def test_failing_callback_shows_in_an_output_and_others_still_run(tree_basic: Se
 
 def test_reprs_are_short(compaction_chain: Session, tmp_path: Path) -> None:
     for widget in (SessionExplorer(compaction_chain), ContextView(compaction_chain, encoding=None),
+                   TreeView(compaction_chain), BudgetBar(compaction_chain, settings=Settings({})),
                    ContextDiff(compaction_chain, compaction="799eac36"),
                    CompactionPanel(compaction_chain, settings=Settings({}), output_dir=tmp_path)):
         assert len(repr(widget)) < 200, repr(widget)

@@ -111,11 +111,20 @@ def test_summarizer_runs_once_per_setting_and_failures_are_shown(refactor: pikit
     stepper.step = 7
     stepper.step = 6
     assert counting.calls == calls
+    # A summarizer that is not the offline one runs only when asked: not on every setting change.
+    stepper.keep_recent_tokens = 3_000
+    assert counting.calls == calls and stepper.result is None and "not written yet" in stepper.body.value
+    assert stepper.summarize_button.layout.display is None
+    stepper.summarize_button.click()
+    assert counting.calls > calls and stepper.result is not None
+    assert stepper.summarize_button.layout.display == "none"
     stepper.set_summarizer(Failing())
+    assert stepper.status == "ready" and stepper.result is None and "not written yet" in stepper.body.value
+    stepper.summarize_button.click()
     assert stepper.status == "error" and "the model is unreachable" in stepper.body.value
-    assert stepper.result is None and "not written yet" in stepper.body.value
-    stepper.set_summarizer(None)
-    assert stepper.status == "ready" and "offline" in stepper.header.value
+    assert stepper.result is None and stepper.summarize_button.layout.display is None
+    stepper.set_summarizer(None)  # the offline one runs at once
+    assert stepper.status == "ready" and "offline" in stepper.header.value and stepper.result is not None
 
 
 def test_unknown_leaf_is_refused(refactor: pikit.Session) -> None:
@@ -207,6 +216,8 @@ def test_the_panel_opens_a_stepper_with_its_settings_and_summarizer(refactor: pi
     stepper.step = 6
     assert stepper.status == "ready" and counting.calls >= 1 and "summary #" in stepper.body.value
     assert "counting" in stepper.header.value
+    panel.summarizer_picker.value = "openai"  # not called on a change of setting: only when asked
+    assert stepper.status == "ready" and stepper.result is None and "openai" in stepper.header.value
     panel.summarizer_picker.value = "offline"
     assert stepper.status == "ready" and "offline" in stepper.header.value
     assert stepper.result is not None and stepper.result.preparation.keep_recent_tokens == 2_500
@@ -247,3 +258,21 @@ def test_highlight_css_escapes_ids() -> None:
     assert "<" not in body and 'data-entry-id="ok-1"' in css
     assert body.count('"') == 4 * 3  # each id opens and closes its string twice, and nothing else does
     assert highlight_css(Step(7, "t", "s", ("a",), (), view="after"), "scope") == ""
+
+
+def test_the_trigger_follows_the_panels_window_and_reserve(refactor: pikit.Session, tmp_path: Path) -> None:
+    from pikit.widgets import CompactionPanel
+
+    panel = CompactionPanel(refactor, settings=Settings({}), output_dir=tmp_path, keep_recent_tokens=3_000,
+                            context_window=200_000, reserve_tokens=16_384)
+    stepper = panel.open_stepper()
+    assert (stepper.context_window, stepper.reserve_tokens) == (200_000, 16_384)
+    assert "Pi would not compact here yet" in stepper.body.value
+    panel.context_window = 12_000
+    assert stepper.context_window == 12_000 and "Pi compacts here on its own" in stepper.body.value
+
+
+def test_bad_settings_fall_back_to_the_defaults_and_say_why(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, settings=Settings({"compaction": {"keepRecentTokens": -1}}))
+    assert stepper.keep_recent_tokens == 20_000 and stepper.status == "ready"
+    assert "settings:" in stepper.header.value and "non-negative" in stepper.header.value

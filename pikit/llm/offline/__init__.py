@@ -16,7 +16,8 @@
 
 How it works, in three steps:
 
-1. The reader (:mod:`~pikit.llm.offline.reader`) walks the messages once, each read as a
+1. The reader (:mod:`~pikit.llm.offline.reader`, with the sentence and line tests of
+   :mod:`~pikit.llm.offline.patterns`) walks the messages once, each read as a
    :class:`~pikit.message.MessageView`, and records facts (tool calls are paired with
    their results by id; a later success of the same command or on the same file marks an
    earlier failure as resolved). Every text it looks at is cut to a fixed length first, so the

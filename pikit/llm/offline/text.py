@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 # --------------------------------------------------------------------------------------------
 # Limits: they bound both the work per message and the size of a summary.
@@ -277,11 +276,6 @@ class _Keywords:
                 at = low.find(word, at + 1)
         found.sort()
         return found
-
-
-def _is_map(value: Any) -> bool:
-    """``isinstance(value, Mapping)``, with a fast path for plain dicts."""
-    return isinstance(value, (dict, Mapping))
 
 
 def _is_word(char: str) -> bool:

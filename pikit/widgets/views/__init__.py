@@ -22,6 +22,7 @@ from .context import (
 )
 from .diff import DiffView, diff_view, render_diff_header, render_diff_rows
 from .stepper import render_step, render_walkthrough
+from .tree import TreeLayout, row_kind, tree_layout
 
 __all__ = [
     "BudgetSegments",
@@ -34,6 +35,7 @@ __all__ = [
     "CutPreview",
     "DiffView",
     "RunSettings",
+    "TreeLayout",
     "budget_segments",
     "budget_view",
     "context_header",
@@ -50,4 +52,6 @@ __all__ = [
     "render_step",
     "render_table",
     "render_walkthrough",
+    "row_kind",
+    "tree_layout",
 ]

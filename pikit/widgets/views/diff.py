@@ -14,13 +14,24 @@ from ...describe import message_preview
 from ...diff import DiffRow, ProjectionDiff
 from .._html import esc, fmt_delta, fmt_int, label_pill, role_badge
 
-__all__ = ["DiffView", "diff_view", "render_diff_header", "render_diff_rows"]
+__all__ = ["DIFF_COLUMNS", "DiffView", "diff_frame", "diff_view", "render_diff_header", "render_diff_rows"]
 
 FOLD = 4  # unchanged runs longer than this are folded
 MAX_ROWS = 400  # rows drawn at most (the totals always cover everything)
 _PREVIEW = 220
 _SYMBOL = {"added": ("+", "pikit-plus"), "removed": ("−", "pikit-minus"), "changed": ("~", "pikit-tilde"),
            "same": ("=", "pikit-dim")}
+
+
+DIFF_COLUMNS = ("status", "note", "index_a", "index_b", "source_a", "source_b", "role_a", "role_b", "estimate_a",
+                "estimate_b", "delta")
+
+
+def diff_frame(diff: ProjectionDiff | None) -> Any:
+    """The rows of ``diff`` as a pandas DataFrame (one row per aligned message, no bodies; empty for ``None``)."""
+    import pandas as pd
+
+    return pd.DataFrame.from_records(diff.records() if diff is not None else [], columns=list(DIFF_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -31,16 +42,17 @@ class DiffView:
     titles: tuple[str, str]
     ancestor: Any
     labels: Mapping[Any, str]
+    session: str = ""
 
 
 def diff_view(diff: ProjectionDiff, titles: tuple[str, str], *, labels: Mapping[Any, str],
-              two_leaves: bool = True) -> DiffView:
+              two_leaves: bool = True, session: str = "") -> DiffView:
     """The view of ``diff``; for two leaves, the last entry both paths share is named."""
     ancestor = None
     if two_leaves and diff.a.path and diff.b.path:
         on_a = {e.id for e in diff.a.path}
         ancestor = next((e.id for e in reversed(diff.b.path) if e.id in on_a), None)
-    return DiffView(diff, titles, ancestor, labels)
+    return DiffView(diff, titles, ancestor, labels, session)
 
 
 def render_diff_header(view: DiffView) -> str:
@@ -48,8 +60,9 @@ def render_diff_header(view: DiffView) -> str:
     t = view.diff.totals
     ancestor = (f'<span>branches share the path up to <span class="pikit-id">{esc(view.ancestor)}</span></span>'
                 if view.ancestor is not None else "")
+    session = f'<div class="pikit-sub">{esc(view.session)}</div>' if view.session else ""
     return (
-        f'<div class="pikit-title">Context diff: {esc(view.titles[0])} → {esc(view.titles[1])}</div>'
+        f'<div class="pikit-title">Context diff: {esc(view.titles[0])} → {esc(view.titles[1])}</div>{session}'
         '<div class="pikit-stats">'
         f'<span>context size <b>{fmt_int(t.tokens_a)}</b> → <b>{fmt_int(t.tokens_b)}</b> '
         f'(<b class="pikit-diff-delta">{fmt_delta(t.tokens_delta)}</b>)</span>'

@@ -1,0 +1,143 @@
+"""The explorer following its file: the leaf tracks the newest entry, one repaint per change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit.following import Follower
+from pikit.widgets import SessionExplorer
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
+
+
+def grow(path: Path, lines: list[bytes]) -> None:
+    with open(path, "ab") as handle:
+        handle.write(b"".join(lines))
+
+
+@pytest.fixture
+def replayed(tmp_path: Path) -> tuple[Path, list[bytes]]:
+    """The sample's first 40 lines in a new file, and the lines still to come."""
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:40]))
+    return path, lines[40:]
+
+
+def explorer_on(path: Path) -> tuple[SessionExplorer, Follower]:
+    follower = Follower(path, background=False)
+    explorer = SessionExplorer(follower, context_window=16384, reserve_tokens=3000, keep_recent_tokens=4000)
+    follower.stop()  # the tests drive the follower by hand (check()), one change at a time
+    return explorer, follower
+
+
+def test_the_leaf_and_the_tree_follow_the_file(replayed: tuple[Path, list[bytes]]) -> None:
+    path, rest = replayed
+    explorer, follower = explorer_on(path)
+    assert explorer.follower is follower and explorer.live and explorer.live_bar.following
+    start_rows = len(explorer.tree.row_ids)
+    grow(path, rest[:5])
+    change = follower.check()
+    assert change is not None and len(change.added) == 5
+    newest = follower.session.entries[-1].id
+    assert explorer.leaf_id == newest == explorer.tree.leaf_id == explorer.budget.leaf_id
+    assert explorer.context_view.leaf_id == newest and explorer.projection.leaf_id == newest
+    assert len(explorer.tree.row_ids) > start_rows
+    assert f"{len(follower.session)} entries" in explorer._header.value
+    assert "● live" in explorer.live_bar.status.value
+
+
+def test_a_burst_of_a_hundred_lines_is_one_repaint(replayed: tuple[Path, list[bytes]]) -> None:
+    path, rest = replayed
+    explorer, follower = explorer_on(path)
+    sent: dict[str, int] = {"rows": 0, "leaf": 0}
+    explorer.tree.observe(lambda _c: sent.__setitem__("rows", sent["rows"] + 1), names="rows_data")
+    explorer.observe(lambda _c: sent.__setitem__("leaf", sent["leaf"] + 1), names="leaf_id")
+    grow(path, rest[:100])
+    follower.check()
+    assert explorer.live_bar.repaints == 1
+    assert sent == {"rows": 1, "leaf": 1}
+    assert explorer.leaf_id == follower.session.entries[-1].id
+
+
+def test_clicking_elsewhere_stops_following_until_back_to_live(replayed: tuple[Path, list[bytes]]) -> None:
+    path, rest = replayed
+    explorer, follower = explorer_on(path)
+    chosen = follower.session.entries[10].id
+    explorer.leaf_id = chosen
+    assert not explorer.live and explorer.live_bar.back.layout.display == ""
+    grow(path, rest[:3])
+    follower.check()
+    assert explorer.leaf_id == chosen  # the user's choice stands
+    assert "paused" in explorer.live_bar.status.value
+    explorer.live_bar.back.click()
+    assert explorer.live and explorer.leaf_id == follower.session.entries[-1].id
+    assert explorer.live_bar.back.layout.display == "none"
+
+
+def test_a_compaction_appearing_is_called_out(replayed: tuple[Path, list[bytes]]) -> None:
+    path, rest = replayed
+    explorer, follower = explorer_on(path)
+    session = follower.session
+    first = next(i for i, raw in enumerate(rest) if b'"type":"compaction"' in raw)
+    grow(path, rest[:first])
+    follower.check()
+    before = explorer.budget.projection.tokens
+    bars_before = explorer.live_bar.chart.value.count("<rect")
+    grow(path, rest[first:first + 1])
+    follower.check()
+    compaction = session.entries[-1]
+    assert compaction.type == "compaction" and explorer.leaf_id == compaction.id
+    assert compaction.id in explorer.live_bar.callout.value and "tokensBefore" in explorer.live_bar.callout.value
+    assert explorer.budget.projection.tokens < before  # the budget bar drops
+    assert explorer.live_bar.chart.value.count("<rect") > bars_before  # the chart gains a bar
+    assert explorer.live_bar.chart.layout.display == ""
+
+
+def test_a_rewritten_file_is_shown_whole_again(replayed: tuple[Path, list[bytes]]) -> None:
+    path, _rest = replayed
+    explorer, follower = explorer_on(path)
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:12]))
+    change = follower.check()
+    assert change is not None and change.reloaded
+    assert explorer.leaf_id == follower.session.entries[-1].id
+    assert set(explorer.tree.row_ids) <= set(follower.session.by_id)
+    assert "reloaded" in explorer.live_bar.status.value
+
+
+def test_the_follow_toggle_follows_a_loaded_session(tmp_path: Path, replayed: tuple[Path, list[bytes]]) -> None:
+    path, rest = replayed
+    session = pikit.load(path)
+    explorer = SessionExplorer(session)
+    assert explorer.follower is None and not explorer.live
+    explorer.live_bar.toggle.value = True
+    follower = explorer.follower
+    assert follower is not None and follower.session is session and follower.running
+    follower.stop()
+    grow(path, rest[:2])
+    follower.check()
+    assert explorer.leaf_id == session.entries[-1].id
+    explorer.live_bar.toggle.value = False
+    assert not explorer.live_bar.following and not follower.running
+    memory = SessionExplorer(pikit.loads(SAMPLE.read_bytes()))
+    assert memory.live_bar.layout.display == "none" and memory.live_bar.toggle.disabled
+
+
+def test_session_text_in_the_live_bar_is_escaped(tmp_path: Path) -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(header)
+    explorer, follower = explorer_on(path)
+    evil: dict[str, Any] = {"type": "compaction", "id": "<img src=x onerror=alert(1)>", "parentId": None,
+                            "timestamp": "2026-01-01T00:00:01.000Z", "summary": "s", "firstKeptEntryId": "x",
+                            "tokensBefore": 10}
+    import json
+
+    grow(path, [json.dumps(evil).encode() + b"\n"])
+    follower.check()
+    assert "<img" not in explorer.live_bar.callout.value and "&lt;img" in explorer.live_bar.callout.value
