@@ -379,3 +379,34 @@ def test_null_values_follow_pi(tmp_path: Path) -> None:
     overrides = {"compaction": {"modelOverrides": {"a/b": {"keepRecentTokens": None}}}}
     with pytest.raises(SettingsError, match="keepRecentTokens"):
         load_settings(settings_file(tmp_path, overrides)).for_model("a/b")
+
+
+# ---------------------------------------------------------------- odd files
+DEEP = 100_000
+
+
+def test_invalid_utf8_is_read_as_node_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"compaction": {"keepRecentTokens": 1234}, "name\xff\xfe": "\xc3"}')
+    assert load_settings(str(path)).for_model(None).keep_recent_tokens == 1234
+    path.write_bytes(b'\xff{"compaction": 1}')
+    with pytest.raises(SettingsError, match="not valid JSON"):
+        load_settings(str(path))
+
+
+@pytest.mark.timeout(120)
+def test_nesting_100k_levels_deep_is_merged_and_reported_without_a_traceback(agent_dir: Path,
+                                                                              project: Path) -> None:
+    deep = '{"a":' * DEEP + "1" + "}" * DEEP
+    (agent_dir / "settings.json").write_text('{"compaction": {"keepRecentTokens": 10}, "x": ' + deep + "}")
+    (project / ".pi").mkdir()
+    (project / ".pi" / "settings.json").write_text('{"x": ' + deep + "}")
+    assert load_settings(cwd=str(project)).for_model(None).keep_recent_tokens == 10  # merged, both deep
+    (project / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": ' + "[" * DEEP + "]" * DEEP
+                                                   + "}}")
+    with pytest.raises(SettingsError, match=r"reserveTokens is \[\[\[.*…; expected") as info:
+        load_settings(cwd=str(project))
+    assert len(str(info.value)) < 400
+    proc = subprocess.run([sys.executable, "-m", "pikit", "settings"], capture_output=True, text=True, timeout=60,
+                          cwd=project, env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

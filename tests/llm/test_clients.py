@@ -217,3 +217,15 @@ def test_a_broken_json_answer(wire: Wire, summary_request: SummaryRequest) -> No
             pytest.raises(SummarizerError, match="not a JSON object"):
         summarizer.summarize(summary_request)
     assert len(seen) == 1
+
+
+def test_the_test_servers_have_one_import_path() -> None:
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    bare = ("from " + "servers import", "import " + "servers\n")  # split: this file must not match itself
+    for path in tests.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not any(form in text for form in bare), path
+    assert "servers" not in sys.modules or sys.modules["servers"] is sys.modules["tests.llm.servers"]
