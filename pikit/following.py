@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import PikitError
+from .errors import NotASessionError, PikitError, SessionFileError
 from .loading import load
 from .refresh import Refresh
 from .session import Session
@@ -156,6 +156,7 @@ class Follower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._scheduled = False
+        self._waiting = False
         self._finalizer = weakref.finalize(self, self._stop.set)
         self.engine = "watchfiles" if poll is None else "polling"
         if background:
@@ -180,7 +181,15 @@ class Follower:
         """Refresh now; the :class:`~pikit.Refresh` when something changed (callbacks called)."""
         self._scheduled = False
         with self.lock:
-            result = self.session.refresh()
+            try:
+                result = self.session.refresh()
+            except SessionFileError as exc:
+                if os.path.exists(self.path) and not isinstance(exc, NotASessionError):
+                    raise
+                # Between a rotation's steps: gone, or not yet holding a header. Wait for it.
+                self._notice(f"{self.path} is gone or has no session header yet; waiting for it")
+                return None
+            self._waiting = False
             if not result.changed:
                 return None
             self.changes += 1
@@ -193,6 +202,11 @@ class Follower:
                     self.notices.append(f"a change callback failed: {type(exc).__name__}: {exc}")
         return result
 
+    def _notice(self, text: str) -> None:
+        if not self._waiting:  # once per absence, not once a second
+            self._waiting = True
+            self.notices.append(text)
+
     # ------------------------------------------------------------------ foreground
     def updates(self, *, idle_exit: float | None = None) -> Iterator[Refresh]:
         """Follow in the calling thread: yield each change; end after ``idle_exit`` quiet seconds.
@@ -201,6 +215,7 @@ class Follower:
         """
         if self.running:
             raise PikitError("this follower already follows in the background; use on_change() or stop() first")
+        self._stop = threading.Event()  # close() ends this loop too
         engine = self._make_engine()
         try:
             quiet_since = time.monotonic()
@@ -232,13 +247,8 @@ class Follower:
         self._stop = threading.Event()
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, self._stop.set)
-        loop: asyncio.AbstractEventLoop | None = None
-        if "asyncio" in sys.modules:  # a running event loop (a notebook's kernel) gets the refreshes
-            try:
-                loop = sys.modules["asyncio"].get_running_loop()
-            except RuntimeError:
-                loop = None
         engine = self._make_engine()
+        loop = _calling_loop()
         self._thread = threading.Thread(target=_follow, args=(weakref.ref(self), engine, self._stop, loop),
                                         name=f"pikit-follow {os.path.basename(self.path)}", daemon=True)
         self._thread.start()
@@ -275,6 +285,23 @@ class Follower:
             except RuntimeError:  # the loop was closed: refresh here instead
                 self._scheduled = False
                 self.check()
+
+
+def _calling_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop the caller runs in (a notebook's kernel, an asyncio program), if any.
+
+    Only a loop that runs the caller as one of its tasks counts: such a loop comes back to
+    its queue between steps. A loop that merely reports itself running (as Playwright's
+    synchronous API leaves one) might never look at it again.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop if asyncio.current_task(loop) is not None else None
 
 
 def _follow(ref: weakref.ReferenceType[Follower], engine: _Polling | _Notifications, stop: threading.Event,

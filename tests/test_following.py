@@ -150,8 +150,11 @@ def test_in_an_event_loop_refreshes_run_on_the_loop(tmp_path: Path) -> None:
         finally:
             live.close()
 
-    asyncio.run(main())
-    assert threads == [threading.main_thread().name]
+    # In a thread of its own: a loop may already be running in this one (Playwright's, in a full test run).
+    runner = threading.Thread(target=asyncio.run, args=(main(),), name="asyncio-program")
+    runner.start()
+    runner.join(timeout=30)
+    assert threads == ["asyncio-program"]
 
 
 def test_follow_needs_a_session_file(tmp_path: Path) -> None:
@@ -166,3 +169,37 @@ def test_follow_needs_a_session_file(tmp_path: Path) -> None:
     with pytest.raises(pikit.PikitError, match="already follows"):
         next(live.updates())
     live.close()
+
+
+def test_a_rotation_is_waited_out(tmp_path: Path) -> None:
+    path = start_file(tmp_path, 3)
+    live = Follower(path, background=False)
+    path.unlink()  # rotated away...
+    assert live.check() is None and any("waiting" in n for n in live.notices)
+    path.write_bytes(b"")  # ...a new file, no header yet
+    assert live.check() is None and len(live.notices) == 1
+    path.write_bytes(line(HEADER) + line(user("fresh", None, 1, "new file")))
+    change = live.check()
+    assert change is not None and change.reloaded and live.session.leaf_id == "fresh"
+
+
+def test_foreground_following_starts_again_after_a_stop(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    live = pikit.follow(path, poll=0.05)
+    live.close()
+    threading.Timer(0.2, append, (path, line(user("late", "e1", 30, "x")))).start()
+    assert [c.added[-1].id for c in live.updates(idle_exit=0.8)] == ["late"]
+
+
+def test_a_loop_that_only_reports_itself_running_is_not_used(tmp_path: Path) -> None:
+    """Playwright's synchronous API leaves such a loop behind: refreshes must not wait for it."""
+    path = start_file(tmp_path)
+    loop = asyncio.new_event_loop()
+    asyncio.events._set_running_loop(loop)  # running, yet never coming back to its queue
+    try:
+        with pikit.follow(path, poll=0.05) as live:
+            append(path, line(user("seen", "e1", 40, "x")))
+            assert wait_for(lambda: live.session.leaf_id == "seen")
+    finally:
+        asyncio.events._set_running_loop(None)
+        loop.close()

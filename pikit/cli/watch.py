@@ -23,17 +23,11 @@ from ..palette import LINES, SEGMENTS
 from ..session import Session
 from ..settings import DEFAULTS, CompactionSettings, Settings
 from .common import session_settings
+from .terminal import inert, trusted
 
 __all__ = ["Status", "run", "status_of"]
 
 _BAR = 32
-_CONTROL = {**{c: f"\\x{c:02x}" for c in range(0x20) if c not in (0x09,)}, 0x7F: "\\x7f",
-            **{c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}}
-
-
-def visible(text: str) -> str:
-    """Session text for the terminal: control characters shown as escapes, never acted on."""
-    return text.translate(_CONTROL)
 
 
 @dataclass(frozen=True)
@@ -173,20 +167,20 @@ def render(status: Status, path: str, engine: str, notice: str | None, color: bo
     if last is None:
         compaction = "none on this branch"
     else:
-        compaction = (f"{visible(str(last['id']))}  tokensBefore {fmt_int(last['tokensBefore'])} → tokensAfter "
+        compaction = (f"{inert(str(last['id']))}  tokensBefore {fmt_int(last['tokensBefore'])} → tokensAfter "
                       f"{fmt_int(last['tokensAfter'])}  ({plural(status.compactions, 'compaction')} on this branch)")
     lines = [
-        f"pikit watch  {visible(path)}  ({engine}; Ctrl-C ends)",
-        f"  leaf        {visible(str(status.leaf_id))}  {visible(status.leaf_kind)}",
+        f"pikit watch  {inert(path)}  ({engine}; Ctrl-C ends)",
+        f"  leaf        {inert(str(status.leaf_id))}  {inert(status.leaf_kind)}",
         f"  entries     {fmt_int(status.entries)}",
         f"  context     {_bar(status, color)} {fmt_int(status.tokens)} / {fmt_int(status.context_window)} tokens "
         f"({fmt_percent(status.tokens, status.context_window)}), threshold {fmt_int(status.threshold)}",
         f"  compaction  {until}",
         f"  last        {compaction}",
-        f"  model       {visible(status.model) if status.model else MISSING}",
+        f"  model       {inert(status.model) if status.model else MISSING}",
     ]
     if notice:
-        lines.append(f"  note        {visible(notice)}")
+        lines.append(f"  note        {inert(notice)}")
     return lines
 
 
@@ -226,7 +220,7 @@ def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) 
             if not waiting:
                 raise
         if not told:
-            print(f"pikit: waiting for {visible(path)} to appear…", file=sys.stderr)
+            print(f"pikit: waiting for {inert(path)} to appear…", file=sys.stderr)
             told = True
         if idle_exit is not None and time.monotonic() - start >= idle_exit:
             return None
@@ -249,14 +243,15 @@ def run(args: Namespace) -> int:
         print(f"pikit: warning: {exc}; using Pi's default settings", file=sys.stderr)
         settings = None
     gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
-    screen = _Screen(sys.stdout)
+    screen = _Screen(trusted(sys.stdout))  # pikit's own escapes; session text is made inert in render()
     notice: str | None = None
 
     def show() -> None:
         status = gauge.reading()
-        if args.json:
-            sys.stdout.write(json.dumps(status.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
-            sys.stdout.flush()
+        if args.json:  # the contract, exact: not through the inert stream
+            out = trusted(sys.stdout)
+            out.write(json.dumps(status.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.flush()
         else:
             screen.draw(render(status, follower.path, follower.engine, notice, screen.color))
 

@@ -220,7 +220,8 @@ tr.pikit-zone-kept td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segmen
 tr.pikit-zone-new td:first-child { box-shadow: inset 3px 0 0 var(--pikit-segment-new); }
 tr.pikit-status-omitted td { color: var(--jp-ui-font-color3, #999); }
 tr.pikit-status-omitted .pikit-pre { text-decoration: line-through; }
-.pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px; }
+.pikit-marker { display: inline-block; font-size: 0.8em; padding: 0 4px; border-radius: 3px; margin-left: 3px;
+  white-space: nowrap; }
 .pikit-marker-omitted { background: #eeeeee; color: #616161; }
 .pikit-marker-replaced { background: #fff3e0; color: #e65100; }
 .pikit-marker-summary, .pikit-marker-previous-summary { background: var(--pikit-role-compaction-summary);

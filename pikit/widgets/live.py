@@ -19,6 +19,7 @@ import traitlets
 
 from ..following import Follower
 from ..formatting import fmt_delta, fmt_int, plural
+from ..palette import ROLES, SEGMENTS
 from ..refresh import Refresh
 from ._html import error_box, esc
 from .runs import compaction_history
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
     from .explorer import SessionExplorer
 
 __all__ = ["LiveBar"]
+
+# The call-out wears the colour of compaction summaries (the purple of the budget bar's summary).
+_CALLOUT_STYLE = (f"border-left: 4px solid {SEGMENTS['summary']}; background: {ROLES['compactionSummary']}; "
+                  "padding: 4px 8px; margin: 2px 0; font-weight: 500")
 
 
 class LiveBar(widgets.VBox):
@@ -162,7 +167,8 @@ class LiveBar(widgets.VBox):
         after = self.explorer.state.projection(compaction_id).tokens
         saved = before - after if isinstance(before, int | float) else None
         self.callout.value = (
-            f'<div class="pikit-callout">Pi compacted: <span class="pikit-id">{esc(compaction_id)}</span> · '
+            f'<div class="pikit-callout" style="{_CALLOUT_STYLE}">⚡ Pi compacted: '
+            f'<span class="pikit-id">{esc(compaction_id)}</span> · '
             f"tokensBefore {fmt_int(before)} → tokensAfter {fmt_int(after)}"
             f"{f' ({fmt_delta(-saved)})' if saved is not None else ''} · at "
             f"{esc(time.strftime('%H:%M:%S'))}</div>")

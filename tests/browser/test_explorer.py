@@ -196,7 +196,7 @@ def test_notebook_01_click_moves_the_leaf(page: Page, jupyter_server: JupyterSer
     explorer.locator(".pikit-search input").press("Enter")
     wait_for_kernel_output(jupyter_server, nb, "print(explorer.tree.search)", "strategy")
     page.wait_for_function(
-        "(n) => document.querySelectorAll('.pikit-explorer .pikit-tree-row').length === n",
+        "(n) => document.querySelector('.pikit-explorer').querySelectorAll('.pikit-tree-row').length === n",
         arg=min(kernel_value(jupyter_server, nb, "len(explorer.tree.rows)"), 30), timeout=10_000)
     screenshot(page, "explorer-04-search")
 

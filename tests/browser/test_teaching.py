@@ -48,7 +48,13 @@ CELLS: list[str | tuple[str, str]] = [
     textwrap.dedent("""\
         deep = SessionExplorer(pikit.load("deep.jsonl"), mode="all")
         deep"""),
+    textwrap.dedent("""\
+        from pikit.widgets import ContextDiff
+        last = panel.last_run
+        ContextDiff(last.session, compaction=last.result.entry["id"]) if last else None
+        """),
 ]
+DIFF_CELL = 4
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +114,22 @@ def test_two_runs_stay_in_the_chart(page: Page, jupyter_server: JupyterServer, t
         mark, box = bar.locator(".pikit-mark-threshold").bounding_box(), bar.bounding_box()
         assert mark and box and mark["x"] >= box["x"] - 1 and mark["x"] + mark["width"] <= box["x"] + box["width"] + 1
     save_element(page, panel, "teaching-01-panel-after-two-runs")
+
+    # The before/after diff of the last run shows only what the compaction changed.
+    page.evaluate("""async (index) => {
+        const notebook = window.jupyterapp.shell.currentWidget;
+        notebook.content.activeCellIndex = index;
+        await window.jupyterapp.commands.execute('notebook:run-cell');
+    }""", DIFF_CELL)
+    diff = page.locator(".pikit-context-diff").first
+    diff.wait_for(state="visible", timeout=30_000)
+    changed = diff.locator('tr.pikit-diff-row[data-status="added"], tr.pikit-diff-row[data-status="removed"]')
+    assert changed.count() > 0
+    assert changed.locator(".pikit-kind-system").count() == 0
+    assert diff.locator('tr[data-status="added"][data-note="summary"]').count() == 1
+    assert diff.locator('tr[data-status="removed"][data-note="summarized"]').count() > 0
+    assert diff.locator('tr[data-status="same"] .pikit-kind-system').count() == 1
+    save_element(page, diff, "teaching-05-diff-of-the-last-run")
 
     # Clearing removes the runs from the chart (Python side and page).
     panel.locator(".pikit-clear-runs").click()

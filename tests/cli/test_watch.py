@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pikit.cli.watch import render, status_of, visible
+from pikit.cli.terminal import inert
+from pikit.cli.watch import render, status_of
 from tests.entries import asst, usage, user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,4 +207,34 @@ def test_the_status_of_a_compacted_session_and_control_characters() -> None:
     assert status.threshold == 13384 and status.tokens == session.context().tokens
     block = render(status, "a\x1b[2Jb.jsonl", "watchfiles", "note\x07", color=False)
     assert all("\x1b" not in row and "\x07" not in row for row in block)
-    assert visible("x\x1b[31my\x9b") == "x\\x1b[31my\\u009b"
+    assert inert("x\x1b[31my\x9b") == "x^[[31myM-^["
+
+
+def test_on_a_terminal_the_block_is_redrawn_in_place() -> None:
+    import io
+
+    from pikit.cli.watch import _Screen
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    screen = _Screen(out)
+    screen.draw(["one", "two", "three"])
+    first = out.getvalue()
+    screen.draw(["uno", "dos"])  # a shorter block: the leftover line is cleared
+    second = out.getvalue()[len(first):]
+    assert first == "\x1b[2Kone\n\x1b[2Ktwo\n\x1b[2Kthree\n"
+    assert second == "\x1b[3F\x1b[2Kuno\n\x1b[2Kdos\n\x1b[2K\n"
+
+
+def test_ctrl_c_ends_the_watch_quietly(tmp_path: Path) -> None:
+    import signal
+
+    path = start_file(tmp_path)
+    watch = Watch(path)
+    watch.wait_for(1)
+    watch.proc.send_signal(signal.SIGINT)
+    stderr = watch.finish(timeout=10)
+    assert watch.proc.returncode == 0 and "Traceback" not in stderr, stderr

@@ -50,3 +50,7 @@ def test_notebook_01_runs_top_to_bottom(tmp_path: Path, monkeypatch: pytest.Monk
     assert NOTEBOOK.read_bytes() == notebook_before
     written = list(tmp_path.glob("pikit-explore-*/refactor-auth.compacted-*.jsonl"))
     assert len(written) == 1
+    # Watch it live: the replay writes a new file that a second explorer follows.
+    assert "entries so far; the leaf is" in text
+    live = list(tmp_path.glob("pikit-explore-*/live-*/live.jsonl"))
+    assert len(live) == 1 and (SAMPLES / "refactor-auth.jsonl").read_bytes().startswith(live[0].read_bytes())
