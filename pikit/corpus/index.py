@@ -130,28 +130,13 @@ class Index:
 
     def write(self, results: list[FileResult]) -> None:
         """Replace the rows of these files (inside the scan's transaction)."""
-        import pyarrow as pa
-
         changed = [r for r in results if not r.unchanged]
         if not changed:
             return
         self.forget([r.file_id for r in changed], keep_file=True)
         con = self.con
         for table in (*TABLES, "texts"):
-            parts = [r.tables[table] for r in changed if table in r.tables]
-            plain = [p for p in parts if isinstance(p, Columns)]
-            for part in plain:  # a few rows: straight from Python lists
-                select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
-                                   else f"unnest($c{i})" for i, d in enumerate(part.dtypes))
-                con.execute(f'INSERT INTO "{_name(table)}" SELECT {select}',
-                            {f"c{i}": v for i, v in enumerate(part.values)})
-            parts = [p for p in parts if not isinstance(p, Columns)]
-            if not parts:
-                continue
-            batch = pa.concat_tables(parts)
-            con.register("_rows", batch)
-            con.execute(f'INSERT INTO "{_name(table)}" SELECT {batch_columns(batch.column_names)} FROM _rows')
-            con.unregister("_rows")
+            self._insert(_name(table), [r.tables[table] for r in changed if table in r.tables])
         kept = [r for r in changed if r.state is not None]
         if kept:  # (plain lists: building Arrow arrays here would import pandas, a second at start-up)
             seen = [r.seen or (None, None, None) for r in kept]
@@ -160,6 +145,23 @@ class Index:
                         {"ids": [r.file_id for r in kept], "sizes": [s[0] for s in seen],
                          "mtimes": [s[1] for s in seen], "inodes": [s[2] for s in seen],
                          "marks": [msgspec.msgpack.encode(r.mark) for r in kept], "states": [r.state for r in kept]})
+
+    def _insert(self, name: str, parts: list[Any]) -> None:
+        """Insert a table's parts: plain columns straight from Python lists, Arrow tables in one batch."""
+        con = self.con
+        for part in parts:
+            if isinstance(part, Columns):
+                select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
+                                   else f"unnest($c{i})" for i, d in enumerate(part.dtypes))
+                con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(part.values)})
+        arrow = [p for p in parts if not isinstance(p, Columns)]
+        if arrow:
+            import pyarrow as pa
+
+            batch = pa.concat_tables(arrow)
+            con.register("_rows", batch)
+            con.execute(f'INSERT INTO "{name}" SELECT {batch_columns(batch.column_names)} FROM _rows')
+            con.unregister("_rows")
 
     def recount(self, keys_of: list[int] | None) -> None:
         """Set ``counted`` for every message sharing a usage key with these files' messages (None: all)."""
