@@ -246,10 +246,7 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
-    threshold = settings.threshold(context_window)
-    ineffective = 0  # firing checks in a row whose compaction did not bring the context under the threshold
-    halted = False  # a runaway: firing checks are counted, and only probed now and then
-    next_probe = 0
+    runaway = _RunawayGuard(result)
     for index, entry in enumerate(branch):
         if recorded is not None:
             recorded.add(entry)
@@ -262,28 +259,47 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
         if recorded is not None and recorded.usage is not None:
             result.usage_checks += 1
         before = ctx.tokens + offset
-        if settings.should_compact(before, context_window):
-            if halted and result.runaway_checks + 1 < next_probe:
-                result.runaway_checks += 1  # Pi would compact (for little) again here: not replayed
+        if settings.should_compact(before, context_window) and runaway.tries():
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
+            if event is None:
+                result.skipped.append((index, entry.id, before))
             else:
-                event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
-                if event is None:
-                    result.skipped.append((index, entry.id, before))
-                else:
-                    result.events.append(event)
-                if event is not None and event.tokens_after <= threshold and event.tokens_after < before:
-                    ineffective, halted = 0, False  # compacting pays (again)
-                else:
-                    ineffective += 1
-                    if halted:  # a probe that did not pay: wait twice as long for the next one
-                        result.runaway_checks += 1
-                        next_probe *= 2
-                    elif ineffective >= RUNAWAY_AFTER:
-                        halted, next_probe = True, result.runaway_checks + 2
-                        if result.runaway is None:
-                            result.runaway = (index, entry.id)
+                result.events.append(event)
+            runaway.record(index, entry.id, before, event)
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     return result
+
+
+class _RunawayGuard:
+    """Detects a runaway (see the module docstring) and, during one, lets only probes through."""
+
+    def __init__(self, result: SimulationResult) -> None:
+        self.result = result
+        self.threshold = result.threshold
+        self.ineffective = 0  # firing checks in a row whose compaction did not bring the context under the threshold
+        self.halted = False  # in a runaway: firing checks are counted, and only probed now and then
+        self.next_probe = 0
+
+    def tries(self) -> bool:
+        """Whether a check that fired gets a real compaction (otherwise it is only counted)."""
+        if self.halted and self.result.runaway_checks + 1 < self.next_probe:
+            self.result.runaway_checks += 1  # Pi would compact (for little) again here: not replayed
+            return False
+        return True
+
+    def record(self, index: int, entry_id: Any, before: int, event: SimulationEvent | None) -> None:
+        """Take the outcome of a compaction tried after a check that fired."""
+        if event is not None and event.tokens_after <= self.threshold and event.tokens_after < before:
+            self.ineffective, self.halted = 0, False  # compacting pays (again)
+            return
+        self.ineffective += 1
+        if self.halted:  # a probe that did not pay: wait twice as long for the next one
+            self.result.runaway_checks += 1
+            self.next_probe *= 2
+        elif self.ineffective >= RUNAWAY_AFTER:
+            self.halted, self.next_probe = True, self.result.runaway_checks + 2
+            if self.result.runaway is None:
+                self.result.runaway = (index, entry_id)
 
 
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,

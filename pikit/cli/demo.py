@@ -19,7 +19,8 @@ from .context import model_text, size_text
 
 SAMPLE = "refactor-auth.jsonl"
 DEMO_ROWS = 6
-NOTEBOOKS = ("01-explore-a-session.ipynb", "02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb")
+NOTEBOOKS = ("01-explore-a-session.ipynb", "02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb",
+             "04-a-corpus-of-sessions.ipynb")
 
 
 def project_root() -> Path:

@@ -115,8 +115,9 @@ class Corpus:
             raise PikitError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         from .frames import typed
 
-        order = {"sessions": "started DESC, path", "problems": "path, line", "branches": "path, leaf_id",
-                 "compactions": "path, timestamp"}.get(name, "path, entry_index")
+        order = {"sessions": "started DESC, path", "problems": "path, line, kind, message",
+                 "branches": "path, leaf_id, is_active, length, own_entries",
+                 "compactions": "path, timestamp, entry_id, tokens_before"}.get(name, "path, entry_index")
         columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
         return typed(self.connection.sql(f'SELECT {columns} FROM "{name}" ORDER BY {order}').to_arrow_table(), name)
 

@@ -7,38 +7,40 @@ line, identity digests) and its :class:`~pikit.corpus.scan.FileState`. A scan th
 * a file that only grew, from its mark: the appended complete lines only (a line still being
   written waits for the next scan, so an entry is never read torn);
 * a file that shrank, was replaced or changed before its mark, whole again;
-* nothing of a file whose size and modification time are unchanged.
+* nothing of a file whose size, modification time and inode are unchanged.
 
 The rows of a file that changed are derived again from its state and replace the old ones;
-the rows of a file that disappeared are removed. Problems (unreadable, vanished, damaged,
-not a session) are rows of the ``problems`` table; none of them stops a scan.
+the rows of a file that disappeared are removed; then ``messages.counted`` (the
+no-double-counting rule, :mod:`pikit.corpus.usage`) is brought up to date for the messages
+those files hold. Problems (unreadable, vanished, damaged, not a
+session) are rows of the ``problems`` table; none of them stops a scan.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from ..errors import PikitError, SessionFileError
-from ..tail import FileMark, read_appended
-from .derive import FileInfo, Rows, derive
-from .discover import find_files, is_url, order_key, project_of
-from .scan import FileState, feed, new_state
-from .schema import DUCKDB_TYPES, TABLES, create_sql
+from ..errors import PikitError
+from ..tail import FileMark
+from .discover import find_files
+from .filescan import FileResult, batch_columns, scan_file, stored_columns, unchanged
+from .schema import DUCKDB_TYPES, TABLES
 
-__all__ = ["FileResult", "Index", "ScanReport", "scan_file"]
+__all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
-SCHEMA_VERSION = "1"
-_EXTRA_MESSAGE_COLUMNS = (("usage_key", "string"), ("copied", "boolean"))
-_FLUSH_ROWS = 50_000
-_state_encoder = msgspec.msgpack.Encoder()
-_state_decoder = msgspec.msgpack.Decoder(FileState)
-_TABLE_NAMES = ("sessions", "messages", "compactions", "branches", "summary_calls", "problems")
+SCHEMA_VERSION = "3"
+_FLUSH_ROWS = 20_000  # messages held before they are written
+_MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
+_CHECKPOINT_BYTES = 32 * 1024 * 1024
+_DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
+
+ProgressCallback = Callable[[int, int], None]
 
 
 @dataclass
@@ -58,146 +60,8 @@ class ScanReport:
                 f"{self.unchanged:,} unchanged, {self.removed:,} gone; {self.bytes_read / 1e6:,.1f} MB read")
 
 
-@dataclass
-class FileResult:
-    """One file's scan: its rows, texts, and what to store to continue it later."""
-
-    path: str
-    file_id: int
-    rows: Rows
-    texts: list[tuple[Any, ...]]
-    mark: FileMark | None
-    state: bytes | None
-    size: int
-    mtime_ns: int
-    whole: bool
-    bytes_read: int
-    unchanged: bool = False
-
-
-def _vanished(path: str, file_id: int, kind: str, message: str) -> FileResult:
-    rows = Rows([], [], [], [], [], [(file_id, path, None, kind, message)])
-    return FileResult(path, file_id, rows, [], None, None, 0, 0, True, 0)
-
-
-def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None) -> FileResult:
-    """Scan one file from ``mark`` (with its stored state), or whole; never raises for a bad file."""
-    if is_url(path):
-        return scan_url(path, file_id, mark, state_blob)
-    try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        return _vanished(path, file_id, "vanished", "the file disappeared before it could be read")
-    except OSError as exc:
-        return _vanished(path, file_id, "unreadable", f"cannot be examined ({exc.strerror or exc})")
-    if not stat.S_ISREG(status.st_mode):
-        return _vanished(path, file_id, "unreadable", "not a regular file")
-    if mark is not None and state_blob is not None and status.st_size == mark.size \
-            and status.st_mtime_ns == mark.mtime_ns and status.st_ino == mark.inode:
-        return FileResult(path, file_id, Rows([], [], [], [], [], []), [], mark, state_blob, status.st_size,
-                          status.st_mtime_ns, False, 0, unchanged=True)
-    state = _state_decoder.decode(state_blob) if mark is not None and state_blob is not None else None
-    start = mark if state is not None and mark is not None else FileMark()
-    try:
-        result = _read(path, start, state)
-    except FileNotFoundError:
-        return _vanished(path, file_id, "vanished", "the file disappeared while it was read")
-    except (OSError, SessionFileError) as exc:
-        return _vanished(path, file_id, "unreadable", str(getattr(exc, "strerror", None) or exc))
-    state, new_mark, pending, whole, read = result
-    info = FileInfo(file_id, path, project_of(path), new_mark.size, new_mark.mtime_ns // 1_000_000
-                    if new_mark.mtime_ns else 0)
-    rows = derive(state, info, pending)
-    texts = [(file_id, entry, role, text) for entry, role, text in state.texts]
-    state.texts = []
-    return FileResult(path, file_id, rows, texts, new_mark, _state_encoder.encode(state), new_mark.size,
-                      new_mark.mtime_ns or 0, whole, read)
-
-
-def _read(path: str, start: FileMark, state: FileState | None) -> tuple[FileState, FileMark, int, bool, int]:
-    whole = state is None
-    state = state or new_state(path)
-    mark, read, pending = start, 0, 0
-    while True:
-        got = read_appended(path, mark)
-        if got.rewritten is not None:
-            if whole:
-                raise SessionFileError(path, f"changed while it was read ({got.rewritten})")
-            state, mark, whole, read = new_state(path), FileMark(), True, 0
-            continue
-        if got.lines:
-            feed(state, got.lines, got.first_line)
-            read += got.mark.offset - mark.offset
-        mark, pending = got.mark, got.pending
-        state.offset = mark.offset
-        if not got.more:
-            return state, mark, pending, whole, read
-
-
-def _arrow_table(table: str, rows: Sequence[tuple[Any, ...]], extra: Sequence[tuple[str, str]] = ()) -> Any:
-    import pyarrow as pa
-
-    # timestamps arrive as text (ISO strings, as in the files) and are cast by DuckDB on insert
-    types = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
-             "datetime64[ms, UTC]": pa.string()}
-    columns = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *extra]
-    values = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
-    arrays = [pa.array(list(v), type=types[d]) for (_, d), v in zip(columns, values, strict=True)]
-    return pa.table(arrays, names=[c for c, _ in columns])
-
-
-def _insert_columns(table: str, extra: Sequence[tuple[str, str]]) -> str:
-    columns = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *extra]
-    return ", ".join(f'TRY_CAST("{c}" AS TIMESTAMPTZ)' if d.startswith("datetime") else f'"{c}"' for c, d in columns)
-
-
-def scan_url(url: str, file_id: int, mark: FileMark | None, state_blob: bytes | None) -> FileResult:
-    """Scan a file that fsspec serves (read whole when it changed: stores cannot append in place)."""
-    import fsspec
-
-    try:
-        fs, path = fsspec.core.url_to_fs(url)
-        info = fs.info(path)
-        size, stamp = int(info.get("size") or 0), _remote_stamp(info)
-        if mark is not None and state_blob is not None and (size, stamp) == (mark.size, mark.mtime_ns):
-            return FileResult(url, file_id, Rows([], [], [], [], [], []), [], mark, state_blob, size, stamp, False,
-                              0, unchanged=True)
-        data = fs.cat_file(path)
-    except FileNotFoundError:
-        return _vanished(url, file_id, "vanished", "the file disappeared before it could be read")
-    except OSError as exc:
-        return _vanished(url, file_id, "unreadable", f"cannot be read ({exc})")
-    end = data.rfind(b"\n") + 1
-    lines = data[:end].split(b"\n")[:-1]
-    state = feed(new_state(url), lines, 1)
-    new_mark = FileMark(end, len(lines), None, None, None, None, size, stamp)
-    rows = derive(state, FileInfo(file_id, url, project_of(url), size, stamp // 1_000_000), len(data) - end)
-    texts = [(file_id, entry, role, text) for entry, role, text in state.texts]
-    state.texts = []
-    return FileResult(url, file_id, rows, texts, new_mark, _state_encoder.encode(state), size, stamp, True, len(data))
-
-
-def _remote_stamp(info: dict[str, Any]) -> int:
-    """A number that changes when a stored object changes (modification time in ns, or a hash of its ETag)."""
-    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
-        value = info.get(key)
-        if isinstance(value, int | float):
-            return int(value * 1_000_000_000)
-        if value is not None and hasattr(value, "timestamp"):
-            return int(value.timestamp() * 1_000_000_000)
-    etag = str(info.get("ETag") or info.get("etag") or "")
-    return int.from_bytes(etag.encode()[:7].ljust(7, b"\0"), "big") if etag else 0
-
-
-def remote_unchanged(url: str, mark: FileMark) -> bool:
-    import fsspec
-
-    try:
-        fs, path = fsspec.core.url_to_fs(url)
-        info = fs.info(path)
-    except OSError:
-        return False
-    return (int(info.get("size") or 0), _remote_stamp(info)) == (mark.size, mark.mtime_ns)
+def _name(table: str) -> str:
+    return "messages_raw" if table == "messages" else table
 
 
 class Index:
@@ -214,7 +78,7 @@ class Index:
         except duckdb.Error as exc:
             raise PikitError(f"{path}: cannot open the corpus index ({str(exc).splitlines()[0]}); "
                              "is another pikit using it? Pass another --index / index=") from None
-        self.con.execute("SET enable_progress_bar = false")
+        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1")
         self._schema()
 
     def _schema(self) -> None:
@@ -222,47 +86,49 @@ class Index:
         con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
         found = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
         if found and found[0][0] != SCHEMA_VERSION:
-            for name in ("files", "states", "texts", "messages_raw", *(t for t in _TABLE_NAMES if t != "messages")):
-                con.execute(f'DROP TABLE IF EXISTS "{name}"')
             con.execute("DROP VIEW IF EXISTS messages")
+            for name in ("files", *_DATA_TABLES):
+                con.execute(f'DROP TABLE IF EXISTS "{name}"')
         con.execute("CREATE TABLE IF NOT EXISTS files (file_id BIGINT, path VARCHAR, path_order BIGINT)")
-        con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, mark BLOB, "
-                    "state BLOB)")
-        con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, entry_index BIGINT, role VARCHAR, text VARCHAR)")
-        for table in _TABLE_NAMES:
-            if table == "messages":
-                extra = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}' for c, d in _EXTRA_MESSAGE_COLUMNS)
-                con.execute(create_sql("messages", "messages_raw")[:-1] + f", {extra})")
-            else:
-                con.execute(create_sql(table))
-        declared = ", ".join(f'm."{c}"' for c, _, _ in TABLES["messages"] if c != "counted")
-        con.execute(f"""CREATE OR REPLACE VIEW messages AS
-            SELECT {declared}, m.countable AND row_number() OVER (
-                PARTITION BY m.usage_key ORDER BY f.path_order, m.entry_index) = 1 AS counted
-            FROM messages_raw m JOIN files f USING (file_id)""")
+        con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, inode BIGINT, "
+                    "mark BLOB, state BLOB)")
+        con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, entry_index BIGINT, role VARCHAR, "
+                    "text VARCHAR)")
+        for table in TABLES:
+            columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}' for c, d in stored_columns(table))
+            con.execute(f'CREATE TABLE IF NOT EXISTS "{_name(table)}" ({columns})')
+        declared = ", ".join(f'"{c}"' for c, _, _ in TABLES["messages"])
+        con.execute(f"""CREATE OR REPLACE VIEW messages AS SELECT {declared} FROM messages_raw
+                        JOIN files USING (file_id)
+                        LEFT JOIN (SELECT file_id, session_id FROM sessions) USING (file_id)""")
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
 
-    def known(self) -> dict[str, tuple[int, FileMark | None]]:
-        """Path → (file id, stored mark) for every file in the index."""
-        out: dict[str, tuple[int, FileMark | None]] = {}
-        query = "SELECT file_id, path, mark FROM files LEFT JOIN states USING (file_id)"
-        for file_id, path, mark in self.con.execute(query).fetchall():
-            out[path] = (file_id, msgspec.msgpack.decode(mark, type=FileMark) if mark is not None else None)
+    def known(self) -> dict[str, Known]:
+        """Path → (file id, stored mark, (size, mtime, inode) when read) for every file in the index."""
+        out: dict[str, Known] = {}
+        query = "SELECT file_id, path, mark, size, mtime_ns, inode FROM files LEFT JOIN states USING (file_id)"
+        for file_id, path, mark, size, mtime_ns, inode in self.con.execute(query).fetchall():
+            seen = (size, mtime_ns, inode) if mark is not None else None
+            out[path] = (file_id, msgspec.msgpack.decode(mark, type=FileMark) if mark is not None else None, seen)
         return out
 
-    def state(self, file_id: int) -> bytes | None:
-        found = self.con.execute("SELECT state FROM states WHERE file_id = ?", [file_id]).fetchall()
-        return found[0][0] if found else None
+    def states(self, file_ids: list[int]) -> dict[int, bytes]:
+        """The stored states of these files."""
+        if not file_ids:
+            return {}
+        rows = self.con.execute("SELECT file_id, state FROM states WHERE file_id IN (SELECT unnest($ids))",
+                                {"ids": file_ids}).fetchall()
+        return dict(rows)
 
     def forget(self, file_ids: Iterable[int], *, keep_file: bool = False) -> None:
+        """Remove the rows of these files (and the files themselves unless ``keep_file``)."""
         ids = list(file_ids)
         if not ids:
             return
         import pyarrow as pa
 
         self.con.register("_gone", pa.table({"file_id": pa.array(ids, type=pa.int64())}))
-        for table in ("messages_raw", "sessions", "compactions", "branches", "summary_calls", "problems", "texts",
-                      "states", *(() if keep_file else ("files",))):
+        for table in (*_DATA_TABLES, *(() if keep_file else ("files",))):
             self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT file_id FROM _gone)')
         self.con.unregister("_gone")
 
@@ -270,89 +136,51 @@ class Index:
         """Replace the rows of these files (inside the scan's transaction)."""
         import pyarrow as pa
 
-        con = self.con
         changed = [r for r in results if not r.unchanged]
+        if not changed:
+            return
         self.forget([r.file_id for r in changed], keep_file=True)
-        for table in _TABLE_NAMES:
-            rows = [row for r in changed for row in getattr(r.rows, table)]
-            if not rows:
+        con = self.con
+        for table in (*TABLES, "texts"):
+            parts = [r.tables[table] for r in changed if table in r.tables]
+            if not parts:
                 continue
-            name = "messages_raw" if table == "messages" else table
-            extra = _EXTRA_MESSAGE_COLUMNS if table == "messages" else ()
-            con.register("_rows", _arrow_table(table, rows, extra))
-            con.execute(f'INSERT INTO "{name}" SELECT {_insert_columns(table, extra)} FROM _rows')
+            batch = pa.concat_tables(parts)
+            con.register("_rows", batch)
+            con.execute(f'INSERT INTO "{_name(table)}" SELECT {batch_columns(batch.column_names)} FROM _rows')
             con.unregister("_rows")
-        texts = [t for r in changed for t in r.texts]
-        if texts:
-            cols = list(zip(*texts, strict=True))
-            con.register("_texts", pa.table({"file_id": pa.array(cols[0], pa.int64()),
-                                             "entry_index": pa.array(cols[1], pa.int64()),
-                                             "role": pa.array(cols[2], pa.string()),
-                                             "text": pa.array(cols[3], pa.string())}))
-            con.execute("INSERT INTO texts SELECT * FROM _texts")
-            con.unregister("_texts")
         kept = [r for r in changed if r.state is not None]
         if kept:
+            seen = [r.seen or (None, None, None) for r in kept]
             con.register("_states", pa.table({
                 "file_id": pa.array([r.file_id for r in kept], pa.int64()),
-                "size": pa.array([r.size for r in kept], pa.int64()),
-                "mtime_ns": pa.array([r.mtime_ns for r in kept], pa.int64()),
+                "size": pa.array([s[0] for s in seen], pa.int64()),
+                "mtime_ns": pa.array([s[1] for s in seen], pa.int64()),
+                "inode": pa.array([s[2] for s in seen], pa.int64()),
                 "mark": pa.array([msgspec.msgpack.encode(r.mark) for r in kept], pa.binary()),
                 "state": pa.array([r.state for r in kept], pa.binary())}))
             con.execute("INSERT INTO states SELECT * FROM _states")
             con.unregister("_states")
 
+    def recount(self, keys_of: list[int] | None) -> None:
+        """Set ``counted`` for every message sharing a usage key with these files' messages (None: all)."""
+        scope = ""
+        if keys_of is not None:
+            if not keys_of:
+                return
+            scope = ("WHERE usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
+                     "AND file_id IN (SELECT unnest($ids)))")
+        self.con.execute(f"""
+            UPDATE messages_raw m SET counted = w.first FROM (
+                SELECT file_id, entry_index, countable AND row_number() OVER (
+                    PARTITION BY usage_key ORDER BY f.path_order, entry_index) = 1 AS first
+                FROM messages_raw JOIN files f USING (file_id) {scope}) w
+            WHERE m.file_id = w.file_id AND m.entry_index = w.entry_index AND m.usage_key IS NOT NULL""",
+                         {"ids": keys_of} if keys_of is not None else None)
+
     def close(self) -> None:
+        """Close the database."""
         self.con.close()
-
-
-ProgressCallback = Callable[[int, int], None]
-
-
-def plan(index: Index, root: Any) -> tuple[list[tuple[str, int, FileMark | None]], list[tuple[str, str, str]], int]:
-    """Register the corpus's files in the index; return (path, file id, mark) to scan, listing problems, removed."""
-    found = find_files(root)
-    known = index.known()
-    wanted = set(found.files)
-    gone = [file_id for path, (file_id, _) in known.items() if path not in wanted]
-    index.forget(gone)
-    next_id = max((file_id for file_id, _ in known.values()), default=0) + 1
-    todo: list[tuple[str, int, FileMark | None]] = []
-    new_rows = []
-    for order, path in enumerate(found.files):
-        if path in known:
-            file_id, mark = known[path]
-        else:
-            file_id, mark = next_id, None
-            next_id += 1
-        new_rows.append((file_id, path, order))
-        todo.append((path, file_id, mark))
-    import pyarrow as pa
-
-    cols: list[Any] = list(zip(*new_rows, strict=True)) if new_rows else [(), (), ()]
-    index.con.register("_files", pa.table({"file_id": pa.array(cols[0], pa.int64()),
-                                           "path": pa.array(cols[1], pa.string()),
-                                           "path_order": pa.array(cols[2], pa.int64())}))
-    index.con.execute("BEGIN")
-    index.con.execute("DELETE FROM files")
-    index.con.execute("INSERT INTO files SELECT * FROM _files")
-    index.con.execute("COMMIT")
-    index.con.unregister("_files")
-    assert all(order_key(a) <= order_key(b) for a, b in zip(found.files, found.files[1:], strict=False))
-    return todo, found.problems, len(gone)
-
-
-def unchanged(path: str, mark: FileMark | None) -> bool:
-    """Whether the file still has the size, modification time and inode it had when ``mark`` was taken."""
-    if mark is None:
-        return False
-    if is_url(path):
-        return remote_unchanged(path, mark)
-    try:
-        status = os.stat(path)
-    except OSError:
-        return False
-    return (status.st_size, status.st_mtime_ns, status.st_ino) == (mark.size, mark.mtime_ns, mark.inode)
 
 
 def default_workers() -> int:
@@ -360,63 +188,179 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def _results(index: Index, todo: list[tuple[str, int, FileMark | None]], workers: int) -> Iterator[FileResult]:
-    jobs = [(path, file_id, mark, index.state(file_id) if mark is not None else None) for path, file_id, mark in todo]
+Known = tuple[int, FileMark | None, tuple[int, int, int] | None]
+Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None]
+Todo = tuple[str, int, FileMark | None, tuple[int, int, int] | None]
+
+
+def plan(index: Index, root: Any) -> tuple[list[Todo], list[tuple[str, str, str]], list[int]]:
+    """The corpus's files: (path, id, mark, how it looked) per file, listing problems, removed ids."""
+    found = find_files(root)
+    known = index.known()
+    wanted = set(found.files)
+    gone = [file_id for path, (file_id, _, _) in known.items() if path not in wanted]
+    next_id = max((file_id for file_id, _, _ in known.values()), default=0) + 1
+    todo: list[Todo] = []
+    for path in found.files:
+        if path in known:
+            todo.append((path, *known[path]))
+        else:
+            todo.append((path, next_id, None, None))
+            next_id += 1
+    return todo, found.problems, gone
+
+
+def _register_files(index: Index, todo: list[Todo]) -> None:
+    import pyarrow as pa
+
+    index.con.register("_files", pa.table({"file_id": pa.array([t[1] for t in todo], pa.int64()),
+                                           "path": pa.array([t[0] for t in todo], pa.string()),
+                                           "path_order": pa.array(range(len(todo)), pa.int64())}))
+    index.con.execute("DELETE FROM files")
+    index.con.execute("INSERT INTO files SELECT * FROM _files")
+    index.con.unregister("_files")
+
+
+def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     if workers <= 1 or len(jobs) < 8:
         for job in jobs:
             yield scan_file(*job)
         return
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
-    # forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads
+    # forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
+    # At most a few files are in flight, so results never pile up in memory.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        yield from pool.map(scan_file, *zip(*jobs, strict=True), chunksize=4)
+        pending: list[Future[FileResult]] = []
+        queue = iter(jobs)
+        for first in queue:
+            pending.append(pool.submit(scan_file, *first))
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            result = pending.pop(0).result()
+            following = next(queue, None)
+            if following is not None:
+                pending.append(pool.submit(scan_file, *following))
+            yield result
 
 
-def scan(index: Index, root: Any, progress: ProgressCallback | None = None, workers: int = 1) -> ScanReport:
-    """Bring the index in step with the files of ``root``; ``workers`` processes read the changed files."""
-    todo, listing, removed = plan(index, root)
-    report = ScanReport(files=len(todo), removed=removed)
-    changed = [job for job in todo if not unchanged(job[0], job[2])]
+Runner = Callable[[list[Job]], Iterable[FileResult]]
+
+
+def scan(index: Index, root: Any, progress: ProgressCallback | None = None, workers: int = 1,
+         runner: Runner | None = None) -> ScanReport:
+    """Bring the index in step with the files of ``root``.
+
+    ``workers`` processes read the changed files (``runner`` replaces them: the Dask engine).
+    """
+    todo, listing, gone = plan(index, root)
+    report = ScanReport(files=len(todo), removed=len(gone))
+    changed = [job for job in todo if not unchanged(job[0], job[2], job[3])]
     report.unchanged = len(todo) - len(changed)
-    index.con.execute("BEGIN")  # one transaction: a scan lands whole or not at all
-    try:
-        collect(index, report, _results(index, changed, workers), progress, len(changed))
+    listed = {(p, k, m) for p, k, m in index.con.execute(
+        "SELECT path, kind, message FROM problems WHERE file_id = 0").fetchall()}
+    if not changed and not gone and listed == set(listing) and _same_files(index, todo):
+        report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
+        return report  # nothing to write
+    blobs = index.states([t[1] for t in changed if t[2] is not None])
+    jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
+    results = runner(jobs) if runner is not None else _local_results(jobs, workers)
+    index.con.execute("SET checkpoint_threshold = '1GB'")  # a large scan: one checkpoint at its end
+    # Each step is a transaction and batches are committed as they come (memory stays bounded). A scan
+    # that was interrupted leaves a mark: the next one then counts every message again.
+    with _transaction(index):
+        interrupted = index.con.execute("SELECT count(*) FROM meta WHERE key = 'scanning'").fetchall()[0][0] > 0
+        gone_keys = _keys_of(index, gone)
+        index.forget(gone)
+        _register_files(index, todo)
+        index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
+    # A first scan in this process reads the files in counting order: it counts as the rows arrive.
+    in_order = runner is None and not interrupted and not gone and all(t[2] is None for t in todo)
+    _collect(index, report, results, progress, len(jobs), set() if in_order else None)
+    with _transaction(index):
         record_listing(index, listing)
-        index.con.execute("COMMIT")
-    except BaseException:
-        index.con.execute("ROLLBACK")
-        raise
+        if not in_order:
+            everything = interrupted or (report.read_whole == len(todo) and not gone)
+            index.recount(None if everything else [t[1] for t in changed] + gone_keys)
+        index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
+    index.con.execute("RESET checkpoint_threshold")
+    if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
+        index.con.execute("CHECKPOINT")  # small appends stay in the write-ahead log until it grows
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
 
-def collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
-             total: int) -> None:
+@contextlib.contextmanager
+def _transaction(index: Index) -> Iterator[None]:
+    index.con.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        index.con.execute("ROLLBACK")
+        raise
+    index.con.execute("COMMIT")
+
+
+def _same_files(index: Index, todo: list[Todo]) -> bool:
+    stored = index.con.execute("SELECT file_id FROM files ORDER BY path_order").fetchall()
+    return [row[0] for row in stored] == [t[1] for t in todo]
+
+
+def _keys_of(index: Index, gone: list[int]) -> list[int]:
+    """Files sharing a usage key with the removed files (their counting may change)."""
+    if not gone:
+        return []
+    rows = index.con.execute("""SELECT DISTINCT file_id FROM messages_raw WHERE usage_key IN (
+        SELECT usage_key FROM messages_raw WHERE file_id IN (SELECT unnest($ids)) AND usage_key IS NOT NULL)
+        AND file_id NOT IN (SELECT unnest($ids))""", {"ids": gone}).fetchall()
+    return [row[0] for row in rows]
+
+
+def _count_in_order(result: FileResult, seen: set[str]) -> None:
+    """Set ``counted`` in a file's messages: the first countable occurrence of each usage key so far."""
+    table = result.tables.get("messages")
+    if table is None:
+        return
+    import pyarrow as pa
+
+    counted = []
+    for key, countable in zip(table.column("usage_key").to_pylist(), table.column("countable").to_pylist(),
+                              strict=True):
+        first = bool(countable) and key not in seen
+        if first:
+            seen.add(key)
+        counted.append(first)
+    position = table.column_names.index("counted")
+    result.tables["messages"] = table.set_column(position, "counted", pa.array(counted, pa.bool_()))
+
+
+def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
+             total: int, seen: set[str] | None) -> None:
     batch: list[FileResult] = []
-    pending_rows = 0
+    held = 0
     for done, result in enumerate(results, 1):
-        _count(report, result)
+        if seen is not None:
+            _count_in_order(result, seen)
+        if result.unchanged:
+            report.unchanged += 1
+        elif result.whole:
+            report.read_whole += 1
+        else:
+            report.read_appended += 1
+        report.bytes_read += result.bytes_read
         if not result.unchanged:
             batch.append(result)
-            pending_rows += len(result.rows.messages) + 1
-        if pending_rows >= _FLUSH_ROWS:
-            index.write(batch)
-            batch, pending_rows = [], 0
+            held += result.rows + 1
+        if held >= _FLUSH_ROWS:
+            with _transaction(index):
+                index.write(batch)
+            batch, held = [], 0
         if progress is not None:
             progress(done, total)
-    index.write(batch)
-
-
-def _count(report: ScanReport, result: FileResult) -> None:
-    if result.unchanged:
-        report.unchanged += 1
-    elif result.whole:
-        report.read_whole += 1
-    else:
-        report.read_appended += 1
-    report.bytes_read += result.bytes_read
+    with _transaction(index):
+        index.write(batch)
 
 
 def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:

@@ -140,6 +140,17 @@ _ABSENT: Any = object()
 def _usage(usage: Any) -> list[Any] | None:
     """input, output, cacheRead, cacheWrite, totalTokens, cost as @ccusage/pi reads them; None if it would not."""
     cost: Any
+    if usage.__class__ is _Usage:
+        tokens_in, tokens_out, read, write, total = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite,
+                                                     usage.totalTokens)
+        if total is msgspec.UNSET:
+            total = tokens_in + tokens_out + read + write
+        if (tokens_in.__class__ is int and tokens_out.__class__ is int and read.__class__ is int
+                and write.__class__ is int and total.__class__ is int
+                and max(tokens_in, tokens_out, read, write, total) < 2**62
+                and min(tokens_in, tokens_out, read, write, total) > -(2**62)):  # the common case, quickly
+            cost = usage.cost.total if usage.cost.__class__ is _Cost else 0
+            return [tokens_in, tokens_out, read, write, total, float(cost)]
     if isinstance(usage, _Usage):
         cost = usage.cost.total if isinstance(usage.cost, _Cost) else 0
         total = usage.totalTokens

@@ -1,6 +1,6 @@
 """The corpus tables, declared as data: one (name, dtype, description) per column.
 
-The same declarations make the DuckDB tables (:func:`create_sql`) and the pandas
+The same declarations make the DuckDB tables (:mod:`pikit.corpus.index`) and the pandas
 DataFrames (:mod:`pikit.corpus.frames` builds :class:`pikit.frames.Column` objects from
 them), so both always have the same columns in the same order. This module imports
 nothing heavy: the command line reads it without pandas.
@@ -8,7 +8,7 @@ nothing heavy: the command line reads it without pandas.
 
 from __future__ import annotations
 
-__all__ = ["DUCKDB_TYPES", "TABLES", "create_sql"]
+__all__ = ["DUCKDB_TYPES", "TABLES"]
 
 DUCKDB_TYPES = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN",
                 "datetime64[ms, UTC]": "TIMESTAMPTZ"}
@@ -118,9 +118,3 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("message", "string", "what went wrong"),
     ),
 }
-
-
-def create_sql(table: str, name: str | None = None) -> str:
-    """``CREATE TABLE`` for a declared table (``path_order`` and ``file_id`` added for the index)."""
-    columns = ", ".join(f'"{c}" {DUCKDB_TYPES[dtype]}' for c, dtype, _ in TABLES[table])
-    return f'CREATE TABLE IF NOT EXISTS "{name or table}" (file_id BIGINT, {columns})'

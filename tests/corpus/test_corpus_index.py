@@ -275,3 +275,12 @@ def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, sha
                 usage = (entry.message or {}).get("usage") if entry.role == "assistant" else None
                 if isinstance(usage, dict) and isinstance(usage.get("input"), int):
                     assert row.input_tokens == usage["input"]
+
+
+def test_counting_as_rows_arrive_equals_counting_afterwards(sample_corpus: Path, tmp_path: Path) -> None:
+    with _corpus(sample_corpus, tmp_path) as corpus:
+        query = "SELECT path, entry_index, counted FROM messages ORDER BY path, entry_index"
+        first = corpus.sql(query)
+        corpus._index.recount(None)
+        assert corpus.sql(query).equals(first)
+        assert first.counted.sum() > 500

@@ -848,3 +848,16 @@ def test_a_table_header_row_is_not_an_item() -> None:
 
     notes = _parse_notes("## Key Decisions\n| Decision | Why |\n|---|---|\n| Use httpx | async |\n")
     assert notes.decisions == ["Use httpx — async"]
+
+
+def test_opinions_are_not_constraints_and_guesses_are_not_decisions() -> None:
+    out = summarize(messages=[
+        user("alright, i think there's only one file left to fix up, read it in full.\n"
+             "i don't tink the component invalidate works correctly.\n"
+             "Invalid themes must never crash the app."),
+        assistant(text("I bet VS Code is detecting a light theme, which would use the darker cyan instead. "
+                       "We decided to load themes lazily instead of at startup.")),
+    ])
+    assert _section(out, "## Constraints & Preferences") == ["- Invalid themes must never crash the app."]
+    decisions = _section(out, "## Key Decisions")
+    assert len(decisions) == 1 and "load themes lazily" in decisions[0], decisions

@@ -63,6 +63,14 @@ _ERROR_WORDS = (
 )
 """Lowercase words of a line that mentions an error."""
 _NARRATION_RE = re.compile(r"^(?:(?:ok(?:ay)?|so|good|great),? )?(?:now|first|next|then|let me)\b", re.I)
+_OPINION_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|hm+|so|well|yeah|yes|no)\b[,.!]?\s+)*i (?:don'?t |do not )?"
+    r"(?:think|tink|guess|believe|feel|wonder|suppose)\b",
+    re.I,
+)
+"""A sentence that gives an opinion ("i think there's only one file left"): not a rule."""
+_HEDGE_RE = re.compile(r"\b(?:might|maybe|perhaps|probably|i bet|i guess|could be|would explain|not sure)\b", re.I)
+"""A guess ("I bet it loads the light theme instead"): not a decision."""
 _IDENT_RE = re.compile(r"^[A-Za-z_$@~.][\w$@.:/\-]*(?:\(\))?$")
 
 
@@ -153,9 +161,9 @@ def _is_rule(text: str, begin: int, sentence: str) -> bool:
 
     Command lines, lines wrapped from a longer paste (an error message broken over lines)
     and list items that only mention the word in passing ("- locations where those modules
-    should go") are not rules.
+    should go") are not rules, and neither are opinions ("i don't think it works").
     """
-    if _SHELL_RE.search(sentence):
+    if _SHELL_RE.search(sentence) or _OPINION_RE.match(sentence):
         return False
     end = text.find("\n", begin)
     line = text[begin:end if end >= 0 else len(text)].lstrip()

@@ -14,6 +14,7 @@ from .patterns import (
     _DECISIONS,
     _DONE_RE,
     _FILLER_RE,
+    _HEDGE_RE,
     _IDENT_RE,
     _NARRATION_RE,
     _SIGNIFICANT_RE,
@@ -306,7 +307,7 @@ class _Reader:
                     rules.add(sentence)
                     self.constraints.setdefault(_key(item), item)
         for sentence, following, _ in _find_sentences(text, _DECISIONS, _PER_MESSAGE):
-            if sentence in rules or _NARRATION_RE.match(sentence):
+            if sentence in rules or _NARRATION_RE.match(sentence) or _HEDGE_RE.search(sentence):
                 continue
             if constraints:
                 prompted = "stated by the user"

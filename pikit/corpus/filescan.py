@@ -1,0 +1,237 @@
+"""One file's scan, as a worker runs it: read what is new, continue its state, derive its rows as Arrow tables.
+
+:func:`scan_file` never raises for a bad file: an unreadable, vanished or non-regular file
+is a ``problems`` row. It runs in a worker process (local or Dask) as well as in the
+calling process; everything it returns pickles cheaply (Arrow tables and bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..errors import SessionFileError
+from ..reading import open_regular
+from ..tail import FileMark, mark_at, read_appended
+from .derive import FileInfo, Rows, derive
+from .discover import is_url, project_of
+from .scan import FileState, feed, new_state
+from .schema import TABLES
+
+__all__ = ["EXTRA_COLUMNS", "FileResult", "scan_file", "stored_columns", "unchanged"]
+
+# Columns the index keeps besides the declared ones (message identity across files, copies).
+EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "messages": (("usage_key", "string"), ("copied", "boolean")),
+}
+# Columns of a table the index does not store per row (the view adds them from ``files`` and ``sessions``).
+_JOINED = {"messages": ("session_id", "path")}
+_WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
+_state_encoder = msgspec.msgpack.Encoder()
+_state_decoder = msgspec.msgpack.Decoder(FileState)
+
+
+@dataclass
+class FileResult:
+    """One file's scan: its tables (Arrow), and what the index stores to continue it later."""
+
+    path: str
+    file_id: int
+    tables: dict[str, Any] = field(default_factory=dict)  # table name → pyarrow.Table ("texts" included)
+    mark: FileMark | None = None
+    state: bytes | None = None
+    seen: tuple[int, int, int] | None = None  # size, mtime_ns, inode when it was read
+    whole: bool = True
+    bytes_read: int = 0
+    unchanged: bool = False
+
+    @property
+    def rows(self) -> int:
+        """Rows of the largest table (what the writer batches by)."""
+        return max((t.num_rows for t in self.tables.values()), default=0)
+
+
+def stored_columns(table: str) -> list[tuple[str, str]]:
+    """(name, dtype) of the columns the index stores for ``table``: ``file_id`` first, extras last."""
+    joined = _JOINED.get(table, ())
+    return [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table] if c not in joined),
+            *EXTRA_COLUMNS.get(table, ())]
+
+
+def _arrow(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
+             "datetime64[ms, UTC]": pa.string()}  # timestamps stay ISO text; DuckDB casts them on insert
+    out: dict[str, Any] = {}
+    for table in TABLES:
+        columns = stored_columns(table)
+        value = getattr(rows, table)
+        if isinstance(value, dict):
+            if not value:
+                continue
+            data = [value[name] for name, _ in columns]
+        else:
+            if not value:
+                continue
+            every = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *EXTRA_COLUMNS.get(table, ())]
+            transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
+            data = [list(transposed[name]) for name, _ in columns]
+        out[table] = pa.table([pa.array(v, type=types[d]) for (_, d), v in zip(columns, data, strict=True)],
+                              names=[name for name, _ in columns])
+    if texts:
+        entries, roles, text = zip(*texts, strict=True)
+        out["texts"] = pa.table({"file_id": pa.array([file_id] * len(entries), pa.int64()),
+                                 "entry_index": pa.array(entries, pa.int64()), "role": pa.array(roles, pa.string()),
+                                 "text": pa.array(text, pa.string())})
+    return out
+
+
+def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:
+    rows = Rows([], {}, [], [], [], [(file_id, path, None, kind, message)])
+    return FileResult(path, file_id, _arrow(rows, [], file_id))
+
+
+def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | None) -> bool:
+    """Whether the file still has the size, modification time and inode it had when last read (``seen``)."""
+    if mark is None or seen is None:
+        return False
+    if is_url(path):
+        return _remote_unchanged(path, mark)
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False
+    return (status.st_size, status.st_mtime_ns, status.st_ino) == tuple(seen)
+
+
+def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
+              seen: tuple[int, int, int] | None = None) -> FileResult:
+    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole."""
+    if is_url(path):
+        return _scan_url(path, file_id, mark, state_blob)
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return _problem(path, file_id, "vanished", "the file disappeared before it could be read")
+    except OSError as exc:
+        return _problem(path, file_id, "unreadable", f"cannot be examined ({exc.strerror or exc})")
+    if not stat.S_ISREG(status.st_mode):
+        return _problem(path, file_id, "unreadable", "not a regular file")
+    if state_blob is not None and unchanged(path, mark, seen):
+        return FileResult(path, file_id, mark=mark, state=state_blob, seen=seen, whole=False, unchanged=True)
+    state = _state_decoder.decode(state_blob) if mark is not None and state_blob is not None else None
+    try:
+        if state is None and status.st_size <= _WHOLE_READ_BYTES:
+            state, new_mark, pending, whole, read = _read_whole(path)
+        else:
+            state, new_mark, pending, whole, read = _read(path, mark or FileMark(), state)
+    except FileNotFoundError:
+        return _problem(path, file_id, "vanished", "the file disappeared while it was read")
+    except (OSError, SessionFileError) as exc:
+        return _problem(path, file_id, "unreadable", str(getattr(exc, "strerror", None) or exc))
+    return _finish(path, file_id, state, new_mark, pending, whole, read,
+                   (status.st_size, status.st_mtime_ns, status.st_ino))
+
+
+def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: int, whole: bool,
+            read: int, seen: tuple[int, int, int]) -> FileResult:
+    size = mark.offset + pending
+    info = FileInfo(file_id, path, project_of(path), size, (mark.mtime_ns or 0) // 1_000_000)
+    rows = derive(state, info, pending)
+    tables = _arrow(rows, state.texts, file_id)
+    state.texts = []
+    return FileResult(path, file_id, tables, mark, _state_encoder.encode(state), seen, whole, read)
+
+
+def _read_whole(path: str) -> tuple[FileState, FileMark, int, bool, int]:
+    """A file not indexed yet, in one read: the complete lines, the mark after the last one."""
+    with open_regular(path) as handle:
+        data = handle.read()
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].split(b"\n")[:-1] if end else []
+        state = feed(new_state(path), lines, 1)
+        state.offset = end
+        return state, mark_at(handle, end, len(lines)), len(data) - end, True, end
+
+
+def _read(path: str, start: FileMark, state: FileState | None) -> tuple[FileState, FileMark, int, bool, int]:
+    """From ``start`` with ``state`` (whole again when the file was rewritten), in bounded steps."""
+    whole = state is None
+    state = state or new_state(path)
+    mark, read, pending = start, 0, 0
+    while True:
+        got = read_appended(path, mark)
+        if got.rewritten is not None:
+            if whole:
+                raise SessionFileError(path, f"changed while it was read ({got.rewritten})")
+            state, mark, whole, read = new_state(path), FileMark(), True, 0
+            continue
+        if got.lines:
+            feed(state, got.lines, got.first_line)
+            read += got.mark.offset - mark.offset
+        mark, pending = got.mark, got.pending
+        state.offset = mark.offset
+        if not got.more:
+            return state, mark, pending, whole, read
+
+
+# ------------------------------------------------------------------------------ fsspec URLs
+def _scan_url(url: str, file_id: int, mark: FileMark | None, state_blob: bytes | None) -> FileResult:
+    """A file that fsspec serves, read whole when it changed (stores do not append in place)."""
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        info = fs.info(path)
+        size, stamp = int(info.get("size") or 0), _remote_stamp(info)
+        if mark is not None and state_blob is not None and (size, stamp) == (mark.size, mark.mtime_ns):
+            return FileResult(url, file_id, mark=mark, state=state_blob, seen=(size, stamp, 0), whole=False,
+                              unchanged=True)
+        data = fs.cat_file(path)
+    except FileNotFoundError:
+        return _problem(url, file_id, "vanished", "the file disappeared before it could be read")
+    except OSError as exc:
+        return _problem(url, file_id, "unreadable", f"cannot be read ({exc})")
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].split(b"\n")[:-1]
+    state = feed(new_state(url), lines, 1)
+    state.offset = end
+    new_mark = FileMark(end, len(lines), None, None, None, None, size, stamp)
+    return _finish(url, file_id, state, new_mark, len(data) - end, True, len(data), (size, stamp, 0))
+
+
+def _remote_stamp(info: dict[str, Any]) -> int:
+    """A number that changes when a stored object changes (modification time in ns, or from its ETag)."""
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = info.get(key)
+        if isinstance(value, int | float):
+            return int(value * 1_000_000_000)
+        if value is not None and hasattr(value, "timestamp"):
+            return int(value.timestamp() * 1_000_000_000)
+    etag = str(info.get("ETag") or info.get("etag") or "")
+    return int.from_bytes(etag.encode()[:7].ljust(7, b"\0"), "big") if etag else 0
+
+
+def _remote_unchanged(url: str, mark: FileMark) -> bool:
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        info = fs.info(path)
+    except OSError:
+        return False
+    return (int(info.get("size") or 0), _remote_stamp(info)) == (mark.size, mark.mtime_ns)
+
+
+def batch_columns(names: Sequence[str]) -> str:
+    """``SELECT`` list turning the text timestamps of an Arrow batch into DuckDB timestamps."""
+    return ", ".join(f'TRY_CAST("{c}" AS TIMESTAMPTZ)' if c in _TIMESTAMPS else f'"{c}"' for c in names)
+
+
+_TIMESTAMPS = {c for specs in TABLES.values() for c, d, _ in specs if d.startswith("datetime")}
