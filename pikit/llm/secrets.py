@@ -6,6 +6,11 @@ showing it) a key that cannot travel in an HTTP header. :func:`key_forms` lists 
 can show up in text — as it is, escaped the way ``repr`` or JSON would, percent-encoded, or in
 base64 at any alignment (a server echoing ``Authorization`` headers, an HTTP library quoting a
 header) — and :func:`redact` removes every one of them.
+
+What pikit does not control: httpcore's own DEBUG log lists the *response* headers as they
+arrive, so a server that echoes the key into a response header shows it there when that
+logger is set to DEBUG (pikit never changes logging configuration). An answer whose body
+holds the key is refused, and no error, log record or file of pikit's own carries it.
 """
 
 from __future__ import annotations

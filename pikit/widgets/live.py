@@ -141,14 +141,20 @@ class LiveBar(widgets.VBox):
         explorer = self.explorer
         session = explorer.session
         self.last_change = change
-        if session.generation != self._generation:  # reloaded or re-indexed: cached views are stale
+        replaced = session.generation != self._generation  # reloaded or re-indexed: cached views are stale
+        if replaced:
             self._generation = session.generation
             explorer.state.clear()
             self._chart_key = object()
         compactions = [e.id for e in change.added if e.type == "compaction"]
         with explorer.tree.hold_sync(), explorer.budget.hold_sync(), explorer.context_view.hold_sync():
-            if self.live:
+            before = explorer.leaf_id
+            if self.live or explorer.leaf_id not in session:
                 self._move_to_newest()
+            if replaced and explorer.leaf_id == before:  # the same leaf, other entries: draw it again
+                for view in (explorer, explorer.budget, explorer.context_view):
+                    view._projection = None
+                    view.refresh()
             explorer.tree.relayout()
             explorer.refresh_header()
         if compactions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +137,22 @@ def test_session_text_in_the_live_bar_is_escaped(tmp_path: Path) -> None:
     evil: dict[str, Any] = {"type": "compaction", "id": "<img src=x onerror=alert(1)>", "parentId": None,
                             "timestamp": "2026-01-01T00:00:01.000Z", "summary": "s", "firstKeptEntryId": "x",
                             "tokensBefore": 10}
-    import json
-
     grow(path, [json.dumps(evil).encode() + b"\n"])
     follower.check()
     assert "<img" not in explorer.live_bar.callout.value and "&lt;img" in explorer.live_bar.callout.value
+
+
+def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[bytes]]) -> None:
+    path, _rest = replayed
+    explorer, follower = explorer_on(path)
+    leaf = explorer.leaf_id
+    old_body = explorer.context_view.body.value
+    lines = path.read_bytes().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    last["message"]["content"] = [{"type": "text", "text": "rewritten in place: a new answer"}]
+    changed = json.dumps(last, separators=(",", ":")).encode() + b"\n"
+    path.write_bytes(b"".join(lines[:-1]) + changed)
+    change = follower.check()
+    assert change is not None and change.reloaded and explorer.leaf_id == leaf
+    assert "rewritten in place" in explorer.context_view.body.value != old_body
+    assert explorer.budget.projection is explorer.state.projection(leaf)
