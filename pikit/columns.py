@@ -46,18 +46,24 @@ class Column:
 def table(text: str, group: str = "core") -> tuple[Column, ...]:
     """Columns read from a text table, one a line: name, dtype and description, two spaces apart.
 
-    For frames whose rows are dicts keyed by column name (no ``get``)::
+    A line indented deeper than the first continues the description above it. For frames
+    whose rows are dicts keyed by column name (no ``get``)::
 
         table('''
-        run        Int64   position of the replay
-        entry_id   string  the assistant message
+            run        Int64   position of the replay
+            entry_id   string  the assistant message after which the
+                               threshold was crossed
         ''')
     """
-    out = []
-    for line in text.strip().splitlines():
-        name, dtype, description = re.split(r"\s{2,}", line.strip(), maxsplit=2)
-        out.append(Column(name, dtype, description, group=group))
-    return tuple(out)
+    rows: list[list[str]] = []
+    lines = [line for line in text.splitlines() if line.strip()]
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    for line in lines:
+        if rows and len(line) - len(line.lstrip()) > indent:
+            rows[-1][2] += " " + line.strip()
+        else:
+            rows.append(re.split(r"\s{2,}", line.strip(), maxsplit=2))
+    return tuple(Column(name, dtype, description, group=group) for name, dtype, description in rows)
 
 
 ColumnSpec = str | Column | Iterable[str | Column] | None

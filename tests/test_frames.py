@@ -566,7 +566,7 @@ def test_frames_survive_weird_but_parseable_values() -> None:
 def test_column_declarations_need_no_pandas() -> None:
     """pikit.columns (Column, table, select) is core: a schema can use it without importing pandas."""
     code = ("import sys, pikit.columns as c\n"
-            "cols = c.table('''\n  a  Int64  the a\n  when  datetime64[ms, UTC]  a time, two spaces apart\n''')\n"
+            "cols = c.table('''\n  a  Int64  the a\n  when  datetime64[ms, UTC]  a time,\n     two spaces apart\n''')\n"
             "assert [(x.name, x.dtype, x.description) for x in cols] == "
             "[('a', 'Int64', 'the a'), ('when', 'datetime64[ms, UTC]', 'a time, two spaces apart')]\n"
             "assert all(x.dtype in c.DTYPES for x in cols)\n"

@@ -58,8 +58,8 @@ def _open(args: argparse.Namespace, client: Any) -> Any:
 
     corpus = Corpus.open(args.dir, index=args.index, client=client)
     report = corpus.last_scan
-    problems = corpus.sql("SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind").values.tolist() \
-        if report is not None and report.problems else []
+    query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
+    problems = corpus.connection.execute(query).fetchall() if report is not None and report.problems else []
     if report is not None and report.files == 0:
         where = args.dir or corpus.root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)

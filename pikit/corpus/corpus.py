@@ -46,6 +46,20 @@ def default_index_path(root: Root = None) -> str:
     return os.path.join(_cache_dir(), f"corpus-{digest}.duckdb")
 
 
+class _Table:
+    """A declared table as a read-only attribute: ``corpus.sessions`` is ``corpus.table("sessions")``."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, corpus: Corpus | None, owner: type | None = None) -> Any:
+        return self if corpus is None else corpus.table(self.name)
+
+
 class Corpus:
     """Every session below a directory (or matching a glob, or listed), indexed in DuckDB.
 
@@ -121,35 +135,12 @@ class Corpus:
         columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
         return typed(self.connection.sql(f'SELECT {columns} FROM "{name}" ORDER BY {order}').to_arrow_table(), name)
 
-    @property
-    def sessions(self) -> pd.DataFrame:
-        """One row per session file (see ``TABLES["sessions"]``), newest first."""
-        return self.table("sessions")
-
-    @property
-    def messages(self) -> pd.DataFrame:
-        """One row per message entry, with usage, Pi's estimate and the counting flags."""
-        return self.table("messages")
-
-    @property
-    def compactions(self) -> pd.DataFrame:
-        """One row per compaction entry."""
-        return self.table("compactions")
-
-    @property
-    def branches(self) -> pd.DataFrame:
-        """One row per branch tip (and current leaf) of every session."""
-        return self.table("branches")
-
-    @property
-    def summary_calls(self) -> pd.DataFrame:
-        """The recorded usage of compaction and branch-summary calls."""
-        return self.table("summary_calls")
-
-    @property
-    def problems(self) -> pd.DataFrame:
-        """Everything that went wrong: unreadable, damaged, vanished files, non-sessions."""
-        return self.table("problems")
+    sessions = _Table("One row per session file (see ``TABLES[\"sessions\"]``), newest first.")
+    messages = _Table("One row per message entry, with usage, Pi's estimate and the counting flags.")
+    compactions = _Table("One row per compaction entry.")
+    branches = _Table("One row per branch tip (and current leaf) of every session.")
+    summary_calls = _Table("The recorded usage of compaction and branch-summary calls.")
+    problems = _Table("Everything that went wrong: unreadable, damaged, vanished files, non-sessions.")
 
     def timezone(self, timezone: str | None = None) -> str:
         """``timezone`` checked, or the machine's time zone."""

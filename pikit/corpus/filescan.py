@@ -23,7 +23,7 @@ from .discover import is_url, project_of
 from .scan import FileState, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "FileResult", "scan_file", "stored_columns", "unchanged"]
+__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "scan_file", "stored_columns", "unchanged"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -63,7 +63,43 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
             *EXTRA_COLUMNS.get(table, ())]
 
 
-def _arrow(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Columns:
+    """A table's rows as plain Python columns (for a few rows: no Arrow, which would import pandas)."""
+
+    names: list[str]
+    dtypes: list[str]
+    values: list[list[Any]]
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.values[0]) if self.values else 0
+
+
+def _columns(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for table in TABLES:
+        columns = stored_columns(table)
+        value = getattr(rows, table)
+        if not value:
+            continue
+        if isinstance(value, dict):
+            data = [value[name] for name, _ in columns]
+        else:
+            every = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *EXTRA_COLUMNS.get(table, ())]
+            transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
+            data = [list(transposed[name]) for name, _ in columns]
+        out[table] = Columns([c for c, _ in columns], [d for _, d in columns], data)
+    if texts:
+        entries, roles, text = (list(v) for v in zip(*texts, strict=True))
+        out["texts"] = Columns(["file_id", "entry_index", "role", "text"], ["Int64", "Int64", "string", "string"],
+                               [[file_id] * len(entries), entries, roles, text])
+    return out
+
+
+def _arrow(rows: Rows, texts: list[list[Any]], file_id: int, arrow: bool = True) -> dict[str, Any]:
+    if not arrow:
+        return _columns(rows, texts, file_id)
     import pyarrow as pa
 
     types = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
@@ -94,7 +130,7 @@ def _arrow(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
 
 def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:
     rows = Rows([], {}, [], [], [], [(file_id, path, None, kind, message)])
-    return FileResult(path, file_id, _arrow(rows, [], file_id))
+    return FileResult(path, file_id, _columns(rows, [], file_id))
 
 
 def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | None) -> bool:
@@ -111,8 +147,11 @@ def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | Non
 
 
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
-              seen: tuple[int, int, int] | None = None) -> FileResult:
-    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole."""
+              seen: tuple[int, int, int] | None = None, arrow: bool = True) -> FileResult:
+    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole.
+
+    ``arrow``: the tables as Arrow tables (for many rows), else as plain :class:`Columns`.
+    """
     if is_url(path):
         return _scan_url(path, file_id, mark, state_blob)
     try:
@@ -136,15 +175,15 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
     except (OSError, SessionFileError) as exc:
         return _problem(path, file_id, "unreadable", str(getattr(exc, "strerror", None) or exc))
     return _finish(path, file_id, state, new_mark, pending, whole, read,
-                   (status.st_size, status.st_mtime_ns, status.st_ino))
+                   (status.st_size, status.st_mtime_ns, status.st_ino), arrow)
 
 
 def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: int, whole: bool,
-            read: int, seen: tuple[int, int, int]) -> FileResult:
+            read: int, seen: tuple[int, int, int], arrow: bool = True) -> FileResult:
     size = mark.offset + pending
     info = FileInfo(file_id, path, project_of(path), size, (mark.mtime_ns or 0) // 1_000_000)
     rows = derive(state, info, pending)
-    tables = _arrow(rows, state.texts, file_id)
+    tables = _arrow(rows, state.texts, file_id, arrow)
     state.texts = []
     return FileResult(path, file_id, tables, mark, _state_encoder.encode(state), seen, whole, read)
 

@@ -29,7 +29,7 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files
-from .filescan import FileResult, batch_columns, scan_file, stored_columns, unchanged
+from .filescan import Columns, FileResult, batch_columns, scan_file, stored_columns, unchanged
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
@@ -125,42 +125,43 @@ class Index:
         ids = list(file_ids)
         if not ids:
             return
-        import pyarrow as pa
-
-        self.con.register("_gone", pa.table({"file_id": pa.array(ids, type=pa.int64())}))
         for table in (*_DATA_TABLES, *(() if keep_file else ("files",))):
-            self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT file_id FROM _gone)')
-        self.con.unregister("_gone")
+            self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT unnest($ids))', {"ids": ids})
 
     def write(self, results: list[FileResult]) -> None:
         """Replace the rows of these files (inside the scan's transaction)."""
-        import pyarrow as pa
-
         changed = [r for r in results if not r.unchanged]
         if not changed:
             return
         self.forget([r.file_id for r in changed], keep_file=True)
         con = self.con
         for table in (*TABLES, "texts"):
-            parts = [r.tables[table] for r in changed if table in r.tables]
-            if not parts:
-                continue
-            batch = pa.concat_tables(parts)
-            con.register("_rows", batch)
-            con.execute(f'INSERT INTO "{_name(table)}" SELECT {batch_columns(batch.column_names)} FROM _rows')
-            con.unregister("_rows")
+            self._insert(_name(table), [r.tables[table] for r in changed if table in r.tables])
         kept = [r for r in changed if r.state is not None]
-        if kept:
+        if kept:  # (plain lists: building Arrow arrays here would import pandas, a second at start-up)
             seen = [r.seen or (None, None, None) for r in kept]
-            con.register("_states", pa.table({
-                "file_id": pa.array([r.file_id for r in kept], pa.int64()),
-                "size": pa.array([s[0] for s in seen], pa.int64()),
-                "mtime_ns": pa.array([s[1] for s in seen], pa.int64()),
-                "inode": pa.array([s[2] for s in seen], pa.int64()),
-                "mark": pa.array([msgspec.msgpack.encode(r.mark) for r in kept], pa.binary()),
-                "state": pa.array([r.state for r in kept], pa.binary())}))
-            con.execute("INSERT INTO states SELECT * FROM _states")
-            con.unregister("_states")
+            con.execute("INSERT INTO states SELECT unnest($ids), unnest($sizes), unnest($mtimes), unnest($inodes), "
+                        "unnest($marks)::BLOB, unnest($states)::BLOB",
+                        {"ids": [r.file_id for r in kept], "sizes": [s[0] for s in seen],
+                         "mtimes": [s[1] for s in seen], "inodes": [s[2] for s in seen],
+                         "marks": [msgspec.msgpack.encode(r.mark) for r in kept], "states": [r.state for r in kept]})
+
+    def _insert(self, name: str, parts: list[Any]) -> None:
+        """Insert a table's parts: plain columns straight from Python lists, Arrow tables in one batch."""
+        con = self.con
+        for part in parts:
+            if isinstance(part, Columns):
+                select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
+                                   else f"unnest($c{i})" for i, d in enumerate(part.dtypes))
+                con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(part.values)})
+        arrow = [p for p in parts if not isinstance(p, Columns)]
+        if arrow:
+            import pyarrow as pa
+
+            batch = pa.concat_tables(arrow)
+            con.register("_rows", batch)
+            con.execute(f'INSERT INTO "{name}" SELECT {batch_columns(batch.column_names)} FROM _rows')
+            con.unregister("_rows")
 
     def recount(self, keys_of: list[int] | None) -> None:
         """Set ``counted`` for every message sharing a usage key with these files' messages (None: all)."""
@@ -211,20 +212,17 @@ def plan(index: Index, root: Any) -> tuple[list[Todo], list[tuple[str, str, str]
 
 
 def _register_files(index: Index, todo: list[Todo]) -> None:
-    import pyarrow as pa
-
-    index.con.register("_files", pa.table({"file_id": pa.array([t[1] for t in todo], pa.int64()),
-                                           "path": pa.array([t[0] for t in todo], pa.string()),
-                                           "path_order": pa.array(range(len(todo)), pa.int64())}))
     index.con.execute("DELETE FROM files")
-    index.con.execute("INSERT INTO files SELECT * FROM _files")
-    index.con.unregister("_files")
+    if todo:
+        index.con.execute("INSERT INTO files SELECT unnest($ids), unnest($paths), unnest($orders)",
+                          {"ids": [t[1] for t in todo], "paths": [t[0] for t in todo],
+                           "orders": list(range(len(todo)))})
 
 
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     if workers <= 1 or len(jobs) < 8:
         for job in jobs:
-            yield scan_file(*job)
+            yield scan_file(*job, arrow=len(jobs) >= 8)
         return
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -323,6 +321,15 @@ def _count_in_order(result: FileResult, seen: set[str]) -> None:
     table = result.tables.get("messages")
     if table is None:
         return
+    if isinstance(table, Columns):
+        position = table.names.index("counted")
+        keys, countable = table.values[table.names.index("usage_key")], table.values[table.names.index("countable")]
+        flags = table.values[position]
+        for i, (key, can) in enumerate(zip(keys, countable, strict=True)):
+            flags[i] = bool(can) and key not in seen
+            if flags[i]:
+                seen.add(key)
+        return
     import pyarrow as pa
 
     counted = []
@@ -332,8 +339,14 @@ def _count_in_order(result: FileResult, seen: set[str]) -> None:
         if first:
             seen.add(key)
         counted.append(first)
+    bits = bytearray((len(counted) + 7) // 8)
+    for i, first in enumerate(counted):
+        if first:
+            bits[i >> 3] |= 1 << (i & 7)
+    # (from buffers: building it from a list would import pandas, a second at start-up)
+    column = pa.Array.from_buffers(pa.bool_(), len(counted), [None, pa.py_buffer(bytes(bits))])
     position = table.column_names.index("counted")
-    result.tables["messages"] = table.set_column(position, "counted", pa.array(counted, pa.bool_()))
+    result.tables["messages"] = table.set_column(position, "counted", column)
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,

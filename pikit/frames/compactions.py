@@ -259,7 +259,6 @@ def context_trace(session: Session, leaf: Any = CURRENT) -> pd.DataFrame:
     return build(rows, CONTEXT_TRACE_COLUMNS)
 
 
-
 # ---------------------------------------------------------------------------------- sweeps
 SWEEP_COLUMNS = table("""
     keep_recent_tokens    Int64    the keepRecentTokens value tried

@@ -74,7 +74,6 @@ class _EntryRow:
     leaf: Any
 
 
-
 def _estimate(entry: Entry) -> int:
     return sum(estimate_tokens(m) for m in entry_messages(entry))
 

@@ -57,7 +57,6 @@ from .text import _CAP_CONSTRAINTS
 __all__ = ["OfflineSummarizer"]
 
 
-
 class OfflineSummarizer:
     """Pikit's default summarizer: structured notes built from the conversation itself.
 
