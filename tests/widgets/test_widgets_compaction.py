@@ -11,7 +11,7 @@ from pikit.errors import SummarizerError
 from pikit.settings import Settings
 from pikit.summarizer import SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
-from pikit.widgets.views.compaction import ChartGroup, CompactionPoint, RunSettings, render_chart
+from pikit.widgets.views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
 
 
 class FakeSummarizer:
@@ -202,6 +202,12 @@ def test_chart_escapes_and_scales() -> None:
     assert "<i>" not in html and "<script>" not in html and "&lt;script&gt;" in html
     assert "pikit-chart-threshold" in html and html.count('class="pikit-chart-group') == 2
     assert "keep 4k · reserve 3k" in html
+
+
+def test_the_empty_chart_says_the_callers_text_escaped() -> None:
+    assert EMPTY_CHART in render_chart([ChartGroup("this branch", ())])
+    html = render_chart([ChartGroup("this branch", ())], 1000, empty="<b>none</b> here")
+    assert "&lt;b&gt;none&lt;/b&gt; here" in html and EMPTY_CHART not in html and "<b>" not in html
 
 
 def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_path: Path) -> None:
