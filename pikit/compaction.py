@@ -79,15 +79,20 @@ class CompactionResult:
             if prep.previous_summary is not None else []
         return sum(estimate_tokens(m) for m in [*previous, *prep.messages_to_summarize, *prep.turn_prefix_messages])
 
-    def check_size(self) -> None:
+    @property
+    def is_larger(self) -> bool:
+        """Whether the summary is larger than what it replaces (writing it makes the context grow)."""
+        return self.summary_tokens > self.replaced_tokens
+
+    def check_size(self, override: str = "--allow-larger-summary writes it anyway") -> None:
         """Refuse (:class:`~pikit.errors.SummarizerOutputError`) a summary larger than what it
-        replaces, with the numbers: writing it would make the context grow."""
-        summary, replaced = self.summary_tokens, self.replaced_tokens
-        if summary > replaced:
+        replaces, with the numbers: writing it would make the context grow. ``override`` tells
+        the user how to write it anyway (the command line's flag by default)."""
+        if self.is_larger:
             raise SummarizerOutputError(
-                f"the summary ({summary:,} tokens) is larger than what it replaces ({replaced:,} tokens): the "
-                f"context would go from {self.tokens_before:,} to {self.tokens_after:,} tokens; nothing written "
-                "(--allow-larger-summary writes it anyway)")
+                f"the summary ({self.summary_tokens:,} tokens) is larger than what it replaces "
+                f"({self.replaced_tokens:,} tokens): the context would go from {self.tokens_before:,} to "
+                f"{self.tokens_after:,} tokens; nothing written ({override})")
 
     def to_json(self, output: str | None) -> dict[str, Any]:
         """``pikit compact --json`` output."""

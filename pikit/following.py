@@ -157,6 +157,8 @@ class Follower:
         self._thread: threading.Thread | None = None
         self._scheduled = False
         self._waiting = False
+        #: The event loop the refreshes are delivered on (``None``: the follower's own thread).
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._finalizer = weakref.finalize(self, self._stop.set)
         self.engine = "watchfiles" if poll is None else "polling"
         if background:
@@ -248,7 +250,7 @@ class Follower:
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, self._stop.set)
         engine = self._make_engine()
-        loop = _calling_loop()
+        loop = self.loop = _calling_loop()
         self._thread = threading.Thread(target=_follow, args=(weakref.ref(self), engine, self._stop, loop),
                                         name=f"pikit-follow {os.path.basename(self.path)}", daemon=True)
         self._thread.start()

@@ -393,7 +393,16 @@ def _summary_step(rows: _Rows, prep: Preparation, result: CompactionResult | Non
                 "file lists to it.",
                 highlighted, rows.window(_span_marks(prep), highlighted),
                 (("summarizer", summarizer or "custom"), ("summary", plural(len(summary), "character")),
-                 ("calls", fmt_int(calls))), text=summary)
+                 ("calls", fmt_int(calls))), text=summary, notes=_size_notes(result))
+
+
+def _size_notes(result: CompactionResult) -> tuple[str, ...]:
+    """What ``check_size`` refuses, said where the stepper shows the summary and the new context."""
+    if not result.is_larger:
+        return ()
+    return (f"This summary ({fmt_int(result.summary_tokens)} tokens) is larger than what it replaces "
+            f"({fmt_int(result.replaced_tokens)} tokens): the context grows. pikit compact and the compaction "
+            "panel refuse to write it unless a larger summary is allowed.",)
 
 
 def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
@@ -412,7 +421,7 @@ def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
                 ids, rows.window(marks, ids),
                 (("tokensBefore", fmt_int(result.tokens_before)), ("tokensAfter", fmt_int(result.tokens_after)),
                  ("freed", fmt_int(saved)), ("messages", fmt_int(len(after.messages)))), view="after",
-                sizes=(result.tokens_before, result.tokens_after))
+                notes=_size_notes(result), sizes=(result.tokens_before, result.tokens_after))
 
 
 def walkthrough(trace: CompactionTrace, result: CompactionResult | None = None, *,

@@ -126,3 +126,13 @@ def test_empty_session_page() -> None:
     page = render_page(Session.from_entries([]), SETTINGS)
     assert "No messages: the model would get an empty context." in page
     assert "leaf reset" in page and "Fewer than two assistant messages" in page
+    assert "This branch has no compaction yet" in page and "run one" not in page
+
+
+def test_a_branch_without_compaction_says_so_for_a_page() -> None:
+    session = pikit.load(str(SAMPLES / "quick-tour.jsonl"))
+    assert not any(entry.type == "compaction" for entry in session.branch())
+    page = render_page(session, SETTINGS)
+    assert "This branch has no compaction yet: what the model sees at the leaf carries no compaction summary." \
+        in page
+    assert "run one to see" not in page  # the widgets' text, for widgets that can run one

@@ -54,6 +54,9 @@ body { margin: 0; background: #fafafa; }
 """
 
 
+_NO_COMPACTION = "This branch has no compaction yet: what the model sees at the leaf carries no compaction summary."
+
+
 @dataclass(frozen=True)
 class PageSettings:
     """The settings the page's budget bar and size chart are drawn with."""
@@ -138,7 +141,7 @@ def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *
     table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels))
     history = compaction_history(session, leaf_id)
     chart = render_chart([ChartGroup("this branch", tuple(history))],
-                         settings.context_window - settings.reserve_tokens)
+                         settings.context_window - settings.reserve_tokens, empty=_NO_COMPACTION)
     branch_index = {entry.id: i for i, entry in enumerate(session.branch(leaf_id))} if leaf_id is not None else {}
     marks = [(branch_index[p.id], p.id) for p in history if p.id in branch_index]
     growth = _growth(session, leaf_id, settings, marks)

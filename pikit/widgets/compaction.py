@@ -16,7 +16,7 @@ import traitlets
 
 from ..describe import session_title
 from ..entry import Entry
-from ..errors import PikitError, SettingsError
+from ..errors import PikitError, SettingsError, SummarizerOutputError
 from ..formatting import fmt_int, plural
 from ..preparation import Preparation, prepare_compaction
 from ..session import CURRENT, Session
@@ -47,6 +47,7 @@ __all__ = ["CompactionPanel", "CompactionPoint", "CompactionRun", "compaction_hi
 
 _SUMMARIZERS = ("offline", "openai", "anthropic")
 _WINDOW_MAX = 2_000_000
+_OVERRIDE = "tick “allow a larger summary” or press “Write it anyway” to write it"
 
 
 class CompactionPanel(LeafWidget, widgets.VBox):
@@ -59,6 +60,11 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     would be summarized and kept. **Run compaction** summarizes with the chosen summarizer
     and writes the entry to a *new file* (a copy of the source plus one line) unless *append
     to the source* is ticked. Every failure is shown in the panel; nothing is raised.
+
+    As on the command line, a summary larger than what it replaces (the context would grow)
+    is refused with the numbers and nothing is written (``status == "refused"``): **Write it
+    anyway** (:meth:`write_anyway`) writes that summary without calling the summarizer again,
+    and ticking *allow a larger summary* (``allow_larger_summary``) lets later runs write one.
 
     Every run is kept in ``runs`` (:class:`CompactionRun`: settings, result, the contexts
     before and after, their diff) and stays in the chart as its own labelled group until
@@ -77,6 +83,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     reserve_tokens = traitlets.Int(16_384)
     context_window = traitlets.Int(128_000)
     in_place = traitlets.Bool(False)
+    allow_larger_summary = traitlets.Bool(False)
     status = traitlets.Unicode("idle")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, settings: Settings | None = None,
@@ -93,6 +100,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self._custom_summarizer = summarizer
         self._factory: SummarizerFactory = summarizer_factory or default_factory
         self._branch_cache: tuple[Any, list[Entry]] | None = None
+        self._refused: tuple[CompactionResult, Reporting] | None = None  # kept for "Write it anyway"
         self._settings_problem: str | None = None
         try:
             self.settings: Settings | None = settings if settings is not None else load_settings()
@@ -163,6 +171,16 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.in_place_box = widgets.Checkbox(description="append to the source file instead (in place)",
                                              value=False, indent=False, layout=widgets.Layout(width="auto"))
         self.in_place_box.add_class("pikit-in-place")
+        self.allow_larger_box = widgets.Checkbox(
+            description="allow a larger summary (write one larger than what it replaces)", value=False,
+            indent=False, layout=widgets.Layout(width="auto"))
+        self.allow_larger_box.add_class("pikit-allow-larger")
+        self.write_anyway_button = widgets.Button(
+            description="Write it anyway", icon="exclamation-triangle", button_style="warning",
+            tooltip="write the refused summary as it is (the context grows)",
+            layout=widgets.Layout(width="auto", min_width="fit-content", display="none"))
+        self.write_anyway_button.add_class("pikit-write-anyway")
+        self.write_anyway_button.on_click(lambda _b: self.write_anyway())
         self.run_button = widgets.Button(description="Run compaction", button_style="primary", icon="compress",
                                          tooltip="summarize and write the compaction entry")
         self.run_button.add_class("pikit-run-compaction")
@@ -182,7 +200,8 @@ class CompactionPanel(LeafWidget, widgets.VBox):
             widgets.HBox([self.summarizer_picker, http]),
             self.instructions,
             widgets.HBox([self.output, self.in_place_box], layout=widgets.Layout(align_items="center")),
-            _gap(widgets.HBox([self.run_button, self.progress, self.clear_button],
+            self.allow_larger_box,
+            _gap(widgets.HBox([self.run_button, self.write_anyway_button, self.progress, self.clear_button],
                               layout=widgets.Layout(align_items="center"))),
             self.message,
             self.callback_errors,
@@ -202,6 +221,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
             widgets.link((slider, "value"), (self, name))
         self.window_slider.observe(lambda c: setattr(self, "context_window", round(c["new"])), names="value")
         widgets.link((self.in_place_box, "value"), (self, "in_place"))
+        widgets.link((self.allow_larger_box, "value"), (self, "allow_larger_summary"))
         session_model = self._session_model
         widgets.dlink((self, "model"), (self.budget, "model"), transform=lambda m: m or session_model)
         for name in ("leaf_id", "keep_recent_tokens", "reserve_tokens", "context_window"):
@@ -268,6 +288,8 @@ class CompactionPanel(LeafWidget, widgets.VBox):
             self.window_slider.value = float(window)
 
     def _on_setting(self, change: dict[str, Any]) -> None:
+        if change["name"] == "keep_recent_tokens":
+            self._drop_refused()
         if change["name"] == "context_window":
             top = max(change["new"], self.keep_recent_tokens, self.reserve_tokens)
             self.keep_slider.max = top
@@ -278,6 +300,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
 
     def leaf_changed(self) -> None:
         self._branch_cache = None
+        self._drop_refused()
         self.refresh()
 
     def open_stepper(self) -> CompactionStepper:
@@ -445,8 +468,8 @@ class CompactionPanel(LeafWidget, widgets.VBox):
                            str(summarizer.name))
 
     def _compact(self) -> tuple[CompactionResult, str, Reporting]:
-        """Summarize and write; returns the result, the path written and the summarizer used."""
-        from ..compaction import build_compaction, write_entry
+        """Summarize, check the size and write; returns the result, the path written and the summarizer used."""
+        from ..compaction import build_compaction
 
         if self.leaf_id is None:
             raise PikitError("the leaf is reset (empty branch): there is nothing to compact")
@@ -454,12 +477,43 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         summarizer = Reporting(self._summarizer(), lambda text: self._step(2, text))
         result = build_compaction(self.session, self.leaf_id, keep_recent_tokens=max(0, self.keep_recent_tokens),
                                   summarizer=summarizer, instructions=self.instructions.value.strip() or None)
+        if not self.allow_larger_summary:
+            try:
+                result.check_size(_OVERRIDE)
+            except SummarizerOutputError:
+                self._refused = (result, summarizer)
+                raise
+        return result, self._write(result), summarizer
+
+    def _write(self, result: CompactionResult) -> str:
+        from ..compaction import write_entry
+
         self._step(3, "writing…")
         if self.in_place:
-            path = write_entry(self.session, result.entry, in_place=True)
+            return write_entry(self.session, result.entry, in_place=True)
+        return write_entry(self.session, result.entry, output=self.output.value.strip() or self._default_output())
+
+    def _drop_refused(self) -> None:
+        self._refused = None
+        self.write_anyway_button.layout.display = "none"
+
+    @property
+    def refused_result(self) -> CompactionResult | None:
+        """The latest run's result when it was refused as larger than what it replaces (until the
+        next run, a change of leaf or keepRecentTokens, or :meth:`write_anyway`)."""
+        return self._refused[0] if self._refused else None
+
+    def _failed(self, exc: Exception, written: str | None) -> None:
+        self.progress.bar_style = "danger" if self._refused is None else "warning"
+        if self._refused is not None:
+            title = "Compaction refused: the summary is larger than what it replaces"
+            self.write_anyway_button.layout.display = None
+            self.status = "refused"
         else:
-            path = write_entry(self.session, result.entry, output=self.output.value.strip() or self._default_output())
-        return result, path, summarizer
+            title = ("Compaction failed: nothing was written" if written is None else
+                     f"The compaction was written to {written}, but then this failed")
+            self.status = "error"
+        self.message.value = error_box(title, exc)
 
     def _record(self, result: CompactionResult, path: str, summarizer: Reporting) -> CompactionRun:
         from ..loading import load
@@ -485,8 +539,23 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         """Summarize and write the compaction (what the button does). Returns the result or ``None``.
 
         Errors are shown in the panel and leave ``status == "error"``; nothing is raised and,
-        when summarizing fails, nothing is written.
+        when summarizing fails, nothing is written. A summary larger than what it replaces is
+        refused (``status == "refused"``, nothing written) unless ``allow_larger_summary`` is set.
         """
+        self._drop_refused()
+        return self._execute(self._compact)
+
+    def write_anyway(self) -> Any:
+        """Write the summary the latest run refused as larger than what it replaces (what **Write
+        it anyway** does), without calling the summarizer again. Returns the result or ``None``."""
+        refused = self._refused
+        if refused is None:
+            return None
+        self._drop_refused()
+        result, summarizer = refused
+        return self._execute(lambda: (result, self._write(result), summarizer))
+
+    def _execute(self, produce: Callable[[], tuple[CompactionResult, str, Reporting]]) -> Any:
         if self.status == "running":
             return None
         self.status = "running"
@@ -494,14 +563,10 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.progress.bar_style = "info"
         written: str | None = None
         try:
-            result, written, summarizer = self._compact()
+            result, written, summarizer = produce()
             run = self._record(result, written, summarizer)
         except Exception as exc:
-            self.progress.bar_style = "danger"
-            title = ("Compaction failed: nothing was written" if written is None else
-                     f"The compaction was written to {written}, but then this failed")
-            self.message.value = error_box(title, exc)
-            self.status = "error"
+            self._failed(exc, written)
             return None
         finally:
             self.run_button.disabled = False

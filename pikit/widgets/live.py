@@ -10,6 +10,7 @@ clicked elsewhere.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ from .runs import compaction_history
 from .views.compaction import ChartGroup, render_chart
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .explorer import SessionExplorer
 
 __all__ = ["LiveBar"]
@@ -45,6 +48,8 @@ class LiveBar(widgets.VBox):
 
     live = traitlets.Bool(False)
     following = traitlets.Bool(False)
+    #: Seconds a tree layout may take before layouts are spaced out (see :meth:`_relayout`).
+    layout_budget = 0.1
 
     def __init__(self, explorer: SessionExplorer, follower: Follower | None) -> None:
         self.explorer = explorer
@@ -56,6 +61,9 @@ class LiveBar(widgets.VBox):
         self._moving = False
         self._generation = explorer.session.generation
         self._chart_key: Any = object()
+        self._relayout_due: asyncio.TimerHandle | None = None
+        self._layout_seconds = 0.0
+        self._laid_out_at = 0.0
         self.toggle = widgets.ToggleButton(value=False, description="follow file", icon="eye",
                                            tooltip="keep up with the file while Pi writes it",
                                            disabled=explorer.session.path is None,
@@ -155,13 +163,37 @@ class LiveBar(widgets.VBox):
                 for view in (explorer, explorer.budget, explorer.context_view):
                     view._projection = None
                     view.refresh()
-            explorer.tree.relayout()
+            self._relayout()
             explorer.refresh_header()
         if compactions:
             self._call_out(compactions[-1])
         self._update_chart(force=bool(compactions))
         self.repaints += 1
         self._update_status()
+
+    def _relayout(self) -> None:
+        """Lay the tree out again, or soon when its layouts are slow (a tree of tens of thousands).
+
+        A layout costs the size of the tree, not of the change: when one takes longer than
+        ``layout_budget`` seconds, the next comes at least ten layouts' time after it (the
+        leaf, the budget and the context do not wait; the leaf is marked on its nearest row).
+        """
+        if self._relayout_due is not None:
+            return  # one is scheduled already: it will show this change too
+        wait = 10 * self._layout_seconds - (time.monotonic() - self._laid_out_at)
+        loop = _loop_here(self.follower.loop if self.follower is not None else None)
+        if loop is None or self._layout_seconds <= self.layout_budget or wait <= 0:
+            self._relayout_now()
+        else:
+            self._relayout_due = loop.call_later(wait, self._relayout_now)
+
+    def _relayout_now(self) -> None:
+        self._relayout_due = None
+        start = time.perf_counter()
+        self.explorer.tree.relayout()
+        self._layout_seconds = time.perf_counter() - start
+        self._laid_out_at = time.monotonic()
+        self.explorer.refresh_header()
 
     def _call_out(self, compaction_id: Any) -> None:
         session = self.explorer.session
@@ -216,3 +248,15 @@ class LiveBar(widgets.VBox):
         engine = self.follower.engine if self.follower is not None else ""
         self.status.value = (f'<span class="pikit-status"><b>{state}</b> · {plural(len(session), "entry")}'
                              f"{last} · {esc(engine)}</span>")
+
+
+
+def _loop_here(loop: asyncio.AbstractEventLoop | None) -> asyncio.AbstractEventLoop | None:
+    """``loop`` if this call runs on it (the follower delivers its refreshes there), else ``None``."""
+    asyncio = sys.modules.get("asyncio")
+    if loop is None or asyncio is None:
+        return None
+    try:
+        return loop if asyncio.get_running_loop() is loop else None
+    except RuntimeError:
+        return None

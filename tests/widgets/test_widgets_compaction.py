@@ -11,7 +11,7 @@ from pikit.errors import SummarizerError
 from pikit.settings import Settings
 from pikit.summarizer import SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
-from pikit.widgets.views.compaction import ChartGroup, CompactionPoint, RunSettings, render_chart
+from pikit.widgets.views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
 
 
 class FakeSummarizer:
@@ -204,6 +204,12 @@ def test_chart_escapes_and_scales() -> None:
     assert "keep 4k · reserve 3k" in html
 
 
+def test_the_empty_chart_says_the_callers_text_escaped() -> None:
+    assert EMPTY_CHART in render_chart([ChartGroup("this branch", ())])
+    html = render_chart([ChartGroup("this branch", ())], 1000, empty="<b>none</b> here")
+    assert "&lt;b&gt;none&lt;/b&gt; here" in html and EMPTY_CHART not in html and "<b>" not in html
+
+
 def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_path: Path) -> None:
     session = pikit.load(compaction_copy)
     out = tmp_path / "out"
@@ -251,3 +257,64 @@ def test_failing_compacted_callback_is_shown_not_raised(compaction_copy: Path, t
     panel.run()
     assert panel.status == "done"
     assert "ZeroDivisionError" in panel.callback_errors.outputs[0]["data"]["text/html"]
+
+
+class VerboseSummarizer(FakeSummarizer):
+    """Writes a summary far larger than anything it summarizes."""
+
+    name = "verbose"
+
+    def __init__(self) -> None:
+        super().__init__("## Goal\n" + "word " * 200_000)
+
+
+def test_a_larger_summary_is_refused_with_the_numbers_until_allowed(compaction_copy: Path,
+                                                                    tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    original = compaction_copy.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    verbose = VerboseSummarizer()
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=verbose)
+    panel.keep_recent_tokens = 2_000
+    assert panel.write_anyway_button.layout.display == "none"
+    panel.run_button.click()  # never raises
+    assert panel.status == "refused" and panel.last_result is None
+    refused = panel.refused_result
+    assert refused is not None and refused.summary_tokens > refused.replaced_tokens
+    assert files_in(out) == [] and compaction_copy.read_bytes() == original  # nothing written
+    # The numbers, as the command line gives them.
+    message = panel.message.value
+    assert "is larger than what it replaces" in message and "nothing written" in message
+    assert f"({refused.summary_tokens:,} tokens)" in message and f"({refused.replaced_tokens:,} tokens)" in message
+    assert f"from {refused.tokens_before:,} to {refused.tokens_after:,} tokens" in message
+    assert "allow a larger summary" in message and "--allow-larger-summary" not in message
+    assert panel.write_anyway_button.layout.display is None
+    # Write it anyway: the refused summary, without asking the summarizer again.
+    panel.write_anyway_button.click()
+    assert panel.status == "done", panel.message.value
+    assert len(verbose.requests) == 1
+    assert panel.last_result is refused and panel.refused_result is None
+    written = Path(panel.last_output or "")
+    assert written.parent == out and pikit.load(written).leaf.id == refused.entry["id"]
+    assert panel.write_anyway_button.layout.display == "none"
+    assert panel.write_anyway() is None  # nothing pending any more
+    # Allowed from the start: a run writes it at once.
+    panel.allow_larger_box.value = True
+    assert panel.allow_larger_summary
+    assert panel.run() is not None and panel.status == "done"
+    assert len(files_in(out)) == 2 and compaction_copy.read_bytes() == original
+
+
+def test_a_refused_summary_is_dropped_when_the_cut_changes(compaction_copy: Path, tmp_path: Path) -> None:
+    session = pikit.load(compaction_copy)
+    panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path, summarizer=VerboseSummarizer())
+    panel.keep_recent_tokens = 2_000
+    panel.in_place_box.value = True
+    before = compaction_copy.read_bytes()
+    panel.run()
+    assert panel.status == "refused" and compaction_copy.read_bytes() == before
+    panel.keep_recent_tokens = 3_000
+    assert panel.refused_result is None and panel.write_anyway_button.layout.display == "none"
+    assert panel.write_anyway() is None and compaction_copy.read_bytes() == before
+    assert files_in(tmp_path) == ["source"]

@@ -156,3 +156,36 @@ def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[byt
     assert change is not None and change.reloaded and explorer.leaf_id == leaf
     assert "rewritten in place" in explorer.context_view.body.value != old_body
     assert explorer.budget.projection is explorer.state.projection(leaf)
+
+
+def test_slow_tree_layouts_are_spaced_out_on_the_kernel_loop(replayed: tuple[Path, list[bytes]]) -> None:
+    """A huge tree is laid out again at most every ten layouts' time; the leaf moves at once."""
+    import asyncio
+    import threading
+    import time
+
+    path, rest = replayed
+    seen: dict[str, Any] = {}
+
+    async def kernel() -> None:  # what a notebook's kernel loop does
+        follower = pikit.follow(path)
+        explorer = SessionExplorer(follower)
+        bar = explorer.live_bar
+        bar._layout_seconds, bar._laid_out_at = 0.25, time.monotonic()  # as if a layout took 250 ms
+        bar.layout_budget = 0.01
+        rows = len(explorer.tree.row_ids)
+        grow(path, rest[:3])
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if explorer.leaf_id == follower.session.entries[-1].id:
+                break
+        seen["moved"] = explorer.leaf_id == follower.session.entries[-1].id
+        seen["rows_at_once"] = len(explorer.tree.row_ids) - rows
+        await asyncio.sleep(3.0)  # ten layouts' time has passed
+        seen["rows_later"] = len(explorer.tree.row_ids) - rows
+        follower.close()
+
+    runner = threading.Thread(target=asyncio.run, args=(kernel(),))
+    runner.start()
+    runner.join(timeout=30)
+    assert seen == {"moved": True, "rows_at_once": 0, "rows_later": seen["rows_later"]} and seen["rows_later"] > 0

@@ -127,6 +127,28 @@ def test_summarizer_runs_once_per_setting_and_failures_are_shown(refactor: pikit
     assert stepper.status == "ready" and "offline" in stepper.header.value and stepper.result is not None
 
 
+class Verbose:
+    name = "verbose"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        return SummaryResult("## Goal\n" + "word " * 200_000, None)
+
+
+def test_a_summary_larger_than_what_it_replaces_is_flagged(refactor: pikit.Session) -> None:
+    stepper = CompactionStepper(refactor, keep_recent_tokens=4_000, summarizer=Verbose(), step=6)
+    stepper.summarize_button.click()
+    result = stepper.result
+    assert result is not None and result.is_larger
+    for step in (6, 7):
+        stepper.step = step
+        assert "larger than what it replaces" in stepper.body.value
+        assert f"({result.summary_tokens:,} tokens)" in stepper.body.value
+    stepper.set_summarizer(None)  # the offline summary is smaller: no warning
+    stepper.step = 7
+    assert stepper.result is not None and not stepper.result.is_larger
+    assert "larger than what it replaces" not in stepper.body.value
+
+
 def test_unknown_leaf_is_refused(refactor: pikit.Session) -> None:
     with pytest.raises(Exception, match="no entry"):
         CompactionStepper(refactor, "nope")

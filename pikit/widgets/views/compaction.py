@@ -18,6 +18,7 @@ from ...preparation import Preparation
 from .._html import esc, fmt_int
 
 __all__ = [
+    "EMPTY_CHART",
     "ChartGroup",
     "CompactionPoint",
     "CutPreview",
@@ -246,11 +247,15 @@ def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup) -
     return parts
 
 
-def render_chart(groups: Sequence[ChartGroup], threshold: int | None = None) -> str:
-    """An inline SVG of tokensBefore/tokensAfter, one labelled group per run (full width; labels escaped)."""
+#: What the chart says when there is nothing to draw, in a widget that can run a compaction.
+EMPTY_CHART = "No compaction on this branch yet: run one to see its tokensBefore/tokensAfter here."
+
+
+def render_chart(groups: Sequence[ChartGroup], threshold: int | None = None, *, empty: str = EMPTY_CHART) -> str:
+    """An inline SVG of tokensBefore/tokensAfter, one labelled group per run (full width; labels
+    escaped); ``empty`` (plain text, escaped) is said instead when no group has a point."""
     if not any(g.points for g in groups):
-        return ('<div class="pikit-chart pikit-dim" aria-label="compaction chart">No compaction on this branch yet: '
-                "run one to see its tokensBefore/tokensAfter here.</div>")
+        return f'<div class="pikit-chart pikit-dim" aria-label="compaction chart">{esc(empty)}</div>'
     shown = [g for g in groups if g.points]
     plot = _Plot(shown, threshold)
     height = plot.base + 64
