@@ -1,15 +1,14 @@
-"""One file's scan, as a worker runs it: read what is new, continue its state, derive its rows as Arrow tables.
+"""One file's scan, as a worker runs it: read what is new, continue its state, derive its rows as plain columns.
 
 :func:`scan_file` never raises for a bad file: an unreadable, vanished or non-regular file
 is a ``problems`` row. It runs in a worker process (local or Dask) as well as in the
-calling process; everything it returns pickles cheaply (Arrow tables and bytes).
+calling process; everything it returns pickles cheaply (lists of plain values and bytes).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,11 +37,11 @@ _state_decoder = msgspec.msgpack.Decoder(FileState)
 
 @dataclass
 class FileResult:
-    """One file's scan: its tables (Arrow), and what the index stores to continue it later."""
+    """One file's scan: its tables (plain columns), and what the index stores to continue it later."""
 
     path: str
     file_id: int
-    tables: dict[str, Any] = field(default_factory=dict)  # table name → pyarrow.Table ("texts" included)
+    tables: dict[str, Columns] = field(default_factory=dict)  # table name → its rows ("texts" included)
     mark: FileMark | None = None
     state: bytes | None = None
     seen: tuple[int, int, int] | None = None  # size, mtime_ns, inode when it was read
@@ -65,7 +64,7 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class Columns:
-    """A table's rows as plain Python columns (for a few rows: no Arrow, which would import pandas)."""
+    """A table's rows as plain Python columns (they pickle cheaply; the index loads them without pandas)."""
 
     names: list[str]
     dtypes: list[str]
@@ -97,37 +96,6 @@ def _columns(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]
     return out
 
 
-def _arrow(rows: Rows, texts: list[list[Any]], file_id: int, arrow: bool = True) -> dict[str, Any]:
-    if not arrow:
-        return _columns(rows, texts, file_id)
-    import pyarrow as pa
-
-    types = {"string": pa.string(), "Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
-             "datetime64[ms, UTC]": pa.string()}  # timestamps stay ISO text; DuckDB casts them on insert
-    out: dict[str, Any] = {}
-    for table in TABLES:
-        columns = stored_columns(table)
-        value = getattr(rows, table)
-        if isinstance(value, dict):
-            if not value:
-                continue
-            data = [value[name] for name, _ in columns]
-        else:
-            if not value:
-                continue
-            every = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *EXTRA_COLUMNS.get(table, ())]
-            transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
-            data = [list(transposed[name]) for name, _ in columns]
-        out[table] = pa.table([pa.array(v, type=types[d]) for (_, d), v in zip(columns, data, strict=True)],
-                              names=[name for name, _ in columns])
-    if texts:
-        entries, roles, text = zip(*texts, strict=True)
-        out["texts"] = pa.table({"file_id": pa.array([file_id] * len(entries), pa.int64()),
-                                 "entry_index": pa.array(entries, pa.int64()), "role": pa.array(roles, pa.string()),
-                                 "text": pa.array(text, pa.string())})
-    return out
-
-
 def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:
     rows = Rows([], {}, [], [], [], [(file_id, path, None, kind, message)])
     return FileResult(path, file_id, _columns(rows, [], file_id))
@@ -147,11 +115,8 @@ def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | Non
 
 
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
-              seen: tuple[int, int, int] | None = None, arrow: bool = True) -> FileResult:
-    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole.
-
-    ``arrow``: the tables as Arrow tables (for many rows), else as plain :class:`Columns`.
-    """
+              seen: tuple[int, int, int] | None = None) -> FileResult:
+    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole."""
     if is_url(path):
         return _scan_url(path, file_id, mark, state_blob)
     try:
@@ -175,15 +140,15 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
     except (OSError, SessionFileError) as exc:
         return _problem(path, file_id, "unreadable", str(getattr(exc, "strerror", None) or exc))
     return _finish(path, file_id, state, new_mark, pending, whole, read,
-                   (status.st_size, status.st_mtime_ns, status.st_ino), arrow)
+                   (status.st_size, status.st_mtime_ns, status.st_ino))
 
 
 def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: int, whole: bool,
-            read: int, seen: tuple[int, int, int], arrow: bool = True) -> FileResult:
+            read: int, seen: tuple[int, int, int]) -> FileResult:
     size = mark.offset + pending
     info = FileInfo(file_id, path, project_of(path), size, (mark.mtime_ns or 0) // 1_000_000)
     rows = derive(state, info, pending)
-    tables = _arrow(rows, state.texts, file_id, arrow)
+    tables = _columns(rows, state.texts, file_id)
     state.texts = []
     return FileResult(path, file_id, tables, mark, _state_encoder.encode(state), seen, whole, read)
 
@@ -267,10 +232,3 @@ def _remote_unchanged(url: str, mark: FileMark) -> bool:
         return False
     return (int(info.get("size") or 0), _remote_stamp(info)) == (mark.size, mark.mtime_ns)
 
-
-def batch_columns(names: Sequence[str]) -> str:
-    """``SELECT`` list turning the text timestamps of an Arrow batch into DuckDB timestamps."""
-    return ", ".join(f'TRY_CAST("{c}" AS TIMESTAMPTZ)' if c in _TIMESTAMPS else f'"{c}"' for c in names)
-
-
-_TIMESTAMPS = {c for specs in TABLES.values() for c, d, _ in specs if d.startswith("datetime")}

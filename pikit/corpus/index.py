@@ -29,7 +29,7 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files
-from .filescan import Columns, FileResult, batch_columns, scan_file, stored_columns, unchanged
+from .filescan import Columns, FileResult, scan_file, stored_columns, unchanged
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
@@ -38,6 +38,9 @@ SCHEMA_VERSION = "3"
 _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
+_NUMPY_ROWS = 2_000  # rows from which a table's batch goes to DuckDB as numpy columns
+_SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN"}
+_NUMPY = {"Int64": "int64", "Float64": "float64", "boolean": "bool"}
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -146,22 +149,33 @@ class Index:
                          "mtimes": [s[1] for s in seen], "inodes": [s[2] for s in seen],
                          "marks": [msgspec.msgpack.encode(r.mark) for r in kept], "states": [r.state for r in kept]})
 
-    def _insert(self, name: str, parts: list[Any]) -> None:
-        """Insert a table's parts: plain columns straight from Python lists, Arrow tables in one batch."""
-        con = self.con
-        for part in parts:
-            if isinstance(part, Columns):
-                select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
-                                   else f"unnest($c{i})" for i, d in enumerate(part.dtypes))
-                con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(part.values)})
-        arrow = [p for p in parts if not isinstance(p, Columns)]
-        if arrow:
-            import pyarrow as pa
+    def _insert(self, name: str, parts: list[Columns]) -> None:
+        """Insert a table's parts in one statement: a few rows as query parameters, more as numpy columns.
 
-            batch = pa.concat_tables(arrow)
-            con.register("_rows", batch)
-            con.execute(f'INSERT INTO "{name}" SELECT {batch_columns(batch.column_names)} FROM _rows')
-            con.unregister("_rows")
+        (Numpy columns are read by DuckDB directly; Arrow would import pandas, a second and 45 MB.)
+        """
+        if not parts:
+            return
+        first = parts[0]
+        values = first.values if len(parts) == 1 else [
+            [v for part in parts for v in part.values[i]] for i in range(len(first.names))]
+        rows = len(values[0]) if values else 0
+        if rows < _NUMPY_ROWS:
+            select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
+                               else f"unnest($c{i})" for i, d in enumerate(first.dtypes))
+            self.con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(values)})
+            return
+        import numpy as np
+
+        batch = {f"c{i}": _numpy(np, column, dtype) for i, (column, dtype) in enumerate(zip(values, first.dtypes,
+                                                                                             strict=True))}
+        select = ", ".join(f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
+                           for i, d in enumerate(first.dtypes))
+        self.con.register("_rows", batch)
+        try:
+            self.con.execute(f'INSERT INTO "{name}" SELECT {select} FROM _rows')
+        finally:
+            self.con.unregister("_rows")
 
     def recount(self, keys_of: list[int] | None) -> None:
         """Set ``counted`` for every message sharing a usage key with these files' messages (None: all)."""
@@ -182,6 +196,14 @@ class Index:
     def close(self) -> None:
         """Close the database."""
         self.con.close()
+
+
+def _numpy(np: Any, column: list[Any], dtype: str) -> Any:
+    """A column as a numpy array DuckDB reads as is: typed when it has no None, else of Python objects."""
+    kind = _NUMPY.get(dtype)
+    if kind is not None and None not in column:
+        return np.array(column, dtype=kind)
+    return np.array(column, dtype=object)
 
 
 def default_workers() -> int:
@@ -227,7 +249,7 @@ def _register_files(index: Index, todo: list[Todo]) -> None:
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     if workers <= 1 or len(jobs) < 8:
         for job in jobs:
-            yield scan_file(*job, arrow=len(jobs) >= 8)
+            yield scan_file(*job)
         return
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -326,32 +348,13 @@ def _count_in_order(result: FileResult, seen: set[str]) -> None:
     table = result.tables.get("messages")
     if table is None:
         return
-    if isinstance(table, Columns):
-        position = table.names.index("counted")
-        keys, countable = table.values[table.names.index("usage_key")], table.values[table.names.index("countable")]
-        flags = table.values[position]
-        for i, (key, can) in enumerate(zip(keys, countable, strict=True)):
-            flags[i] = bool(can) and key not in seen
-            if flags[i]:
-                seen.add(key)
-        return
-    import pyarrow as pa
-
-    counted = []
-    for key, countable in zip(table.column("usage_key").to_pylist(), table.column("countable").to_pylist(),
-                              strict=True):
-        first = bool(countable) and key not in seen
-        if first:
+    position = table.names.index("counted")
+    keys, countable = table.values[table.names.index("usage_key")], table.values[table.names.index("countable")]
+    flags = table.values[position]
+    for i, (key, can) in enumerate(zip(keys, countable, strict=True)):
+        flags[i] = bool(can) and key not in seen
+        if flags[i]:
             seen.add(key)
-        counted.append(first)
-    bits = bytearray((len(counted) + 7) // 8)
-    for i, first in enumerate(counted):
-        if first:
-            bits[i >> 3] |= 1 << (i & 7)
-    # (from buffers: building it from a list would import pandas, a second at start-up)
-    column = pa.Array.from_buffers(pa.bool_(), len(counted), [None, pa.py_buffer(bytes(bits))])
-    position = table.column_names.index("counted")
-    result.tables["messages"] = table.set_column(position, "counted", column)
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
