@@ -185,8 +185,13 @@ class Index:
 
 
 def default_workers() -> int:
-    """Processes a local scan uses: one per CPU, at most four."""
-    return max(1, min(os.cpu_count() or 1, 4))
+    """Processes a local scan uses: one per CPU beyond the first, at most four (one CPU or two: this process).
+
+    On two CPUs a pool does not pay for itself: handing rows between processes costs about
+    what the second CPU gains, and each worker holds its own libraries (measured in
+    ``benchmarks/bench_corpus.py``).
+    """
+    return max(1, min((os.cpu_count() or 1) - 1, 4))
 
 
 Known = tuple[int, FileMark | None, tuple[int, int, int] | None]
