@@ -183,6 +183,11 @@ def _source_then(source: str, lines: Iterable[bytes], size: int | None) -> Itera
         yield b"\n"
 
 
+# How long an unterminated last line must stay unchanged to count as damaged (see Appender).
+_SETTLE_SECONDS = 0.05
+_SETTLE_TRIES = 40
+
+
 class Appender:
     """A session file opened to append whole lines, as Pi appends them (a context manager).
 
@@ -228,13 +233,30 @@ class Appender:
     def needs_newline(self, *, end_last_line: bool = False) -> bool:
         """Whether the last line lacks its newline; :class:`WriteError` when it does and
         ``end_last_line`` (the caller knows that line to be a complete entry) is not given."""
-        size = os.fstat(self.fd).st_size
-        if not size or os.pread(self.fd, 1, size - 1) == b"\n":
+        if self._ends_with_newline():
             return False
         if not end_last_line:
             raise WriteError(f"{self.path}: the last line has no newline and is damaged (an interrupted write?); "
                              "pikit will not append to it or repair it. Write a copy with -o OUT instead")
         return True
+
+    def _ends_with_newline(self) -> bool:
+        """Whether the file is empty or ends with a newline, once it has stopped growing.
+
+        A writer appending at this moment (Pi) grows the file a page at a time, so its last
+        byte can be the middle of a line still being written: such a file is looked at again
+        until its size holds still for ``_SETTLE_SECONDS`` (at most ``_SETTLE_TRIES`` times).
+        """
+        size = os.fstat(self.fd).st_size
+        for _ in range(_SETTLE_TRIES):
+            if not size or os.pread(self.fd, 1, size - 1) == b"\n":
+                return True
+            time.sleep(_SETTLE_SECONDS)
+            now = os.fstat(self.fd).st_size
+            if now == size:
+                return False
+            size = now
+        return not size or os.pread(self.fd, 1, size - 1) == b"\n"
 
     def append(self, lines: Iterable[bytes], *, end_last_line: bool = False) -> None:
         """Append ``lines`` (each without newline) in one ``write``, then fsync.

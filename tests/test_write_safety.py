@@ -175,6 +175,35 @@ def test_a_damaged_last_line_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert path.read_bytes() == damaged
 
 
+SLOW_WRITER = """
+import sys, time
+path, rest = sys.argv[1], sys.argv[2].encode()
+for _ in range(40):  # Pi in the middle of a long line: it keeps growing, 10 ms at a time
+    with open(path, "ab") as out:
+        out.write(b" ")
+    time.sleep(0.01)
+with open(path, "ab") as out:
+    out.write(rest)
+"""
+
+
+def test_a_line_still_being_written_is_waited_for_not_called_damaged(tmp_path: Path) -> None:
+    path = _copy(tmp_path)
+    before = path.read_bytes()
+    half, rest = b'{"type":"custom","id":"pi-line","parentId":null,', b'"customType":"pi-writer"}\n'
+    path.write_bytes(before + half)
+    writer = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, str(path), rest.decode()])
+    deadline = time.monotonic() + 30
+    while path.stat().st_size == len(before + half) and time.monotonic() < deadline:
+        time.sleep(0.002)  # the writer has started
+    ours = b'{"type":"custom","id":"ours","parentId":null}'
+    assert append_lines(str(path), [ours]) is False  # waited for the line, then appended after it
+    assert writer.wait(timeout=30) == 0
+    data = path.read_bytes()
+    assert data.startswith(before + half) and data.endswith(rest + ours + b"\n")
+    assert pikit.load(path).report.damaged_lines == []
+
+
 def test_a_whole_last_line_without_newline_is_ended_and_said(tmp_path: Path) -> None:
     path = _copy(tmp_path)
     data = path.read_bytes().rstrip(b"\n")

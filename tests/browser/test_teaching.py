@@ -217,3 +217,58 @@ def test_deep_rows_keep_their_text(page: Page, jupyter_server: JupyterServer, te
     assert widths["text"] >= 0.4 * widths["row"], widths
     assert widths["depth"] == f"↳{level}"
     save_element(page, tree, "teaching-04-deep-tree")
+
+
+OVERSIZED_NB = "oversized.ipynb"
+OVERSIZED_CELLS: list[str | tuple[str, str]] = [
+    textwrap.dedent("""\
+        import os, tempfile
+        import pikit
+        from pikit.settings import Settings
+        from pikit.summarizer import SummaryResult
+        from pikit.widgets import CompactionPanel
+
+        class Verbose:
+            name = "verbose"
+            calls = 0
+            def summarize(self, request):
+                Verbose.calls += 1
+                return SummaryResult("## Goal\\n" + "word " * 200_000, None)
+
+        out = tempfile.mkdtemp()
+        panel = CompactionPanel(pikit.load("data/sample_sessions/refactor-auth.jsonl"), settings=Settings({}),
+                                output_dir=out, summarizer=Verbose(), keep_recent_tokens=4_000)
+        panel"""),
+]
+
+
+@pytest.mark.browser
+def test_a_larger_summary_is_refused_then_written_on_request(page: Page, jupyter_server: JupyterServer,
+                                                              teaching: Path) -> None:
+    """Run compaction with a summary larger than what it replaces: the panel shows the numbers and
+    writes nothing; **Write it anyway** writes that summary without a second summarizer call."""
+    write_notebook(jupyter_server, OVERSIZED_NB, OVERSIZED_CELLS)
+    open_notebook(page, jupyter_server, OVERSIZED_NB)
+    run_all(page, timeout=180)
+    panel = page.locator(".pikit-compaction-panel").first
+    panel.wait_for(state="visible")
+    anyway = panel.locator(".pikit-write-anyway")
+    assert not anyway.is_visible()
+    panel.locator(".pikit-run-compaction").click()
+    wait_for_kernel_output(jupyter_server, OVERSIZED_NB, "print(panel.status, os.listdir(out))", "refused []",
+                           timeout=60)
+    status = panel.locator(".pikit-compaction-status")
+    status.locator(".pikit-error").wait_for(state="visible", timeout=10_000)
+    text = status.text_content() or ""
+    numbers = kernel_value(jupyter_server, OVERSIZED_NB,
+                           "[f'{panel.refused_result.summary_tokens:,}', f'{panel.refused_result.replaced_tokens:,}']")
+    assert "larger than what it replaces" in text and "nothing written" in text
+    assert f"({numbers[0]} tokens)" in text and f"({numbers[1]} tokens)" in text
+    calls = kernel_value(jupyter_server, OVERSIZED_NB, "Verbose.calls")
+    anyway.wait_for(state="visible", timeout=10_000)
+    save_element(page, panel, "teaching-06-larger-summary-refused")
+    anyway.click()
+    wait_for_kernel_output(jupyter_server, OVERSIZED_NB, "print(panel.status, len(os.listdir(out)), Verbose.calls)",
+                           f"done 1 {calls}", timeout=60)
+    panel.locator(".pikit-compaction-done").wait_for(state="visible", timeout=10_000)
+    assert not anyway.is_visible()
