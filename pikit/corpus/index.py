@@ -22,6 +22,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -158,7 +159,7 @@ class Index:
             return
         first = parts[0]
         values = first.values if len(parts) == 1 else [
-            [v for part in parts for v in part.values[i]] for i in range(len(first.names))]
+            list(chain.from_iterable(part.values[i] for part in parts)) for i in range(len(first.names))]
         rows = len(values[0]) if values else 0
         if rows < _NUMPY_ROWS:
             select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
