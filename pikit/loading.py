@@ -19,7 +19,7 @@ import itertools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 import orjson
@@ -287,8 +287,14 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
     """
 
     source = os.fspath(path)
+    return _load_from(open_session_file(source), source, strict, progress, wait_for_last_line)
+
+
+def open_session_file(source: str) -> BinaryIO:
+    """Open ``source`` for reading as a session file; :class:`SessionFileError` (one line
+    saying what to do) when it is missing, not a regular file, or unreadable."""
     try:
-        handle = open_regular(source)
+        return open_regular(source)
     except FileNotFoundError:
         raise SessionFileError(source, "no such file; check the path") from None
     except NotRegularFileError as exc:
@@ -296,7 +302,6 @@ def load(path: str | os.PathLike[str], *, strict: bool = False,
                                        "(.jsonl)") from None
     except OSError as exc:
         raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-    return _load_from(handle, source, strict, progress, wait_for_last_line)
 
 
 def _too_long(size: int) -> str:

@@ -26,9 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .errors import SessionFileError
-from .loading import MAX_LINE_BYTES
-from .reading import NotRegularFileError, open_regular
+from .loading import MAX_LINE_BYTES, open_session_file
 
 __all__ = ["Appended", "FileMark", "mark_at", "read_appended"]
 
@@ -120,18 +118,6 @@ def _read_at(handle: BinaryIO, position: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _open(source: str) -> BinaryIO:
-    try:
-        return open_regular(source)
-    except FileNotFoundError:
-        raise SessionFileError(source, "no such file; check the path") from None
-    except NotRegularFileError as exc:
-        raise SessionFileError(source, f"is {exc.kind}, not a regular file; give the path of a session file "
-                                       "(.jsonl)") from None
-    except OSError as exc:
-        raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
-
-
 def mark_at(handle: BinaryIO, offset: int, line: int, *, skipping: int = 0) -> FileMark:
     """The mark of an open file at ``offset`` (just after line ``line``), with its digests."""
     status = os.fstat(handle.fileno())
@@ -158,7 +144,7 @@ def read_appended(path: str | os.PathLike[str], since: FileMark | int = 0, *, ma
     mark = since if isinstance(since, FileMark) else FileMark(offset=since)
     if mark.offset < 0:
         raise ValueError(f"a file offset is never negative (got {mark.offset})")
-    with _open(source) as handle:
+    with open_session_file(source) as handle:
         status = os.fstat(handle.fileno())
         reason = mark.mismatch(handle, status)
         if reason is not None:
