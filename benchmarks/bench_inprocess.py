@@ -214,10 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         for r in got:
             print(f"  {r['what']}: {r['value']}  ({r['detail']})", file=sys.stderr)
         rows += got
-    load = os.getloadavg()[0]
-    print(f"pikit in process from {Path(pikit.__file__).parent.parent} "
-          f"({datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load average {load:.1f})\n")
+    return print_results("pikit in process", rows)
+
+
+def print_results(what: str, rows: list[dict[str, Any]]) -> int:
+    """The machine line and the results table (Markdown); the exit status: 1 when a target failed."""
+    print(f"{what} from {Path(pikit.__file__).parent.parent} ({datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f})\n")
     print("| measure | result | target | pass | details |")
     print("|---|---:|---|---|---|")
     for r in rows:

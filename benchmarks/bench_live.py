@@ -25,21 +25,20 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_inprocess import print_results  # noqa: E402
 
 import pikit  # noqa: E402
 
@@ -216,14 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in got:
             print(f"  {r['what']}: {r['value']}  ({r['detail']})", file=sys.stderr)
         rows += got
-    print(f"pikit from {Path(pikit.__file__).parent.parent} ({datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f})\n")
-    print("| measure | result | target | pass | details |")
-    print("|---|---:|---|---|---|")
-    for r in rows:
-        ok = "" if r["ok"] is None else ("pass" if r["ok"] else "FAIL")
-        print(f"| {r['what']} | {r['value']} | {r['target']} | {ok} | {r['detail']} |")
-    return 0 if all(r["ok"] is not False for r in rows) else 1
+    return print_results("pikit", rows)
 
 
 if __name__ == "__main__":
