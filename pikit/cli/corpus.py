@@ -63,7 +63,7 @@ def _open(args: argparse.Namespace, client: Any) -> Any:
     if report is not None and report.files == 0:
         where = args.dir or corpus.root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
-    elif problems:
+    if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{n} {kind}" for kind, n in problems)
         print(f"pikit: note: {listed} (SELECT * FROM problems)", file=sys.stderr)
     return corpus

@@ -93,8 +93,23 @@ def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] |
     else:
         files = [os.fspath(p) if is_url(os.fspath(p)) else os.path.abspath(os.path.expanduser(os.fspath(p)))
                  for p in root]
-    unique = sorted(set(files), key=order_key)
-    return Found(unique, problems)
+    named = [path for path in set(files) if _utf8(path)]
+    problems.extend((_shown(path), "unreadable", "the file name is not valid UTF-8: rename the file to index it")
+                    for path in set(files) if not _utf8(path))
+    return Found(sorted(named, key=order_key), [(_shown(path), kind, what) for path, kind, what in problems])
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, kept by Python as surrogates
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    """A path as text the index can hold (bytes that are not UTF-8 become U+FFFD)."""
+    return path if _utf8(path) else os.fsencode(path).decode("utf-8", "replace")
 
 
 def _remote_files(url: str, problems: list[tuple[str, str, str]]) -> list[str]:

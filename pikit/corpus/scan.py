@@ -238,16 +238,31 @@ def _decode(line: bytes) -> _Line | dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _storable(value: Any) -> Any:
+    """A string with its lone surrogates (valid in JavaScript, not in UTF-8) as U+FFFD; anything else as is.
+
+    Only lines the fast decoder refused can hold them. The replacement keeps a string's UTF-16
+    length; estimates are taken from the line itself, not from these fields.
+    """
+    if value.__class__ is not str:
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return value
+
+
 def _from_dict(value: dict[str, Any]) -> _Line:
     """A typed view of an object whose fields did not fit the fast decoder (unusual shapes)."""
     message = value.get("message")
     msg = None
     if isinstance(message, dict):
-        msg = _Msg(role=message.get("role"), content=_Generic(),  # type: ignore[arg-type]
-                   provider=message.get("provider", msgspec.UNSET), model=message.get("model", msgspec.UNSET),
-                   usage=message.get("usage", msgspec.UNSET))
-    fields = {f: value.get(f) for f in _Line.__struct_fields__ if f not in ("message", "type")}
-    kind = value.get("type", msgspec.UNSET)
+        msg = _Msg(role=_storable(message.get("role")), content=_Generic(),  # type: ignore[arg-type]
+                   provider=_storable(message.get("provider", msgspec.UNSET)),
+                   model=_storable(message.get("model", msgspec.UNSET)), usage=message.get("usage", msgspec.UNSET))
+    fields = {f: _storable(value.get(f)) for f in _Line.__struct_fields__ if f not in ("message", "type")}
+    kind = _storable(value.get("type", msgspec.UNSET))
     return _Line(type=kind, message=msg, **fields)
 
 

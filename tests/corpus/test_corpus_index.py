@@ -151,6 +151,39 @@ def test_bad_input_becomes_problems_and_never_stops_a_scan(tmp_path: Path) -> No
     assert good.exists()
 
 
+def test_odd_but_valid_sessions_are_indexed_with_pis_estimates(tmp_path: Path) -> None:
+    """Lone surrogates, NUL, odd ids and roles, BOMs, mixed line endings: indexed, estimates as the core's."""
+    import pikit
+    from pikit.tokens import estimate_tokens
+    from tests.weird import weird_sessions
+
+    (tmp_path / "weird").mkdir()
+    files = weird_sessions(tmp_path / "weird")
+    with _corpus(tmp_path / "weird", tmp_path) as corpus:
+        assert len(corpus.sessions) + len(set(corpus.problems[corpus.problems.kind == "not-a-session"].path)) \
+            == len(files)
+        surrogates = str(files["surrogates-and-nul"])
+        rows = corpus.sql("SELECT entry_index, estimate, entry_id FROM messages WHERE path = $p ORDER BY entry_index",
+                          {"p": surrogates})
+        session = pikit.load(surrogates)
+        expected = [estimate_tokens(e.message) for e in session.entries if e.type == "message"]
+        assert rows.estimate.tolist() == expected
+        assert any("\ufffd" in str(i) for i in rows.entry_id)  # a lone surrogate in an id, stored as U+FFFD
+
+
+def test_a_file_name_that_is_not_utf8_is_a_problem(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write(root / "--a--" / "good.jsonl", header("good"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
+    odd = os.fsencode(root / "--a--") + b"/bad\xff.jsonl"
+    with open(odd, "wb") as handle:
+        handle.write((json.dumps(header("bad")) + "\n").encode())
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.sessions.session_id.tolist() == ["good"]
+        problem = corpus.problems.iloc[0]
+        assert problem.kind == "unreadable" and "not valid UTF-8" in problem.message
+        assert problem.path.endswith("bad\ufffd.jsonl")
+
+
 def test_a_file_that_vanishes_mid_scan_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pikit.corpus import index
 
