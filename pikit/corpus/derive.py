@@ -8,10 +8,13 @@ walk guards against parent cycles.
 from __future__ import annotations
 
 import json
+import operator
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
+from itertools import repeat
 from typing import Any
 
 from ..timestamps import parse_ms
@@ -46,36 +49,49 @@ class Rows:
 @dataclass
 class _Tree:
     parent: list[int]  # -1: a root (or a parent that is not in the file)
-    children: list[int]
+    has_child: set[int]
     leaf: int  # -1: no entries
     active: list[bool]
 
 
-def _tree(state: FileState) -> _Tree:
-    n = len(state.ids)
-    position: dict[Any, int] = {}
-    for i, entry_id in enumerate(state.ids):
+_PLAIN = frozenset((str, type(None)))
+
+
+def _parents(state: FileState) -> list[int]:
+    """Each entry's parent as a position (-1: none, or not in the file)."""
+    ids, refs = state.ids, state.parents
+    n = len(ids)
+    if not state.v1 and set(map(type, ids)) <= _PLAIN and set(map(type, refs)) <= _PLAIN:  # the common case
+        at = dict(zip(ids, range(n), strict=True))  # a later duplicate replaces the earlier one, as in Pi
+        at.pop(None, None)
+        parent = list(map(at.get, refs, repeat(-1, n)))
+        if any(map(operator.eq, parent, range(n))):
+            parent = [-1 if p == i else p for i, p in enumerate(parent)]
+        return parent
+    position: dict[str, int] = {}
+    for i, entry_id in enumerate(ids):
         if isinstance(entry_id, str):
-            position[entry_id] = i  # a later duplicate replaces the earlier one, as in Pi
+            position[entry_id] = i
     parent = [-1] * n
-    children = [0] * n
-    for i, ref in enumerate(state.parents):
-        if isinstance(ref, int) and state.ids[i] is None:
-            p = ref  # a version-1 entry: its parent is the entry before it
-        else:
-            p = position.get(ref, -1) if isinstance(ref, str) else -1
-        if p is None or p == i:
-            p = -1
-        parent[i] = p
-        if p >= 0:
-            children[p] += 1
+    for i, ref in enumerate(refs):
+        # (a version-1 entry names its parent by position: the entry before it)
+        p = ref if isinstance(ref, int) and ids[i] is None else position.get(ref, -1) if isinstance(ref, str) else -1
+        parent[i] = -1 if p is None or p == i else p
+    return parent
+
+
+def _tree(state: FileState) -> _Tree:
+    parent = _parents(state)
+    n = len(parent)
+    has_child = set(parent)
+    has_child.discard(-1)
     leaf = n - 1
     active = [False] * n
     node, seen = leaf, 0
     while node >= 0 and not active[node] and seen <= n:
         active[node] = True
         node, seen = parent[node], seen + 1
-    return _Tree(parent, children, leaf, active)
+    return _Tree(parent, has_child, leaf, active)
 
 
 def _walk_up(tree: _Tree, start: int, stop: Callable[[int], bool]) -> int:
@@ -118,23 +134,51 @@ def _usage_columns(usage: list[Any] | None) -> Any:
     return _NO_USAGE if usage is None else usage
 
 
+# An ISO timestamp in the one form Pi writes, with no field that rolls over (day ≤ 28, hour ≤ 23):
+# two of them compare as text as they do as instants.
+_PLAIN_TIME = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z")
+
+
+def _earlier(times: list[Any], than: str, than_ms: int) -> list[bool]:
+    """For each timestamp, whether it is an instant before ``than`` (an unparseable one is not)."""
+    plain = _PLAIN_TIME.fullmatch
+    if plain(than):
+        return [t < than if t is not None and plain(t) else _earlier_ms(t, than_ms) for t in times]
+    return [_earlier_ms(t, than_ms) for t in times]
+
+
+def _earlier_ms(text: Any, than_ms: int) -> bool:
+    ms = parse_ms(text)
+    return ms is not None and ms < than_ms
+
+
+def _sum_usage(usages: list[list[Any]]) -> list[Any]:
+    """Token totals of these usages, and their cost added in order (from 0.0)."""
+    if not usages:
+        return [0, 0, 0, 0, 0, 0.0]
+    i, o, r, w, t, c = zip(*usages, strict=True)
+    return [sum(i), sum(o), sum(r), sum(w), sum(t), reduce(operator.add, c, 0.0)]
+
+
 class _Context:
     def __init__(self, state: FileState, info: FileInfo) -> None:
         header = state.header or {}
         self.state, self.info = state, info
         self.session_id = header.get("id")
         self.tree = _tree(state)
-        self.times = [t if isinstance(t, str) else None for t in state.times]  # cast by DuckDB on insert
+        times = state.times  # (cast by DuckDB on insert)
+        self.times = times if set(map(type, times)) <= {str} else [t if isinstance(t, str) else None for t in times]
         started = parse_ms(header.get("timestamp"))
         self.copied_before = started if isinstance(header.get("parentSession"), str) else None
+        # per entry, whether it predates the file's header: copied here by a fork or a clone
+        self.copied_at = None if self.copied_before is None else \
+            _earlier(self.times, header["timestamp"], self.copied_before)
         self.by_entry: dict[int, Message] = {m.entry: m for m in state.messages}
+        self.assistants = [m for m in state.messages if m.role == "assistant"]
 
     def copied(self, entry: int) -> bool:
         """Whether an entry predates the file's header: copied here by a fork or a clone."""
-        if self.copied_before is None:
-            return False
-        t = parse_ms(self.times[entry])
-        return t is not None and t < self.copied_before
+        return self.copied_at is not None and self.copied_at[entry]
 
     def last_activity(self) -> Any:
         """The latest entry timestamp (ISO strings of one format compare as text)."""
@@ -184,7 +228,8 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
     columns["countable"] = [m.countable for m in messages]
     columns["counted"] = [False] * n  # set for the whole corpus after the scan
     columns["usage_key"] = [m.usage_key for m in messages]
-    columns["copied"] = [ctx.copied(e) for e in entries] if ctx.copied_before is not None else [False] * n
+    copied = ctx.copied_at
+    columns["copied"] = [copied[e] for e in entries] if copied is not None else [False] * n
     return columns
 
 
@@ -245,47 +290,43 @@ def _summary_calls(ctx: _Context) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _add_usage(totals: list[Any], m: Message | None) -> int:
-    if m is None or m.role != "assistant":
-        return 0
-    if m.usage is not None:
-        for k in range(6):
-            totals[k] += m.usage[k]
-    return 1
-
-
 def _branches(ctx: _Context) -> list[tuple[Any, ...]]:
     """Every tip: the active one with its whole path, an abandoned one with the part off the active path."""
-    tree, info, by_entry = ctx.tree, ctx.info, ctx.by_entry
-    n = len(tree.parent)
-    tips = [i for i in range(n) if tree.children[i] == 0]
-    if tree.leaf >= 0 and tree.leaf not in tips:
+    tree, info, parent = ctx.tree, ctx.info, ctx.tree.parent
+    n = len(parent)
+    tips = sorted(set(range(n)) - tree.has_child)
+    if tree.leaf >= 0 and tree.leaf in tree.has_child:
         tips.append(tree.leaf)
+    active = tree.active
+    on_path = [m.usage for m in ctx.assistants if active[m.entry]]
+    active_totals = _sum_usage([u for u in on_path if u is not None])
+    usage_of = {m.entry: m.usage for m in ctx.assistants}
     depth: dict[int, int] = {}  # entries from the root, for the nodes of the active path
-    active_path = [i for i in range(n) if tree.active[i]]
-    active_totals: list[Any] = [0, 0, 0, 0, 0, 0.0]
-    active_assistants = sum(_add_usage(active_totals, by_entry.get(i)) for i in active_path)
     node, steps, path = tree.leaf, 0, []
     while node >= 0 and steps <= n and node not in depth:
         path.append(node)
         depth[node] = -1
-        node, steps = tree.parent[node], steps + 1
+        node, steps = parent[node], steps + 1
     for position, node in enumerate(reversed(path)):
         depth[node] = position + 1
     rows = []
     for tip in tips:
         if tip == tree.leaf:
             length = own = len(path)
-            fork, totals, assistants = -1, active_totals, active_assistants
+            fork, totals, assistants = -1, active_totals, len(on_path)
         else:
-            own, totals, assistants = 0, [0, 0, 0, 0, 0, 0.0], 0
+            own, found, assistants = 0, [], 0
             node, steps = tip, 0
             while node >= 0 and steps <= n and node not in depth:
                 own += 1
-                assistants += _add_usage(totals, by_entry.get(node))
-                node, steps = tree.parent[node], steps + 1
+                if node in usage_of:
+                    assistants += 1
+                    if (usage := usage_of[node]) is not None:
+                        found.append(usage)
+                node, steps = parent[node], steps + 1
             fork = node if node in depth else -1
             length = own + (depth[fork] if fork >= 0 else 0)
+            totals = _sum_usage(found)
         rows.append((info.file_id, ctx.session_id, info.path, ctx.entry_id(tip), tip == tree.leaf, tip != tree.leaf,
                      length, own, ctx.entry_id(fork) if fork >= 0 else None, ctx.times[tip], assistants, *totals))
     return rows
@@ -295,35 +336,28 @@ def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
     state, info = ctx.state, ctx.info
     header = state.header or {}
     counts = {kind if isinstance(kind, str) else "(none)": n for kind, n in Counter(state.types).items()}
-    models: dict[str, None] = {}
-    providers: dict[str, None] = {}
-    own = [0, 0, 0, 0, 0, 0.0]
-    copied_cost = 0.0
-    roles = Counter(m.role for m in state.messages)
-    users, assistants = roles["user"], roles["assistant"]
-    for m in state.messages:
-        if m.role != "assistant":
-            continue
-        if m.model is not None:
-            models[f"{m.provider}/{m.model}" if m.provider else m.model] = None
-        if m.provider is not None:
-            providers[m.provider] = None
-        if m.usage is None:
-            continue
-        if ctx.copied(m.entry):
-            copied_cost += float(m.usage[5])
-        else:
-            _add_usage(own, m)
+    assistants = ctx.assistants
+    models = dict.fromkeys(f"{m.provider}/{m.model}" if m.provider else m.model
+                           for m in assistants if m.model is not None)
+    providers = dict.fromkeys(m.provider for m in assistants if m.provider is not None)
+    used = [(m.entry, u) for m in assistants if (u := m.usage) is not None]
+    copied = ctx.copied_at
+    if copied is None:
+        own, copied_cost = _sum_usage([u for _, u in used]), 0.0
+    else:
+        own = _sum_usage([u for e, u in used if not copied[e]])
+        copied_cost = reduce(operator.add, (float(u[5]) for e, u in used if copied[e]), 0.0)
+    users = sum(1 for m in state.messages if m.role == "user")
     version = header.get("version")
     damaged = sum(1 for p in state.problems if p[1] == "damaged-line")
     tree = ctx.tree
-    leaves = sum(1 for c in tree.children if c == 0)
-    abandoned = leaves - (1 if tree.leaf >= 0 and tree.children[tree.leaf] == 0 else 0)
+    leaves = len(tree.parent) - len(tree.has_child)
+    abandoned = leaves - (1 if tree.leaf >= 0 and tree.leaf not in tree.has_child else 0)
     return (info.file_id, ctx.session_id, info.path, info.project, header.get("cwd"),
             _text(header.get("timestamp")), ctx.last_activity(), header.get("parentSession"),
             _int(version) if _int(version) is not None else 1, state.name, state.first_user, info.size,
             _iso(info.mtime_ms), state.lines, len(state.ids), json.dumps(counts), counts.get("message", 0), users,
-            assistants, ", ".join(models), ", ".join(providers),
+            len(assistants), ", ".join(models), ", ".join(providers),
             ctx.entry_id(tree.leaf) if tree.leaf >= 0 else None, leaves, abandoned, len(state.compactions),
             *_usage_columns(own), copied_cost, damaged)
 

@@ -35,12 +35,13 @@ from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
-_NUMPY_ROWS = 2_000  # rows from which a table's batch goes to DuckDB as numpy columns
-_SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN"}
+_NUMPY_ROWS = 64  # rows from which a table's batch goes to DuckDB as numpy columns
+_SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
+_STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 _NUMPY = {"Int64": "int64", "Float64": "float64", "boolean": "bool"}
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
@@ -132,23 +133,20 @@ class Index:
         for table in (*_DATA_TABLES, *(() if keep_file else ("files",))):
             self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT unnest($ids))', {"ids": ids})
 
-    def write(self, results: list[FileResult]) -> None:
-        """Replace the rows of these files (inside the scan's transaction)."""
+    def write(self, results: list[FileResult], new: frozenset[int] | set[int] = frozenset()) -> None:
+        """Replace the rows of these files (inside the scan's transaction); ``new``: files with no rows yet."""
         changed = [r for r in results if not r.unchanged]
         if not changed:
             return
-        self.forget([r.file_id for r in changed], keep_file=True)
-        con = self.con
+        self.forget([r.file_id for r in changed if r.file_id not in new], keep_file=True)
         for table in (*TABLES, "texts"):
             self._insert(_name(table), [r.tables[table] for r in changed if table in r.tables])
         kept = [r for r in changed if r.state is not None]
-        if kept:  # (plain lists: building Arrow arrays here would import pandas, a second at start-up)
+        if kept:
             seen = [r.seen or (None, None, None) for r in kept]
-            con.execute("INSERT INTO states SELECT unnest($ids), unnest($sizes), unnest($mtimes), unnest($inodes), "
-                        "unnest($marks)::BLOB, unnest($states)::BLOB",
-                        {"ids": [r.file_id for r in kept], "sizes": [s[0] for s in seen],
-                         "mtimes": [s[1] for s in seen], "inodes": [s[2] for s in seen],
-                         "marks": [msgspec.msgpack.encode(r.mark) for r in kept], "states": [r.state for r in kept]})
+            self._insert("states", [Columns(*_STATE_COLUMNS, [
+                [r.file_id for r in kept], [s[0] for s in seen], [s[1] for s in seen], [s[2] for s in seen],
+                [msgspec.msgpack.encode(r.mark) for r in kept], [r.state for r in kept]])])
 
     def _insert(self, name: str, parts: list[Columns]) -> None:
         """Insert a table's parts in one statement: a few rows as query parameters, more as numpy columns.
@@ -163,6 +161,7 @@ class Index:
         rows = len(values[0]) if values else 0
         if rows < _NUMPY_ROWS:
             select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
+                               else f"unnest($c{i})::{_SQL[d]}" if d == "blob"
                                else f"unnest($c{i})" for i, d in enumerate(first.dtypes))
             self.con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(values)})
             return
@@ -222,21 +221,23 @@ Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None
 Todo = tuple[str, int, FileMark | None, tuple[int, int, int] | None]
 
 
-def plan(index: Index, root: Any) -> tuple[list[Todo], list[tuple[str, str, str]], list[int]]:
-    """The corpus's files: (path, id, mark, how it looked) per file, listing problems, removed ids."""
+def plan(index: Index, root: Any) -> tuple[list[Todo], list[tuple[str, str, str]], list[int], set[int]]:
+    """The corpus's files: (path, id, mark, how it looked) per file, listing problems, removed ids, new ids."""
     found = find_files(root)
     known = index.known()
     wanted = set(found.files)
     gone = [file_id for path, (file_id, _, _) in known.items() if path not in wanted]
     next_id = max((file_id for file_id, _, _ in known.values()), default=0) + 1
     todo: list[Todo] = []
+    new: set[int] = set()
     for path in found.files:
         if path in known:
             todo.append((path, *known[path]))
         else:
             todo.append((path, next_id, None, None))
+            new.add(next_id)
             next_id += 1
-    return todo, found.problems, gone
+    return todo, found.problems, gone, new
 
 
 def _register_files(index: Index, todo: list[Todo]) -> None:
@@ -281,7 +282,7 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
 
     ``workers`` processes read the changed files (``runner`` replaces them: the Dask engine).
     """
-    todo, listing, gone = plan(index, root)
+    todo, listing, gone, new = plan(index, root)
     report = ScanReport(files=len(todo), removed=len(gone))
     changed = [job for job in todo if not unchanged(job[0], job[2], job[3])]
     report.unchanged = len(todo) - len(changed)
@@ -304,7 +305,7 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
     # A first scan in this process reads the files in counting order: it counts as the rows arrive.
     in_order = runner is None and not interrupted and not gone and all(t[2] is None for t in todo)
-    _collect(index, report, results, progress, len(jobs), set() if in_order else None)
+    _collect(index, report, results, progress, len(jobs), set() if in_order else None, new)
     with _transaction(index):
         record_listing(index, listing)
         if not in_order:
@@ -359,7 +360,7 @@ def _count_in_order(result: FileResult, seen: set[str]) -> None:
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
-             total: int, seen: set[str] | None) -> None:
+             total: int, seen: set[str] | None, new: set[int]) -> None:
     batch: list[FileResult] = []
     held = 0
     for done, result in enumerate(results, 1):
@@ -377,12 +378,12 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
             held += result.rows + 1
         if held >= _FLUSH_ROWS:
             with _transaction(index):
-                index.write(batch)
+                index.write(batch, new)
             batch, held = [], 0
         if progress is not None:
             progress(done, total)
     with _transaction(index):
-        index.write(batch)
+        index.write(batch, new)
 
 
 def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:
