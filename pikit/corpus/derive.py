@@ -227,7 +227,11 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
     columns["on_active_branch"] = [active[e] for e in entries]
     columns["countable"] = [m.countable for m in messages]
     columns["counted"] = [False] * n  # set for the whole corpus after the scan
-    columns["usage_key"] = [m.usage_key for m in messages]
+    # a message's identity across files: its timestamp and id (a version-1 entry's: timestamp and totalTokens)
+    state_times = state.times
+    columns["usage_key"] = [(f"{state_times[m.entry]}#{i}" if (i := ids[m.entry]).__class__ is str
+                             else f"{state_times[m.entry]}:{m.usage[4]}") if m.countable and m.usage else None
+                            for m in messages]
     copied = ctx.copied_at
     columns["copied"] = [copied[e] for e in entries] if copied is not None else [False] * n
     return columns

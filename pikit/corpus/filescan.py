@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from .discover import is_url, project_of
 from .scan import FileState, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "scan_file", "stored_columns", "unchanged"]
+__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "array", "scan_file", "stored_columns", "unchanged"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -31,6 +32,7 @@ EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Columns of a table the index does not store per row (the view adds them from ``files`` and ``sessions``).
 _JOINED = {"messages": ("session_id", "path")}
+_NUMPY = {"Int64": "int64", "Float64": "float64", "boolean": "bool"}
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(FileState)
@@ -65,19 +67,21 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class Columns:
-    """A table's rows as plain Python columns (they pickle cheaply; the index loads them without pandas)."""
+    """A table's rows as numpy columns (typed ones pickle as their bytes; DuckDB reads them without pandas)."""
 
     names: list[str]
     dtypes: list[str]
-    values: list[list[Any]]
+    values: list[Any]
 
     @property
     def num_rows(self) -> int:
         return len(self.values[0]) if self.values else 0
 
 
-def _columns(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
+    import numpy as np
+
+    out: dict[str, Columns] = {}
     for table in TABLES:
         columns = stored_columns(table)
         value = getattr(rows, table)
@@ -88,13 +92,23 @@ def _columns(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Any]
         else:
             every = [("file_id", "Int64"), *((c, d) for c, d, _ in TABLES[table]), *EXTRA_COLUMNS.get(table, ())]
             transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
-            data = [list(transposed[name]) for name, _ in columns]
-        out[table] = Columns([c for c, _ in columns], [d for _, d in columns], data)
-    if texts:
-        entries, roles, text = (list(v) for v in zip(*texts, strict=True))
-        out["texts"] = Columns(["file_id", "entry_index", "role", "text"], ["Int64", "Int64", "string", "string"],
-                               [[file_id] * len(entries), entries, roles, text])
+            data = [transposed[name] for name, _ in columns]
+        out[table] = Columns([c for c, _ in columns], [d for _, d in columns],
+                             [array(np, column, dtype) for column, (_, dtype) in zip(data, columns, strict=True)])
+    if texts:  # what a search looks through: one row per read, the texts one per line
+        out["texts"] = Columns(["file_id", "text"], ["Int64", "string"],
+                               [np.array([file_id]), array(np, ["\n".join(texts)], "string")])
     return out
+
+
+def array(np: Any, column: Sequence[Any], dtype: str) -> Any:
+    """A column as a numpy array DuckDB reads as is: typed when it has no None, else of Python objects."""
+    kind = _NUMPY.get(dtype)
+    if kind is not None and None not in column:
+        return np.array(column, dtype=kind)
+    array = np.empty(len(column), dtype=object)  # (np.array would make a list of lists two-dimensional)
+    array[:] = column
+    return array
 
 
 def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:

@@ -22,7 +22,6 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import msgspec
@@ -30,7 +29,7 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files
-from .filescan import Columns, FileResult, scan_file, stored_columns, unchanged
+from .filescan import Columns, FileResult, array, scan_file, stored_columns, unchanged
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
@@ -39,10 +38,8 @@ SCHEMA_VERSION = "4"
 _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
-_NUMPY_ROWS = 64  # rows from which a table's batch goes to DuckDB as numpy columns
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
-_NUMPY = {"Int64": "int64", "Float64": "float64", "boolean": "bool"}
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -97,8 +94,7 @@ class Index:
         con.execute("CREATE TABLE IF NOT EXISTS files (file_id BIGINT, path VARCHAR, path_order BIGINT)")
         con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, inode BIGINT, "
                     "mark BLOB, state BLOB)")
-        con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, entry_index BIGINT, role VARCHAR, "
-                    "text VARCHAR)")
+        con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR)")
         for table in TABLES:
             columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}' for c, d in stored_columns(table))
             con.execute(f'CREATE TABLE IF NOT EXISTS "{_name(table)}" ({columns})')
@@ -149,26 +145,19 @@ class Index:
                 [msgspec.msgpack.encode(r.mark) for r in kept], [r.state for r in kept]])])
 
     def _insert(self, name: str, parts: list[Columns]) -> None:
-        """Insert a table's parts in one statement: a few rows as query parameters, more as numpy columns.
+        """Insert a table's parts in one statement, as numpy columns.
 
-        (Numpy columns are read by DuckDB directly; Arrow would import pandas, a second and 45 MB.)
+        (DuckDB reads numpy columns directly; Arrow would import pandas, a second and 45 MB.)
         """
         if not parts:
             return
-        first = parts[0]
-        values = first.values if len(parts) == 1 else [
-            list(chain.from_iterable(part.values[i] for part in parts)) for i in range(len(first.names))]
-        rows = len(values[0]) if values else 0
-        if rows < _NUMPY_ROWS:
-            select = ", ".join(f"TRY_CAST(unnest($c{i}) AS TIMESTAMPTZ)" if d.startswith("datetime")
-                               else f"unnest($c{i})::{_SQL[d]}" if d == "blob"
-                               else f"unnest($c{i})" for i, d in enumerate(first.dtypes))
-            self.con.execute(f'INSERT INTO "{name}" SELECT {select}', {f"c{i}": v for i, v in enumerate(values)})
-            return
         import numpy as np
 
-        batch = {f"c{i}": _numpy(np, column, dtype) for i, (column, dtype) in enumerate(zip(values, first.dtypes,
-                                                                                             strict=True))}
+        first = parts[0]
+        columns = first.values if len(parts) == 1 else [
+            np.concatenate([part.values[i] for part in parts]) for i in range(len(first.names))]
+        batch = {f"c{i}": column if isinstance(column, np.ndarray) else array(np, column, dtype)
+                 for i, (column, dtype) in enumerate(zip(columns, first.dtypes, strict=True))}
         select = ", ".join(f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
                            for i, d in enumerate(first.dtypes))
         self.con.register("_rows", batch)
@@ -196,14 +185,6 @@ class Index:
     def close(self) -> None:
         """Close the database."""
         self.con.close()
-
-
-def _numpy(np: Any, column: list[Any], dtype: str) -> Any:
-    """A column as a numpy array DuckDB reads as is: typed when it has no None, else of Python objects."""
-    kind = _NUMPY.get(dtype)
-    if kind is not None and None not in column:
-        return np.array(column, dtype=kind)
-    return np.array(column, dtype=object)
 
 
 def default_workers() -> int:
@@ -347,16 +328,17 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
 
 def _count_in_order(result: FileResult, seen: set[str]) -> None:
     """Set ``counted`` in a file's messages: the first countable occurrence of each usage key so far."""
+    import numpy as np
+
     table = result.tables.get("messages")
     if table is None:
         return
-    position = table.names.index("counted")
-    keys, countable = table.values[table.names.index("usage_key")], table.values[table.names.index("countable")]
-    flags = table.values[position]
-    for i, (key, can) in enumerate(zip(keys, countable, strict=True)):
-        flags[i] = bool(can) and key not in seen
-        if flags[i]:
+    flags = [False] * table.num_rows
+    for i, key in enumerate(table.values[table.names.index("usage_key")].tolist()):
+        if key is not None and key not in seen:  # (a message has a usage key when it is countable)
+            flags[i] = True
             seen.add(key)
+    table.values[table.names.index("counted")] = np.array(flags, dtype=bool)
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,

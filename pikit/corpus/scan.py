@@ -92,7 +92,6 @@ class Message(msgspec.Struct, array_like=True, gc=False):
     estimate: int
     usage: list[Any] | None  # input, output, cacheRead, cacheWrite, totalTokens, cost (None: no usable usage)
     countable: bool  # what @ccusage/pi would count (its filters)
-    usage_key: str | None
 
 
 class Compaction(msgspec.Struct, array_like=True, gc=False):
@@ -122,7 +121,7 @@ class FileState(msgspec.Struct):
     compactions: list[Compaction] = msgspec.field(default_factory=list)
     summaries: list[list[Any]] = msgspec.field(default_factory=list)  # [entry, kind, usage]
     problems: list[list[Any]] = msgspec.field(default_factory=list)  # [line, kind, message]
-    texts: list[list[Any]] = msgspec.field(default_factory=list)  # [entry, role, text]: new since last take
+    texts: list[str] = msgspec.field(default_factory=list)  # user and assistant texts new since the last take
 
 
 def new_state(path: str) -> FileState:
@@ -283,7 +282,6 @@ def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
     estimate, text = _estimate_and_text(line, role, msg.content)
     usage = None
     countable = False
-    key = None
     provider = msg.provider if isinstance(msg.provider, str) else None
     model = msg.model if isinstance(msg.model, str) else None
     if role == "assistant":
@@ -291,11 +289,9 @@ def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
         countable = (usage is not None and (head.type is msgspec.UNSET or head.type == "message")
                      and isinstance(head.timestamp, str) and USAGE_TIMESTAMP.fullmatch(head.timestamp) is not None
                      and (msg.model is msgspec.UNSET or isinstance(msg.model, str)))
-        if countable and usage is not None:
-            key = f"{head.timestamp}#{head.id}" if isinstance(head.id, str) else f"{head.timestamp}:{usage[4]}"
-    state.messages.append(Message(index, role, provider, model, estimate, usage, countable, key))
+    state.messages.append(Message(index, role, provider, model, estimate, usage, countable))
     if text:
-        state.texts.append([index, role, text[:TEXT_LIMIT]])
+        state.texts.append(text[:TEXT_LIMIT])
         if role == "user" and state.first_user is None:
             state.first_user = text[:TEXT_LIMIT]
 
@@ -350,7 +346,7 @@ def _tool_result(state: FileState, head: _Line) -> bool:
     state.times.append(head.timestamp)
     provider = msg.provider if msg.provider.__class__ is str else None
     model = msg.model if msg.model.__class__ is str else None
-    state.messages.append(Message(index, "toolResult", provider, model, -(-chars // 4), None, False, None))
+    state.messages.append(Message(index, "toolResult", provider, model, -(-chars // 4), None, False))
     return True
 
 
@@ -416,9 +412,9 @@ def _assistant(state: FileState, head: _Line) -> bool:
     state.times.append(timestamp)
     provider = msg.provider if msg.provider.__class__ is str else None
     state.messages.append(Message(index, "assistant", provider, model if model.__class__ is str else None,
-                                  -(-chars // 4), counted, countable, f"{timestamp}#{head.id}" if countable else None))
+                                  -(-chars // 4), counted, countable))
     if texts:
-        state.texts.append([index, "assistant", "\n".join(texts)[:TEXT_LIMIT]])
+        state.texts.append("\n".join(texts)[:TEXT_LIMIT])
     return True
 
 
