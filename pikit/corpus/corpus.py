@@ -86,8 +86,8 @@ class Corpus:
         file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none).
         ``client``: a ``distributed.Client`` to scan the files on its workers
         (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
-        a local scan reads changed files with (default: one per CPU beyond the first, at most four;
-        1: this process).
+        a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
+        and with 1, this process).
         """
         path = os.fspath(index) if index is not None else default_index_path(root)
         corpus = cls(root, _index.Index(path), client, workers)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ import msgspec
 
 from ..errors import PikitError
 from ..tail import FileMark
-from .discover import find_files
+from .discover import find_files, is_url
 from .filescan import Columns, FileResult, array, scan_file, stored_columns, unchanged
 from .schema import DUCKDB_TYPES, TABLES
 
@@ -36,8 +37,9 @@ __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
 SCHEMA_VERSION = "4"
 _FLUSH_ROWS = 20_000  # messages held before they are written
-_MEMORY_LIMIT = "128MB"  # DuckDB's buffers (it spills to disk beyond)
+_MEMORY_LIMIT = "64MB"  # DuckDB's buffers (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
+_IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
@@ -188,13 +190,13 @@ class Index:
 
 
 def default_workers() -> int:
-    """Processes a local scan uses: one per CPU beyond the first, at most four (one CPU or two: this process).
+    """Processes a local scan reads files in: one per CPU, at most four (one CPU: this process).
 
-    On two CPUs a pool does not pay for itself: handing rows between processes costs about
-    what the second CPU gains, and each worker holds its own libraries (measured in
-    ``benchmarks/bench_corpus.py``).
+    The workers read, decode and derive; this process writes the index meanwhile. Rows cross
+    as numpy columns, so even two CPUs pay for a pool (``benchmarks/bench_corpus.py``).
     """
-    return max(1, min((os.cpu_count() or 1) - 1, 4))
+    cpus = os.cpu_count() or 1
+    return 1 if cpus < 2 else min(cpus, 4)
 
 
 Known = tuple[int, FileMark | None, tuple[int, int, int] | None]
@@ -231,27 +233,39 @@ def _register_files(index: Index, todo: list[Todo]) -> None:
 
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     if workers <= 1 or len(jobs) < 8:
-        for job in jobs:
-            yield scan_file(*job)
+        for each in jobs:
+            yield scan_file(*each)
         return
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
     # forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
-    # At most a few files are in flight, so results never pile up in memory.
+    # Results come back in order; enough files are in flight that the workers go on while this
+    # process writes a batch, few enough (by bytes to read) that results never pile up in memory.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        pending: list[Future[FileResult]] = []
+        pending: deque[tuple[Future[FileResult], int]] = deque()
+        held = 0
         queue = iter(jobs)
-        for first in queue:
-            pending.append(pool.submit(scan_file, *first))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            result = pending.pop(0).result()
-            following = next(queue, None)
-            if following is not None:
-                pending.append(pool.submit(scan_file, *following))
-            yield result
+        job = next(queue, None)
+        while job is not None or pending:
+            while job is not None and (len(pending) < 2 * workers or held + _to_read(job) <= _IN_FLIGHT_BYTES):
+                size = _to_read(job)
+                pending.append((pool.submit(scan_file, *job), size))
+                held += size
+                job = next(queue, None)
+            future, size = pending.popleft()
+            held -= size
+            yield future.result()
+
+
+def _to_read(job: Job) -> int:
+    """About how many bytes of a file a scan reads (what grew since its mark)."""
+    path, _, mark, _, _ = job
+    try:
+        size = os.stat(path).st_size if not is_url(path) else 0
+    except OSError:
+        return 0
+    return max(size - (mark.offset if mark is not None else 0), 0)
 
 
 Runner = Callable[[list[Job]], Iterable[FileResult]]
@@ -295,7 +309,8 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
     index.con.execute("RESET checkpoint_threshold")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
-        index.con.execute("CHECKPOINT")  # small appends stay in the write-ahead log until it grows
+        # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
+        index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT; SET threads = 1")
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
