@@ -152,12 +152,13 @@ def _earlier_ms(text: Any, than_ms: int) -> bool:
     return ms is not None and ms < than_ms
 
 
+_ITEM = [operator.itemgetter(k) for k in range(6)]
+_FIELD = {name: operator.attrgetter(name) for name in Message.__struct_fields__}
+
+
 def _sum_usage(usages: list[list[Any]]) -> list[Any]:
     """Token totals of these usages, and their cost added in order (from 0.0)."""
-    if not usages:
-        return [0, 0, 0, 0, 0, 0.0]
-    i, o, r, w, t, c = zip(*usages, strict=True)
-    return [sum(i), sum(o), sum(r), sum(w), sum(t), reduce(operator.add, c, 0.0)]
+    return [*(sum(map(_ITEM[k], usages)) for k in range(5)), reduce(operator.add, map(_ITEM[5], usages), 0.0)]
 
 
 class _Context:
@@ -182,7 +183,10 @@ class _Context:
 
     def last_activity(self) -> Any:
         """The latest entry timestamp (ISO strings of one format compare as text)."""
-        standard = [t for t in self.times if t is not None and len(t) == 24 and t[-1] == "Z"]
+        times = self.times
+        if times is self.state.times and times and set(map(len, times)) == {24} and all(map(str.endswith, times, repeat("Z"))):
+            return max(times)  # (every one of Pi's form: a quick path)
+        standard = [t for t in times if t is not None and len(t) == 24 and t[-1] == "Z"]
         if standard:
             return max(standard)
         parsed = [(ms, t) for t in self.times if (ms := parse_ms(t)) is not None]
@@ -208,24 +212,24 @@ class _Context:
 
 
 def _messages(ctx: _Context) -> dict[str, list[Any]]:
-    """The messages rows as columns (the largest table: built column by column)."""
+    """The messages rows as columns (the largest table: built column by column, in C where it can be)."""
     info, state, ids, times, active = ctx.info, ctx.state, ctx.state.ids, ctx.times, ctx.tree.active
     messages = state.messages
     n = len(messages)
-    entries = [m.entry for m in messages]
+    entries = list(map(_FIELD["entry"], messages))
     usages = [m.usage or _NO_USAGE for m in messages]
     columns: dict[str, list[Any]] = {
         "file_id": [info.file_id] * n,  # session_id and path come from the files and sessions tables
         "entry_id": [i if (i := ids[e]).__class__ is str else None for e in entries], "entry_index": entries,
-        "role": [m.role for m in messages], "provider": [m.provider for m in messages],
-        "model": [m.model for m in messages], "timestamp": [times[e] for e in entries],
+        "role": list(map(_FIELD["role"], messages)), "provider": list(map(_FIELD["provider"], messages)),
+        "model": list(map(_FIELD["model"], messages)), "timestamp": list(map(times.__getitem__, entries)),
     }
     for k, name in enumerate(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
                               "total_tokens", "cost")):
-        columns[name] = [u[k] for u in usages]
-    columns["estimate"] = [m.estimate for m in messages]
-    columns["on_active_branch"] = [active[e] for e in entries]
-    columns["countable"] = [m.countable for m in messages]
+        columns[name] = list(map(_ITEM[k], usages))
+    columns["estimate"] = list(map(_FIELD["estimate"], messages))
+    columns["on_active_branch"] = list(map(active.__getitem__, entries))
+    columns["countable"] = list(map(_FIELD["countable"], messages))
     columns["counted"] = [False] * n  # set for the whole corpus after the scan
     # a message's identity across files: its timestamp and id (a version-1 entry's: timestamp and totalTokens)
     state_times = state.times
@@ -233,7 +237,7 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
                              else f"{state_times[m.entry]}:{m.usage[4]}") if m.countable and m.usage else None
                             for m in messages]
     copied = ctx.copied_at
-    columns["copied"] = [copied[e] for e in entries] if copied is not None else [False] * n
+    columns["copied"] = list(map(copied.__getitem__, entries)) if copied is not None else [False] * n
     return columns
 
 

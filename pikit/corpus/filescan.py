@@ -177,12 +177,18 @@ def _decode_state(blob: bytes) -> FileState:
     return _state_decoder.decode(zlib.decompress(blob))
 
 
+def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
+    """The complete lines of ``data`` and the offset after the last one (no copy of ``data`` made)."""
+    lines = data.split(b"\n")
+    del lines[-1]  # what follows the last newline: nothing, or a line not finished yet
+    return lines, data.rfind(b"\n") + 1
+
+
 def _read_whole(path: str) -> tuple[FileState, FileMark, int, bool, int]:
     """A file not indexed yet, in one read: the complete lines, the mark after the last one."""
     with open_regular(path) as handle:
         data = handle.read()
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].split(b"\n")[:-1] if end else []
+        lines, end = _complete_lines(data)
         state = feed(new_state(path), lines, 1)
         state.offset = end
         return state, mark_at(handle, end, len(lines)), len(data) - end, True, end
@@ -226,8 +232,7 @@ def _scan_url(url: str, file_id: int, mark: FileMark | None, state_blob: bytes |
         return _problem(url, file_id, "vanished", "the file disappeared before it could be read")
     except OSError as exc:
         return _problem(url, file_id, "unreadable", f"cannot be read ({exc})")
-    end = data.rfind(b"\n") + 1
-    lines = data[:end].split(b"\n")[:-1]
+    lines, end = _complete_lines(data)
     state = feed(new_state(url), lines, 1)
     state.offset = end
     new_mark = FileMark(end, len(lines), None, None, None, None, size, stamp)

@@ -40,6 +40,7 @@ _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
+_WARM_UP_BYTES = 24 * 1024 * 1024  # bytes this process reads itself while the workers start
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
@@ -242,17 +243,28 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     # forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
     # Results come back in order; enough files are in flight that the workers go on while this
     # process writes a batch, few enough (by bytes to read) that results never pile up in memory.
+    # The workers take a moment to start: meanwhile this process reads the first files itself.
+    own = 0
+    warm_up = 0
+    while own < len(jobs) // 2 and warm_up < _WARM_UP_BYTES:
+        warm_up += _to_read(jobs[own])
+        own += 1
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         pending: deque[tuple[Future[FileResult], int]] = deque()
         held = 0
-        queue = iter(jobs)
+        queue = iter(jobs[own:])
         job = next(queue, None)
+        first = True
         while job is not None or pending:
             while job is not None and (len(pending) < 2 * workers or held + _to_read(job) <= _IN_FLIGHT_BYTES):
                 size = _to_read(job)
                 pending.append((pool.submit(scan_file, *job), size))
                 held += size
                 job = next(queue, None)
+            if first:
+                for each in jobs[:own]:
+                    yield scan_file(*each)
+                first = False
             future, size = pending.popleft()
             held -= size
             yield future.result()

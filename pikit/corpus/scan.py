@@ -322,11 +322,8 @@ def _entry(state: FileState, line: bytes, head: _Line, number: int) -> None:
         state.summaries.append([index, "branch_summary", _usage(head.usage)])
 
 
-def _tool_result(state: FileState, head: _Line) -> bool:
+def _tool_result(state: FileState, head: _Line, msg: _Msg) -> bool:
     """The common case, inline: a v3 tool result with block content (False: take the general path)."""
-    msg = head.message
-    if msg is None or msg.role != "toolResult" or head.type != "message" or head.id.__class__ is not str:
-        return False
     content = msg.content
     if content.__class__ is not list:
         return False
@@ -392,11 +389,8 @@ def _assistant_content(content: list[_Block]) -> tuple[int, list[str]]:
     return chars, texts
 
 
-def _assistant(state: FileState, head: _Line) -> bool:
+def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     """The other common case, inline: a v3 assistant message with block content and a usage."""
-    msg = head.message
-    if msg is None or msg.role != "assistant" or head.type != "message" or head.id.__class__ is not str:
-        return False
     content, usage, timestamp = msg.content, msg.usage, head.timestamp
     if content.__class__ is not list or usage.__class__ is not _Usage or timestamp.__class__ is not str:
         return False
@@ -436,11 +430,18 @@ def feed(state: FileState, lines: list[bytes], first_line: int) -> FileState:
                 continue
             if isinstance(head, dict):
                 head = _from_dict(head)
-        if state.header is None:
+        msg = head.message
+        if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None:
+            role = msg.role  # the common cases first, inline
+            if (role == "toolResult" and _tool_result(state, head, msg)) or \
+                    (role == "assistant" and _assistant(state, head, msg)):
+                continue
+            _entry(state, raw, head, number)
+        elif state.header is None:
             _header(state, head, number)
         elif head.type == "session":
             state.problems.append([number, "extra-header", "a second session header (ignored)"])
-        elif not _tool_result(state, head) and not _assistant(state, head):
+        else:
             _entry(state, raw, head, number)
     state.lines = first_line - 1 + len(lines)
     return state
