@@ -184,7 +184,8 @@ class _Context:
     def last_activity(self) -> Any:
         """The latest entry timestamp (ISO strings of one format compare as text)."""
         times = self.times
-        if times is self.state.times and times and set(map(len, times)) == {24} and all(map(str.endswith, times, repeat("Z"))):
+        if times is self.state.times and times and set(map(len, times)) == {24} \
+                and all(map(str.endswith, times, repeat("Z"))):
             return max(times)  # (every one of Pi's form: a quick path)
         standard = [t for t in times if t is not None and len(t) == 24 and t[-1] == "Z"]
         if standard:
