@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import zlib
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from .discover import is_url, project_of
 from .scan import FileState, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "array", "scan_file", "stored_columns", "unchanged"]
+__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns", "to_numpy", "unchanged"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -32,7 +33,8 @@ EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Columns of a table the index does not store per row (the view adds them from ``files`` and ``sessions``).
 _JOINED = {"messages": ("session_id", "path")}
-_NUMPY = {"Int64": "int64", "Float64": "float64", "boolean": "bool"}
+_TYPECODES = {"Int64": "q", "Float64": "d", "boolean": "b"}
+_NUMPY = {"q": "int64", "d": "float64", "b": "bool"}
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(FileState)
@@ -67,7 +69,11 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class Columns:
-    """A table's rows as numpy columns (typed ones pickle as their bytes; DuckDB reads them without pandas)."""
+    """A table's rows, column by column: ``array.array`` where typed and complete, else a list.
+
+    Typed columns pickle as their bytes and become numpy arrays without a copy (:func:`to_numpy`);
+    a worker process builds them without importing numpy.
+    """
 
     names: list[str]
     dtypes: list[str]
@@ -79,8 +85,6 @@ class Columns:
 
 
 def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
-    import numpy as np
-
     out: dict[str, Columns] = {}
     for table in TABLES:
         columns = stored_columns(table)
@@ -94,21 +98,27 @@ def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
             transposed = dict(zip((c for c, _ in every), zip(*value, strict=True), strict=True))
             data = [transposed[name] for name, _ in columns]
         out[table] = Columns([c for c, _ in columns], [d for _, d in columns],
-                             [array(np, column, dtype) for column, (_, dtype) in zip(data, columns, strict=True)])
+                             [pack(column, dtype) for column, (_, dtype) in zip(data, columns, strict=True)])
     if texts:  # what a search looks through: one row per read, the texts one per line
-        out["texts"] = Columns(["file_id", "text"], ["Int64", "string"],
-                               [np.array([file_id]), array(np, ["\n".join(texts)], "string")])
+        out["texts"] = Columns(["file_id", "text"], ["Int64", "string"], [pack([file_id], "Int64"), ["\n".join(texts)]])
     return out
 
 
-def array(np: Any, column: Sequence[Any], dtype: str) -> Any:
-    """A column as a numpy array DuckDB reads as is: typed when it has no None, else of Python objects."""
-    kind = _NUMPY.get(dtype)
-    if kind is not None and None not in column:
-        return np.array(column, dtype=kind)
-    array = np.empty(len(column), dtype=object)  # (np.array would make a list of lists two-dimensional)
-    array[:] = column
-    return array
+def pack(column: Sequence[Any], dtype: str) -> Any:
+    """A column as an ``array.array`` when its dtype is numeric or boolean and it has no None, else a list."""
+    code = _TYPECODES.get(dtype)
+    if code is not None and None not in column:
+        return array(code, column)
+    return column if isinstance(column, list) else list(column)
+
+
+def to_numpy(np: Any, column: Any) -> Any:
+    """A packed column as a numpy array DuckDB reads as is (an ``array.array`` without a copy)."""
+    if isinstance(column, array):
+        return np.frombuffer(column, dtype=_NUMPY[column.typecode])
+    values = np.empty(len(column), dtype=object)  # (np.array would make a list of lists two-dimensional)
+    values[:] = column
+    return values
 
 
 def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:

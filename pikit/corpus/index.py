@@ -30,7 +30,7 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files, is_url
-from .filescan import Columns, FileResult, array, scan_file, stored_columns, unchanged
+from .filescan import Columns, FileResult, pack, scan_file, stored_columns, to_numpy, unchanged
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
@@ -43,6 +43,10 @@ _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading
 _WARM_UP_BYTES = 24 * 1024 * 1024  # bytes this process reads itself while the workers start
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
+# Strings that are nearly all different (ids, keys, message text) are stored as they are: compressing
+# them at a checkpoint costs more time than the space it saves is worth to a cache.
+_UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
+_PLAIN = "USING COMPRESSION uncompressed"
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -83,7 +87,7 @@ class Index:
         except duckdb.Error as exc:
             raise PikitError(f"{path}: cannot open the corpus index ({str(exc).splitlines()[0]}); "
                              "is another pikit using it? Pass another --index / index=") from None
-        self.con.execute(f"SET enable_progress_bar = false; SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1")
+        self.con.execute("SET enable_progress_bar = false")
         self._schema()
 
     def _schema(self) -> None:
@@ -97,9 +101,10 @@ class Index:
         con.execute("CREATE TABLE IF NOT EXISTS files (file_id BIGINT, path VARCHAR, path_order BIGINT)")
         con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, inode BIGINT, "
                     "mark BLOB, state BLOB)")
-        con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR)")
+        con.execute(f"CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR {_PLAIN})")
         for table in TABLES:
-            columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}' for c, d in stored_columns(table))
+            columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}{f" {_PLAIN}" if c in _UNIQUE_STRINGS else ""}'
+                                for c, d in stored_columns(table))
             con.execute(f'CREATE TABLE IF NOT EXISTS "{_name(table)}" ({columns})')
         declared = ", ".join(f'"{c}"' for c, _, _ in TABLES["messages"])
         con.execute(f"""CREATE OR REPLACE VIEW messages AS SELECT {declared} FROM messages_raw
@@ -143,9 +148,11 @@ class Index:
         kept = [r for r in changed if r.state is not None]
         if kept:
             seen = [r.seen or (None, None, None) for r in kept]
-            self._insert("states", [Columns(*_STATE_COLUMNS, [
+            columns: list[list[Any]] = [
                 [r.file_id for r in kept], [s[0] for s in seen], [s[1] for s in seen], [s[2] for s in seen],
-                [msgspec.msgpack.encode(r.mark) for r in kept], [r.state for r in kept]])])
+                [msgspec.msgpack.encode(r.mark) for r in kept], [r.state for r in kept]]
+            self._insert("states", [Columns(*_STATE_COLUMNS, [pack(column, dtype) for column, dtype in zip(
+                columns, _STATE_COLUMNS[1], strict=True)])])
 
     def _insert(self, name: str, parts: list[Columns]) -> None:
         """Insert a table's parts in one statement, as numpy columns.
@@ -157,10 +164,8 @@ class Index:
         import numpy as np
 
         first = parts[0]
-        columns = first.values if len(parts) == 1 else [
-            np.concatenate([part.values[i] for part in parts]) for i in range(len(first.names))]
-        batch = {f"c{i}": column if isinstance(column, np.ndarray) else array(np, column, dtype)
-                 for i, (column, dtype) in enumerate(zip(columns, first.dtypes, strict=True))}
+        batch = {f"c{i}": to_numpy(np, first.values[i]) if len(parts) == 1 else
+                 np.concatenate([to_numpy(np, part.values[i]) for part in parts]) for i in range(len(first.names))}
         select = ", ".join(f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
                            for i, d in enumerate(first.dtypes))
         self.con.register("_rows", batch)
@@ -301,9 +306,19 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     blobs = index.states([t[1] for t in changed if t[2] is not None])
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
-    index.con.execute("SET checkpoint_threshold = '1GB'")  # a large scan: one checkpoint at its end
-    # Each step is a transaction and batches are committed as they come (memory stays bounded). A scan
-    # that was interrupted leaves a mark: the next one then counts every message again.
+    with _scanning(index):
+        _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results, progress,
+                    local=runner is None)
+    report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
+    return report
+
+
+def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: list[tuple[str, str, str]],
+                gone: list[int], new: set[int], changed: list[int], results: Iterable[FileResult],
+                progress: ProgressCallback | None, *, local: bool) -> None:
+    """Write what a scan read, in steps that are transactions, then checkpoint."""
+    # Batches are committed as they come (memory stays bounded). A scan that was interrupted leaves
+    # a mark: the next one then counts every message again.
     with _transaction(index):
         interrupted = index.con.execute("SELECT count(*) FROM meta WHERE key = 'scanning'").fetchall()[0][0] > 0
         gone_keys = _keys_of(index, gone)
@@ -311,20 +326,30 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
     # A first scan in this process reads the files in counting order: it counts as the rows arrive.
-    in_order = runner is None and not interrupted and not gone and all(t[2] is None for t in todo)
-    _collect(index, report, results, progress, len(jobs), set() if in_order else None, new)
+    in_order = local and not interrupted and not gone and all(t[2] is None for t in todo)
+    _collect(index, report, results, progress, len(changed), set() if in_order else None, new)
     with _transaction(index):
         record_listing(index, listing)
         if not in_order:
             everything = interrupted or (report.read_whole == len(todo) and not gone)
-            index.recount(None if everything else [t[1] for t in changed] + gone_keys)
+            index.recount(None if everything else changed + gone_keys)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
-    index.con.execute("RESET checkpoint_threshold")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
         # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
-        index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT; SET threads = 1")
-    report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
-    return report
+        index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT")
+
+
+@contextlib.contextmanager
+def _scanning(index: Index) -> Iterator[None]:
+    """DuckDB as a scan has it: bounded buffers, one thread (the workers have the CPUs), one checkpoint.
+
+    Queries afterwards run with DuckDB's defaults (every CPU, most of the memory).
+    """
+    index.con.execute(f"SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1; SET checkpoint_threshold = '1GB'")
+    try:
+        yield
+    finally:
+        index.con.execute("RESET memory_limit; RESET threads; RESET checkpoint_threshold")
 
 
 @contextlib.contextmanager
@@ -355,17 +380,15 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
 
 def _count_in_order(result: FileResult, seen: set[str]) -> None:
     """Set ``counted`` in a file's messages: the first countable occurrence of each usage key so far."""
-    import numpy as np
-
     table = result.tables.get("messages")
     if table is None:
         return
     flags = [False] * table.num_rows
-    for i, key in enumerate(table.values[table.names.index("usage_key")].tolist()):
+    for i, key in enumerate(table.values[table.names.index("usage_key")]):
         if key is not None and key not in seen:  # (a message has a usage key when it is countable)
             flags[i] = True
             seen.add(key)
-    table.values[table.names.index("counted")] = np.array(flags, dtype=bool)
+    table.values[table.names.index("counted")] = pack(flags, "boolean")
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
