@@ -231,7 +231,7 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
     columns["estimate"] = list(map(_FIELD["estimate"], messages))
     columns["on_active_branch"] = list(map(active.__getitem__, entries))
     columns["countable"] = list(map(_FIELD["countable"], messages))
-    columns["counted"] = [False] * n  # set for the whole corpus after the scan
+    columns["counted"] = columns["countable"]  # until the scan settles which copy of a message counts
     # a message's identity across files: its timestamp and id (a version-1 entry's: timestamp and totalTokens)
     state_times = state.times
     columns["usage_key"] = [(f"{state_times[m.entry]}#{i}" if (i := ids[m.entry]).__class__ is str

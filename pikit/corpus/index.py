@@ -37,7 +37,7 @@ __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
 SCHEMA_VERSION = "4"
 _FLUSH_ROWS = 20_000  # messages held before they are written
-_MEMORY_LIMIT = "64MB"  # DuckDB's buffers (it spills to disk beyond)
+_MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 _WARM_UP_BYTES = 24 * 1024 * 1024  # bytes this process reads itself while the workers start
@@ -174,10 +174,17 @@ class Index:
         finally:
             self.con.unregister("_rows")
 
-    def recount(self, keys_of: list[int] | None) -> None:
-        """Set ``counted`` for every message sharing a usage key with these files' messages (None: all)."""
+    def recount(self, keys_of: list[int] | None, *, fresh: bool = False) -> None:
+        """Set ``counted`` for every message sharing a usage key with these files' messages (None: all).
+
+        ``fresh``: every row was just written (counted where countable), so only the keys found
+        more than once need looking at.
+        """
         scope = ""
-        if keys_of is not None:
+        if fresh:
+            scope = ("WHERE usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
+                     "GROUP BY usage_key HAVING count(*) > 1)")
+        elif keys_of is not None:
             if not keys_of:
                 return
             scope = ("WHERE usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
@@ -188,7 +195,7 @@ class Index:
                     PARTITION BY usage_key ORDER BY f.path_order, entry_index) = 1 AS first
                 FROM messages_raw JOIN files f USING (file_id) {scope}) w
             WHERE m.file_id = w.file_id AND m.entry_index = w.entry_index AND m.usage_key IS NOT NULL""",
-                         {"ids": keys_of} if keys_of is not None else None)
+                         {"ids": keys_of} if keys_of is not None and not fresh else None)
 
     def close(self) -> None:
         """Close the database."""
@@ -307,15 +314,14 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
     with _scanning(index):
-        _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results, progress,
-                    local=runner is None)
+        _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results, progress)
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
 
 def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: list[tuple[str, str, str]],
                 gone: list[int], new: set[int], changed: list[int], results: Iterable[FileResult],
-                progress: ProgressCallback | None, *, local: bool) -> None:
+                progress: ProgressCallback | None) -> None:
     """Write what a scan read, in steps that are transactions, then checkpoint."""
     # Batches are committed as they come (memory stays bounded). A scan that was interrupted leaves
     # a mark: the next one then counts every message again.
@@ -325,14 +331,13 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
         index.forget(gone)
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
-    # A first scan in this process reads the files in counting order: it counts as the rows arrive.
-    in_order = local and not interrupted and not gone and all(t[2] is None for t in todo)
-    _collect(index, report, results, progress, len(changed), set() if in_order else None, new)
+    _collect(index, report, results, progress, len(changed), new)
     with _transaction(index):
         record_listing(index, listing)
-        if not in_order:
-            everything = interrupted or (report.read_whole == len(todo) and not gone)
-            index.recount(None if everything else changed + gone_keys)
+        if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
+            index.recount(None, fresh=True)
+        else:
+            index.recount(None if interrupted else changed + gone_keys)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
         # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
@@ -378,26 +383,11 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
     return [row[0] for row in rows]
 
 
-def _count_in_order(result: FileResult, seen: set[str]) -> None:
-    """Set ``counted`` in a file's messages: the first countable occurrence of each usage key so far."""
-    table = result.tables.get("messages")
-    if table is None:
-        return
-    flags = [False] * table.num_rows
-    for i, key in enumerate(table.values[table.names.index("usage_key")]):
-        if key is not None and key not in seen:  # (a message has a usage key when it is countable)
-            flags[i] = True
-            seen.add(key)
-    table.values[table.names.index("counted")] = pack(flags, "boolean")
-
-
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
-             total: int, seen: set[str] | None, new: set[int]) -> None:
+             total: int, new: set[int]) -> None:
     batch: list[FileResult] = []
     held = 0
     for done, result in enumerate(results, 1):
-        if seen is not None:
-            _count_in_order(result, seen)
         if result.unchanged:
             report.unchanged += 1
         elif result.whole:

@@ -310,7 +310,7 @@ def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, sha
                     assert row.input_tokens == usage["input"]
 
 
-def test_counting_as_rows_arrive_equals_counting_afterwards(sample_corpus: Path, tmp_path: Path) -> None:
+def test_settling_only_the_copies_equals_counting_everything_again(sample_corpus: Path, tmp_path: Path) -> None:
     with _corpus(sample_corpus, tmp_path) as corpus:
         query = "SELECT path, entry_index, counted FROM messages ORDER BY path, entry_index"
         first = corpus.sql(query)
