@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -245,41 +246,53 @@ def _register_files(index: Index, todo: list[Todo]) -> None:
 
 
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
-    if workers <= 1 or len(jobs) < 8:
+    """The jobs' results, in order, read by a pool of ``workers`` processes (and by this one as they start).
+
+    forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
+    Enough files are in flight that the workers go on while this process writes a batch, few
+    enough (by bytes to read) that results never pile up in memory. Should the pool break (its
+    workers cannot start: say, a main module they cannot import), the rest is read here.
+    """
+    if workers <= 1 or len(jobs) < 8 or not _workers_can_start():
         for each in jobs:
             yield scan_file(*each)
         return
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    # forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
-    # Results come back in order; enough files are in flight that the workers go on while this
-    # process writes a batch, few enough (by bytes to read) that results never pile up in memory.
-    # The workers take a moment to start: meanwhile this process reads the first files itself.
-    own = 0
-    warm_up = 0
-    while own < len(jobs) // 2 and warm_up < _WARM_UP_BYTES:
-        warm_up += _to_read(jobs[own])
+    sizes = [_to_read(job) for job in jobs]
+    own = 0  # the first files, read here while the workers start
+    while own < len(jobs) // 2 and sum(sizes[:own]) < _WARM_UP_BYTES:
         own += 1
+    pending: deque[tuple[Future[FileResult], int]] = deque()
+    held, given, broken = 0, own, False
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        pending: deque[tuple[Future[FileResult], int]] = deque()
-        held = 0
-        queue = iter(jobs[own:])
-        job = next(queue, None)
-        first = True
-        while job is not None or pending:
-            while job is not None and (len(pending) < 2 * workers or held + _to_read(job) <= _IN_FLIGHT_BYTES):
-                size = _to_read(job)
-                pending.append((pool.submit(scan_file, *job), size))
-                held += size
-                job = next(queue, None)
-            if first:
-                for each in jobs[:own]:
-                    yield scan_file(*each)
-                first = False
-            future, size = pending.popleft()
-            held -= size
-            yield future.result()
+        for turn, job in enumerate(jobs):
+            while not broken and given < len(jobs) and (len(pending) < 2 * workers
+                                                        or held + sizes[given] <= _IN_FLIGHT_BYTES):
+                pending.append((pool.submit(scan_file, *jobs[given]), sizes[given]))
+                held += sizes[given]
+                given += 1
+            if turn < own or broken:
+                result = scan_file(*job)
+            else:
+                future, size = pending.popleft()
+                held -= size
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    result = scan_file(*job)
+            yield result
+
+
+def _workers_can_start() -> bool:
+    """Whether a worker process can prepare itself: it runs the main module again, which must be a file
+    (a script read from standard input is not)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return getattr(main, "__spec__", None) is not None or path is None or os.path.isfile(path)
 
 
 def _to_read(job: Job) -> int:

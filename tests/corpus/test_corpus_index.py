@@ -242,6 +242,26 @@ def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path) -
             assert one.table(table).equals(two.table(table)), table
 
 
+@pytest.mark.parametrize("force_pool", [False, True])
+def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sample_corpus: Path) -> None:
+    """Pool workers cannot start from a script read from stdin: the scan reads here (a broken pool falls back)."""
+    import subprocess
+
+    from tests.procs import env
+
+    script = "\n".join([
+        "import pikit.corpus.index as index",
+        "index._workers_can_start = lambda: True" if force_pool else "",
+        "from pikit.corpus import Corpus",
+        f"with Corpus.open({str(sample_corpus)!r}, index=':memory:', workers=2) as corpus:",
+        "    print(len(corpus.sessions), int(corpus.sql('SELECT count(*) AS n FROM messages').n[0]))"])
+    proc = subprocess.run([sys.executable, "-"], input=script.encode(), capture_output=True, timeout=300, env=env())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.split() == [b"37", b"2246"]
+    if not force_pool:
+        assert b"Traceback" not in proc.stderr
+
+
 def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
     with _corpus(sample_corpus, tmp_path) as corpus:
         compactions = corpus.compactions
