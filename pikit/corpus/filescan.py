@@ -7,12 +7,14 @@ calling process; everything it returns pickles cheaply (lists of plain values an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -25,7 +27,8 @@ from .discover import is_url, project_of
 from .scan import FileState, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns", "to_numpy", "unchanged"]
+__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns", "to_numpy", "unchanged",
+           "yield_to_writer"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -35,6 +38,7 @@ EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 _JOINED = {"messages": ("session_id", "path")}
 _TYPECODES = {"Int64": "q", "Float64": "d", "boolean": "b"}
 _NUMPY = {"q": "int64", "d": "float64", "b": "bool"}
+_WORKER_NICENESS = 5
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(FileState)
@@ -112,18 +116,26 @@ def pack(column: Sequence[Any], dtype: str) -> Any:
     return column if isinstance(column, list) else list(column)
 
 
-def to_numpy(np: Any, column: Any) -> Any:
-    """A packed column as a numpy array DuckDB reads as is (an ``array.array`` without a copy)."""
-    if isinstance(column, array):
-        return np.frombuffer(column, dtype=_NUMPY[column.typecode])
-    values = np.empty(len(column), dtype=object)  # (np.array would make a list of lists two-dimensional)
-    values[:] = column
+def to_numpy(np: Any, parts: list[Any]) -> Any:
+    """One column of several packed parts as a numpy array DuckDB reads as is."""
+    first = parts[0]
+    if all(isinstance(part, array) and part.typecode == first.typecode for part in parts):
+        joined = first if len(parts) == 1 else array(first.typecode, b"".join(parts))
+        return np.frombuffer(joined, dtype=_NUMPY[first.typecode])  # (no copy)
+    values = np.empty(sum(map(len, parts)), dtype=object)  # (np.array would make a list of lists two-dimensional)
+    values[:] = parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
     return values
 
 
 def _problem(path: str, file_id: int, kind: str, message: str) -> FileResult:
     rows = Rows([], {}, [], [], [], [(file_id, path, None, kind, message)])
     return FileResult(path, file_id, _columns(rows, [], file_id))
+
+
+def yield_to_writer() -> None:
+    """Run a pool worker at a lower priority than the process writing the index (the one all wait for)."""
+    with contextlib.suppress(OSError):  # (not allowed here: run as is)
+        os.nice(_WORKER_NICENESS)
 
 
 def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | None) -> bool:

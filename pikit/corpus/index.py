@@ -31,7 +31,7 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files, is_url
-from .filescan import Columns, FileResult, pack, scan_file, stored_columns, to_numpy, unchanged
+from .filescan import Columns, FileResult, pack, scan_file, stored_columns, to_numpy, unchanged, yield_to_writer
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
@@ -41,7 +41,6 @@ _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
-_WARM_UP_BYTES = 24 * 1024 * 1024  # bytes this process reads itself while the workers start
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 # Strings that are nearly all different (ids, keys, message text) are stored as they are: compressing
@@ -165,8 +164,7 @@ class Index:
         import numpy as np
 
         first = parts[0]
-        batch = {f"c{i}": to_numpy(np, first.values[i]) if len(parts) == 1 else
-                 np.concatenate([to_numpy(np, part.values[i]) for part in parts]) for i in range(len(first.names))}
+        batch = {f"c{i}": to_numpy(np, [part.values[i] for part in parts]) for i in range(len(first.names))}
         select = ", ".join(f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
                            for i, d in enumerate(first.dtypes))
         self.con.register("_rows", batch)
@@ -246,9 +244,10 @@ def _register_files(index: Index, todo: list[Todo]) -> None:
 
 
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
-    """The jobs' results, in order, read by a pool of ``workers`` processes (and by this one as they start).
+    """The jobs' results, in order, read by a pool of ``workers`` processes.
 
-    forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads.
+    forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads;
+    they run at a lower priority than this process, which writes the index (all wait for it).
     Enough files are in flight that the workers go on while this process writes a batch, few
     enough (by bytes to read) that results never pile up in memory. Should the pool break (its
     workers cannot start: say, a main module they cannot import), the rest is read here.
@@ -262,19 +261,17 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     from concurrent.futures.process import BrokenProcessPool
 
     sizes = [_to_read(job) for job in jobs]
-    own = 0  # the first files, read here while the workers start
-    while own < len(jobs) // 2 and sum(sizes[:own]) < _WARM_UP_BYTES:
-        own += 1
     pending: deque[tuple[Future[FileResult], int]] = deque()
-    held, given, broken = 0, own, False
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        for turn, job in enumerate(jobs):
+    held, given, broken = 0, 0, False
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
+                             initializer=yield_to_writer) as pool:
+        for job in jobs:
             while not broken and given < len(jobs) and (len(pending) < 2 * workers
                                                         or held + sizes[given] <= _IN_FLIGHT_BYTES):
                 pending.append((pool.submit(scan_file, *jobs[given]), sizes[given]))
                 held += sizes[given]
                 given += 1
-            if turn < own or broken:
+            if broken:
                 result = scan_file(*job)
             else:
                 future, size = pending.popleft()
