@@ -112,7 +112,8 @@ def pack(column: Sequence[Any], dtype: str) -> Any:
     """A column as an ``array.array`` when its dtype is numeric or boolean and it has no None, else a list."""
     code = _TYPECODES.get(dtype)
     if code is not None and None not in column:
-        return array(code, column)
+        with contextlib.suppress(TypeError, OverflowError):  # (a float among integers, say: kept as values)
+            return array(code, column)
     return column if isinstance(column, list) else list(column)
 
 

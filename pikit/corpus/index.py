@@ -205,7 +205,8 @@ def default_workers() -> int:
     """Processes a local scan reads files in: one per CPU, at most four (one CPU: this process).
 
     The workers read, decode and derive; this process writes the index meanwhile. Rows cross
-    as numpy columns, so even two CPUs pay for a pool (``benchmarks/bench_corpus.py``).
+    as packed columns (typed ones as their bytes), so even two CPUs pay for a pool
+    (``benchmarks/bench_corpus.py``).
     """
     cpus = os.cpu_count() or 1
     return 1 if cpus < 2 else min(cpus, 4)

@@ -262,6 +262,21 @@ def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sampl
         assert b"Traceback" not in proc.stderr
 
 
+def test_packed_columns_become_the_same_values_in_numpy() -> None:
+    import numpy as np
+
+    from pikit.corpus.filescan import pack, to_numpy
+
+    parts = [pack([1, 2], "Int64"), pack([3, None], "Int64"), pack([2**70], "Int64"), pack([1.5], "Int64")]
+    assert [type(part).__name__ for part in parts] == ["array", "list", "list", "list"]
+    assert to_numpy(np, parts).tolist() == [1, 2, 3, None, 2**70, 1.5]
+    flags = to_numpy(np, [pack([True, False], "boolean"), pack([True], "boolean")])
+    assert flags.dtype == bool and flags.tolist() == [True, False, True]
+    costs = to_numpy(np, [pack([0.25], "Float64"), pack([1, 2], "Float64")])
+    assert costs.dtype == np.float64 and costs.tolist() == [0.25, 1.0, 2.0]
+    assert to_numpy(np, [pack(("a", None), "string"), pack(["b"], "string")]).tolist() == ["a", None, "b"]
+
+
 def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
     with _corpus(sample_corpus, tmp_path) as corpus:
         compactions = corpus.compactions
