@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveBar"]
 
+_SPACED = "0 8px 0 0"  # room after each control of the bar's row (ipywidgets' Layout has no gap)
 # The call-out wears the colour of compaction summaries (the purple of the budget bar's summary).
 _CALLOUT_STYLE = (f"border-left: 4px solid {SEGMENTS['summary']}; background: {ROLES['compactionSummary']}; "
                   "padding: 4px 8px; margin: 2px 0; font-weight: 500")
@@ -67,20 +68,20 @@ class LiveBar(widgets.VBox):
         self.toggle = widgets.ToggleButton(value=False, description="follow file", icon="eye",
                                            tooltip="keep up with the file while Pi writes it",
                                            disabled=explorer.session.path is None,
-                                           layout=widgets.Layout(width="auto"))
+                                           layout=widgets.Layout(width="auto", margin=_SPACED))
         self.toggle.add_class("pikit-follow")
         self.back = widgets.Button(description="back to live", icon="forward",
                                    tooltip="move the leaf to the newest entry and follow it again",
-                                   layout=widgets.Layout(width="auto", display="none"))
+                                   layout=widgets.Layout(width="auto", display="none", margin=_SPACED))
         self.back.add_class("pikit-back-to-live")
-        self.status = widgets.HTML()
+        self.status = widgets.HTML(layout=widgets.Layout(margin=_SPACED))
         self.status.add_class("pikit-live-status")
         self.callout = widgets.HTML()
         self.callout.add_class("pikit-live-callout")
         self.chart = widgets.HTML(layout=widgets.Layout(width="auto", display="none"))
         self.chart.add_class("pikit-live-chart")
         row = widgets.HBox([self.toggle, self.back, self.status],
-                           layout=widgets.Layout(align_items="center", flex_flow="row wrap", gap="8px"))
+                           layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         super().__init__([row, self.callout, self.chart])
         self.add_class("pikit-live")
         self.toggle.observe(self._on_toggle, names="value")
