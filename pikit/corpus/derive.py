@@ -248,19 +248,20 @@ def _after_compaction(ctx: _Context) -> dict[int, int]:
     found: dict[int, int] = {}
     if not compaction_entries:
         return found
-    for m in ctx.state.messages:
-        if m.role != "assistant" or m.usage is None:
+    types, parent = ctx.state.types, ctx.tree.parent
+    assistants = {m.entry for m in ctx.assistants if types[m.entry] == "message"}  # where a walk up stops
+    for m in ctx.assistants:
+        if m.usage is None:
             continue
-        node = ctx.tree.parent[m.entry]
+        node = parent[m.entry]
         for _ in range(64):
-            if node < 0 or (ctx.state.types[node] == "message" and node in ctx.by_entry \
-                    and ctx.by_entry[node].role == "assistant"):
+            if node < 0 or node in assistants:
                 break
             if node in compaction_entries:
                 if node not in found:
                     found[node] = _int(m.usage[0] + m.usage[2] + m.usage[3]) or 0
                 break
-            node = ctx.tree.parent[node]
+            node = parent[node]
     return found
 
 

@@ -200,11 +200,13 @@ def _decode_state(blob: bytes) -> FileState:
     return _state_decoder.decode(zlib.decompress(blob))
 
 
-def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
-    """The complete lines of ``data`` and the offset after the last one (no copy of ``data`` made)."""
-    lines = data.split(b"\n")
-    del lines[-1]  # what follows the last newline: nothing, or a line not finished yet
-    return lines, data.rfind(b"\n") + 1
+def _complete_lines(data: bytes) -> tuple[list[memoryview], int]:
+    """The complete lines of ``data`` (views of it: nothing is copied) and the offset after the last one."""
+    view, find, lines, start = memoryview(data), data.find, [], 0
+    while (end := find(b"\n", start)) >= 0:
+        lines.append(view[start:end])
+        start = end + 1
+    return lines, start
 
 
 def _read_whole(path: str) -> tuple[FileState, FileMark, int, bool, int]:

@@ -15,6 +15,7 @@ nothing else counted).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -28,6 +29,7 @@ __all__ = ["FileState", "Message", "feed", "new_state"]
 # The timestamps @ccusage/pi accepts (and so the ones a usage report can place on a day).
 USAGE_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?(?:Z|[+-]\d{2}:\d{2})")
 TEXT_LIMIT = 4000
+Line = bytes | memoryview  # one line of a file (a view of the bytes read, or a copy)
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -204,7 +206,7 @@ def _fast_chars(role: str, content: Any) -> int:
     return chars
 
 
-def _estimate_and_text(line: bytes, role: Any, content: Any) -> tuple[int, str]:
+def _estimate_and_text(line: Line, role: Any, content: Any) -> tuple[int, str]:
     if role in _FAST_ROLES and not isinstance(content, _Generic):
         text = _content_text(content) if role in ("user", "assistant") else ""
         return -(-_fast_chars(role, content) // 4), text
@@ -217,14 +219,14 @@ class _Generic:
     """Content of a line that took the slow path: estimated from the plain parsed message."""
 
 
-def _loads(line: bytes) -> Any:
+def _loads(line: Line) -> Any:
     try:
         return msgspec.json.decode(line)
     except msgspec.DecodeError:  # what msgspec refuses but JavaScript accepts (lone surrogates)
-        return jsjson.loads(line)
+        return jsjson.loads(bytes(line))
 
 
-def _decode(line: bytes) -> _Line | dict[str, Any] | None:
+def _decode(line: Line) -> _Line | dict[str, Any] | None:
     """The typed view of a line; a plain dict when a field has an unusual shape; None if not an object."""
     try:
         return _line_decoder.decode(line)
@@ -274,7 +276,7 @@ def _header(state: FileState, head: _Line, number: int) -> None:
     state.v1 = not _number(head.version) or head.version < 2
 
 
-def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
+def _message(state: FileState, line: Line, head: _Line, index: int) -> None:
     msg = head.message
     if msg is None:
         return
@@ -296,7 +298,7 @@ def _message(state: FileState, line: bytes, head: _Line, index: int) -> None:
             state.first_user = text[:TEXT_LIMIT]
 
 
-def _entry(state: FileState, line: bytes, head: _Line, number: int) -> None:
+def _entry(state: FileState, line: Line, head: _Line, number: int) -> None:
     index = len(state.ids)
     kind = head.type if isinstance(head.type, str) else None
     if state.v1 and head.id is None:
@@ -412,7 +414,7 @@ def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     return True
 
 
-def feed(state: FileState, lines: list[bytes], first_line: int) -> FileState:
+def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
     """Read complete lines (``first_line`` is the number of ``lines[0]``) into ``state``; return it."""
     number = first_line - 1
     decode = _line_decoder.decode
@@ -425,7 +427,7 @@ def feed(state: FileState, lines: list[bytes], first_line: int) -> FileState:
         except msgspec.DecodeError:
             head = _decode(raw)
             if head is None:
-                if raw.strip():
+                if bytes(raw).strip():
                     state.problems.append([number, "damaged-line", "not a JSON object"])
                 continue
             if isinstance(head, dict):
