@@ -1,8 +1,9 @@
-"""One file's scan, as a worker runs it: read what is new, continue its state, derive its rows as plain columns.
+"""One file's scan, as a worker runs it: read what is new, continue its state, derive its rows as packed columns.
 
 :func:`scan_file` never raises for a bad file: an unreadable, vanished or non-regular file
 is a ``problems`` row. It runs in a worker process (local or Dask) as well as in the
-calling process; everything it returns pickles cheaply (lists of plain values and bytes).
+calling process, without numpy; everything it returns pickles cheaply (``array.array``
+columns as their bytes, lists of plain values, the deflated state).
 """
 
 from __future__ import annotations
