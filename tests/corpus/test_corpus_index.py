@@ -19,7 +19,7 @@ DAY = "2026-11-02T"
 
 
 def _corpus(root: Path, tmp_path: Path, **options: object) -> Corpus:
-    return Corpus.open(root, index=tmp_path / "index.duckdb", workers=1, **options)  # type: ignore[arg-type]
+    return Corpus.open(root, index=tmp_path / "index.duckdb", **{"workers": 1, **options})  # type: ignore[arg-type]
 
 
 def test_tables_have_the_declared_columns_in_duckdb_and_pandas(sample_corpus: Path, tmp_path: Path) -> None:
@@ -96,6 +96,44 @@ def test_appended_lines_are_read_alone_and_a_partial_line_waits(sample_corpus: P
         assert corpus.sql("SELECT on_active_branch FROM messages WHERE entry_id = $e", {"e": leaf}).iloc[0, 0]
         assert corpus.usage_rows("day", timezone="UTC")[-1]["key"] == "2026-11-09"
         assert corpus.sql("SELECT count(*) AS n FROM problems WHERE path = $p", {"p": str(target)}).n[0] == 0
+
+
+def test_an_index_kept_up_with_growth_equals_a_fresh_one(sample_corpus: Path, tmp_path: Path) -> None:
+    """Lines appended to files (some in two scans, one line cut in half) leave every table as a fresh scan has it."""
+    root = tmp_path / "sessions"
+    shutil.copytree(sample_corpus, root)
+    files = sorted(root.glob("*/*.jsonl"))
+    grown = [files[i] for i in (0, 5, 11, 20)]
+    tails = {}
+    for path in grown:  # hold back each file's last entries, to append them later
+        lines = path.read_bytes().split(b"\n")[:-1]
+        keep = max(2, len(lines) - 6)
+        path.write_bytes(b"\n".join(lines[:keep]) + b"\n")
+        tails[path] = lines[keep:]
+
+    def table_rows(corpus: Corpus) -> dict[str, list[str]]:
+        return {table: sorted(map(repr, corpus.table(table).itertuples(index=False))) for table in TABLES}
+
+    with _corpus(root, tmp_path, workers=2):
+        pass
+    for step in range(2):
+        for path, tail in tails.items():
+            chunk = tail[:3] if step == 0 else tail[3:]
+            data = b"".join(line + b"\n" for line in chunk)
+            with path.open("ab") as out:
+                out.write(data[:-7] if step == 0 and path == grown[0] else data)  # one line cut short
+        if step == 0:
+            with _corpus(root, tmp_path, workers=2) as corpus:
+                assert corpus.last_scan is not None and corpus.last_scan.read_appended == len(grown)
+            with grown[0].open("ab") as out:
+                out.write((b"".join(line + b"\n" for line in tails[grown[0]][:3]))[-7:])
+    with _corpus(root, tmp_path, workers=2) as corpus, \
+            Corpus.open(root, index=tmp_path / "fresh.duckdb", workers=1) as fresh:
+        assert corpus.last_scan is not None and corpus.last_scan.read_appended == len(grown)
+        kept, anew = table_rows(corpus), table_rows(fresh)
+        for table in TABLES:
+            assert kept[table] == anew[table], table
+        assert corpus.search("the") == fresh.search("the")
 
 
 def test_a_rewritten_or_shrunk_file_is_read_again_whole(sample_corpus: Path, tmp_path: Path) -> None:
