@@ -25,16 +25,19 @@ from ..reading import open_regular
 from ..tail import FileMark, mark_at, read_appended
 from .derive import FileInfo, Rows, derive
 from .discover import is_url, project_of
-from .scan import FileState, feed, new_state
+from .scan import FileState, Message, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns", "to_numpy", "unchanged",
-           "yield_to_writer"]
+__all__ = ["EXTRA_COLUMNS", "MESSAGE_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns",
+           "to_numpy", "unchanged", "yield_to_writer"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "messages": (("usage_key", "string"), ("copied", "boolean")),
 }
+# What a stored state's messages are rebuilt from (``messages_raw``, in entry order).
+MESSAGE_COLUMNS = ("entry_index", "role", "provider", "model", "estimate", "input_tokens", "output_tokens",
+                   "cache_read_tokens", "cache_write_tokens", "total_tokens", "cost", "countable")
 # Columns of a table the index does not store per row (the view adds them from ``files`` and ``sessions``).
 _JOINED = {"messages": ("session_id", "path")}
 _TYPECODES = {"Int64": "q", "Float64": "d", "boolean": "b"}
@@ -154,8 +157,9 @@ def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | Non
 
 
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
-              seen: tuple[int, int, int] | None = None) -> FileResult:
-    """Scan one file from ``mark`` (with its stored state and how it looked then, ``seen``), or whole."""
+              seen: tuple[int, int, int] | None = None, messages: Sequence[tuple[Any, ...]] = ()) -> FileResult:
+    """Scan one file from ``mark`` (with its stored state, how it looked then, ``seen``, and its rows of
+    ``messages_raw``: see :func:`message_rows`), or whole."""
     if is_url(path):
         return _scan_url(path, file_id, mark, state_blob)
     try:
@@ -168,7 +172,7 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
         return _problem(path, file_id, "unreadable", "not a regular file")
     if state_blob is not None and unchanged(path, mark, seen):
         return FileResult(path, file_id, mark=mark, state=state_blob, seen=seen, whole=False, unchanged=True)
-    state = _decode_state(state_blob) if mark is not None and state_blob is not None else None
+    state = _decode_state(state_blob, messages) if mark is not None and state_blob is not None else None
     try:
         if state is None and status.st_size <= _WHOLE_READ_BYTES:
             state, new_mark, pending, whole, read = _read_whole(path)
@@ -193,12 +197,17 @@ def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: 
 
 
 def _encode_state(state: FileState) -> bytes:
-    """The stored form of a state: msgpack, deflated (a third of the size, written and read once per change)."""
-    return zlib.compress(_state_encoder.encode(state), 1)
+    """The stored form of a state: msgpack, deflated, without its messages (the index has them: ``messages_raw``)."""
+    return zlib.compress(_state_encoder.encode(msgspec.structs.replace(state, messages=[])), 1)
 
 
-def _decode_state(blob: bytes) -> FileState:
-    return _state_decoder.decode(zlib.decompress(blob))
+def _decode_state(blob: bytes, messages: Sequence[tuple[Any, ...]]) -> FileState:
+    """A stored state with its messages again, from their rows in the index (:data:`MESSAGE_COLUMNS`)."""
+    state = _state_decoder.decode(zlib.decompress(blob))
+    state.messages = [Message(entry, role, provider, model, estimate,
+                              None if usage[0] is None else list(usage), countable)
+                      for entry, role, provider, model, estimate, *usage, countable in messages]
+    return state
 
 
 def _complete_lines(data: bytes) -> tuple[list[memoryview], int]:

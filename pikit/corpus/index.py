@@ -31,12 +31,22 @@ import msgspec
 from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files, is_url
-from .filescan import Columns, FileResult, pack, scan_file, stored_columns, to_numpy, unchanged, yield_to_writer
+from .filescan import (
+    MESSAGE_COLUMNS,
+    Columns,
+    FileResult,
+    pack,
+    scan_file,
+    stored_columns,
+    to_numpy,
+    unchanged,
+    yield_to_writer,
+)
 from .schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _FLUSH_ROWS = 20_000  # messages held before they are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
@@ -129,6 +139,18 @@ class Index:
                                 {"ids": file_ids}).fetchall()
         return dict(rows)
 
+    def messages(self, file_ids: list[int]) -> dict[int, list[tuple[Any, ...]]]:
+        """The ``messages_raw`` rows of these files a stored state is continued with, in entry order."""
+        out: dict[int, list[tuple[Any, ...]]] = {}
+        if not file_ids:
+            return out
+        columns = ", ".join(MESSAGE_COLUMNS)
+        rows = self.con.execute(f"SELECT file_id, {columns} FROM messages_raw WHERE file_id IN (SELECT unnest($ids)) "
+                                "ORDER BY file_id, entry_index", {"ids": file_ids}).fetchall()
+        for file_id, *row in rows:
+            out.setdefault(file_id, []).append(tuple(row))
+        return out
+
     def forget(self, file_ids: Iterable[int], *, keep_file: bool = False) -> None:
         """Remove the rows of these files (and the files themselves unless ``keep_file``)."""
         ids = list(file_ids)
@@ -213,7 +235,7 @@ def default_workers() -> int:
 
 
 Known = tuple[int, FileMark | None, tuple[int, int, int] | None]
-Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None]
+Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None, list[tuple[Any, ...]]]
 Todo = tuple[str, int, FileMark | None, tuple[int, int, int] | None]
 
 
@@ -295,7 +317,7 @@ def _workers_can_start() -> bool:
 
 def _to_read(job: Job) -> int:
     """About how many bytes of a file a scan reads (what grew since its mark)."""
-    path, _, mark, _, _ = job
+    path, _, mark = job[:3]
     try:
         size = os.stat(path).st_size if not is_url(path) else 0
     except OSError:
@@ -321,8 +343,10 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     if not changed and not gone and listed == set(listing) and _same_files(index, todo):
         report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
         return report  # nothing to write
-    blobs = index.states([t[1] for t in changed if t[2] is not None])
-    jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen) for path, file_id, mark, seen in changed]
+    continued = [t[1] for t in changed if t[2] is not None]
+    blobs, messages = index.states(continued), index.messages(continued)
+    jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen, messages.get(file_id, []))
+                       for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
     with _scanning(index):
         _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results, progress)
