@@ -1,7 +1,8 @@
 """The corpus index: an embedded DuckDB database kept in step with the files, incrementally.
 
 Per file the index keeps its :class:`~pikit.tail.FileMark` (position after the last complete
-line, identity digests) and its :class:`~pikit.corpus.scan.FileState`. A scan then reads:
+line, identity digests) and its :class:`~pikit.corpus.scan.FileState` (deflated, and without
+its messages: they are the file's rows of ``messages_raw``). A scan then reads:
 
 * a new file, whole;
 * a file that only grew, from its mark: the appended complete lines only (a line still being

@@ -5,7 +5,8 @@ few fields the index needs (the rest is validated and skipped; message content i
 raw JSON until its length or text is wanted). What it keeps per entry is small (id, parent,
 type, role, timestamp) and the usage of assistant messages and summarization calls, so a
 :class:`FileState` can be stored in the index and continued when the file grows: appended
-lines are fed to :func:`feed` and the tables are derived again from the state alone.
+lines are fed to :func:`feed` and the tables are derived again from the state alone (its
+messages are stored as the file's rows of the index and put back before that).
 
 Lines that are not JSON objects cost themselves only: each becomes a problem with its line
 number. A file whose first object is not a session header is not a session (one problem,
