@@ -290,21 +290,20 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
                              initializer=yield_to_writer) as pool:
         for job in jobs:
-            while not broken and given < len(jobs) and (len(pending) < 2 * workers
-                                                        or held + sizes[given] <= _IN_FLIGHT_BYTES):
-                pending.append((pool.submit(scan_file, *jobs[given]), sizes[given]))
-                held += sizes[given]
-                given += 1
+            try:
+                while not broken and given < len(jobs) and (len(pending) < 2 * workers
+                                                            or held + sizes[given] <= _IN_FLIGHT_BYTES):
+                    pending.append((pool.submit(scan_file, *jobs[given]), sizes[given]))
+                    held += sizes[given]
+                    given += 1
+                if not broken:
+                    future, size = pending.popleft()
+                    held -= size
+                    result = future.result()
+            except BrokenProcessPool:  # (when submitting, or waiting for a result)
+                broken = True
             if broken:
                 result = scan_file(*job)
-            else:
-                future, size = pending.popleft()
-                held -= size
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    broken = True
-                    result = scan_file(*job)
             yield result
 
 
