@@ -37,6 +37,7 @@ __all__ = [
     "stringify_bytes",
     "stringify_len",
     "utf16_len",
+    "without_lone_surrogates",
 ]
 
 _MAX_ARRAY_INDEX = 2**32 - 2
@@ -181,6 +182,18 @@ class _Nothing:
 
 
 _NOTHING: Any = _Nothing()
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (a valid JSON escape, not valid UTF-8) as one U+FFFD.
+
+    Its UTF-16 length stays the same; text that holds none comes back as it is.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def utf16_len(text: str) -> int:

@@ -367,3 +367,18 @@ def _as_doubles(value: object) -> object:
         return [_as_doubles(v) for v in value]
     assert isinstance(value, dict)
     return {k: _as_doubles(v) for k, v in value.items()}
+
+
+@given(st.lists(st.sampled_from(["a", "\u00e9", "\U0001F600", "\ud800", "\udbff", "\udc00", "\udfff", "\ufffd"]),
+                max_size=12).map("".join))
+def test_without_lone_surrogates_keeps_the_utf16_length(text: str) -> None:
+    clean = jsjson.without_lone_surrogates(text)
+    clean.encode("utf-8")  # storable
+    assert jsjson.utf16_len(clean) == jsjson.utf16_len(text)
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        assert clean == text
+
+
+def test_without_lone_surrogates_replaces_each_lone_one_and_joins_a_split_pair() -> None:
+    assert jsjson.without_lone_surrogates("a\ud800b\udc00c\U0001F600") == "a\ufffdb\ufffdc\U0001F600"
+    assert jsjson.without_lone_surrogates("\ud83d\ude00") == "\U0001F600"  # a pair, as two code points

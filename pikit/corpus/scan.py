@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from .. import jsjson
-from ..jsjson import stringify_len, utf16_len
+from ..jsjson import stringify_len, utf16_len, without_lone_surrogates
 from ..tokens import IMAGE_CHARS, estimate_chars
 
 __all__ = ["FileState", "Message", "feed", "new_state"]
@@ -241,18 +241,12 @@ def _decode(line: Line) -> _Line | dict[str, Any] | None:
 
 
 def _storable(value: Any) -> Any:
-    """A string with its lone surrogates (valid in JavaScript, not in UTF-8) as U+FFFD; anything else as is.
+    """A string with its lone surrogates as U+FFFD (see :func:`~pikit.jsjson.without_lone_surrogates`).
 
-    Only lines the fast decoder refused can hold them. The replacement keeps a string's UTF-16
-    length; estimates are taken from the line itself, not from these fields.
+    Only lines the fast decoder refused can hold them; estimates are taken from the line itself,
+    not from these fields.
     """
-    if value.__class__ is not str:
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return value
+    return without_lone_surrogates(value) if value.__class__ is str else value
 
 
 def _from_dict(value: dict[str, Any]) -> _Line:

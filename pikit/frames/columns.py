@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import Column, ColumnSpec, select, table
+from ..jsjson import without_lone_surrogates
 from ..session import CURRENT, Session
 
 __all__ = ["CURRENT", "Column", "ColumnSpec", "build", "column_table", "select", "shorten", "table"]
@@ -81,7 +82,7 @@ def _text(value: Any) -> str | None:
 
 def _without_surrogates(value: str | None) -> str | None:
     """Lone surrogates (valid JSON escapes) as U+FFFD: Arrow-backed strings cannot hold them."""
-    return None if value is None else value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return None if value is None else without_lone_surrogates(value)
 
 
 def _timestamps(values: list[Any], dtype: str) -> pd.Series:
