@@ -169,11 +169,9 @@ class _Context:
         self.tree = _tree(state)
         times = state.times  # (cast by DuckDB on insert)
         self.times = times if set(map(type, times)) <= {str} else [t if isinstance(t, str) else None for t in times]
-        started = parse_ms(header.get("timestamp"))
-        self.copied_before = started if isinstance(header.get("parentSession"), str) else None
+        started = parse_ms(header.get("timestamp")) if isinstance(header.get("parentSession"), str) else None
         # per entry, whether it predates the file's header: copied here by a fork or a clone
-        self.copied_at = None if self.copied_before is None else \
-            _earlier(self.times, header["timestamp"], self.copied_before)
+        self.copied_at = None if started is None else _earlier(self.times, header["timestamp"], started)
         self.by_entry: dict[int, Message] = {m.entry: m for m in state.messages}
         self.assistants = [m for m in state.messages if m.role == "assistant"]
 
