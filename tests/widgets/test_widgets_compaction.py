@@ -9,7 +9,7 @@ import pytest
 import pikit
 from pikit.errors import SummarizerError
 from pikit.settings import Settings
-from pikit.summarizer import SummaryRequest, SummaryResult
+from pikit.summarizer import Summarizer, SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
 from pikit.widgets.views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
 
@@ -37,6 +37,14 @@ class FailingSummarizer:
 
 def files_in(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
+
+
+def _panel_writing_to(out: Path, source: Path, summarizer: Summarizer) -> CompactionPanel:
+    """A panel on ``source`` writing into the new folder ``out``, keeping the last 2,000 tokens."""
+    out.mkdir()
+    panel = CompactionPanel(pikit.load(source), settings=Settings({}), output_dir=out, summarizer=summarizer)
+    panel.keep_recent_tokens = 2_000
+    return panel
 
 
 def test_preview_follows_the_sliders(compaction_chain: pikit.Session, tmp_path: Path) -> None:
@@ -76,13 +84,10 @@ def test_model_picker_loads_overrides_and_windows(compaction_chain: pikit.Sessio
 
 
 def test_run_writes_a_new_file_and_charts_it(compaction_copy: Path, tmp_path: Path) -> None:
-    session = pikit.load(compaction_copy)
     original = compaction_copy.read_bytes()
-    out = tmp_path / "out"
-    out.mkdir()
     fake = FakeSummarizer()
-    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=fake)
-    panel.keep_recent_tokens = 2_000
+    out = tmp_path / "out"
+    panel = _panel_writing_to(out, compaction_copy, fake)
     seen = []
     panel.on_compacted(lambda result, path: seen.append((result.entry["id"], path)))
     panel.run_button.click()
@@ -125,11 +130,8 @@ def test_in_place_appends_to_the_source(compaction_copy: Path, tmp_path: Path) -
 
 
 def test_failing_summarizer_shows_error_and_writes_nothing(compaction_copy: Path, tmp_path: Path) -> None:
-    session = pikit.load(compaction_copy)
     out = tmp_path / "out"
-    out.mkdir()
-    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=FailingSummarizer())
-    panel.keep_recent_tokens = 2_000
+    panel = _panel_writing_to(out, compaction_copy, FailingSummarizer())
     panel.run_button.click()  # never raises
     assert panel.status == "error"
     assert "pikit-error" in panel.message.value and "stopped for length" in panel.message.value
@@ -211,13 +213,9 @@ def test_the_empty_chart_says_the_callers_text_escaped() -> None:
 
 
 def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_path: Path) -> None:
-    session = pikit.load(compaction_copy)
-    out = tmp_path / "out"
-    out.mkdir()
-    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=FakeSummarizer())
+    panel = _panel_writing_to(tmp_path / "out", compaction_copy, FakeSummarizer())
     calls: list[str] = []
     panel.on_compacted(lambda result, path: calls.append(path))
-    panel.keep_recent_tokens = 2_000
     panel.run()
     assert panel.compared.value.count('class="pikit-budget"') == 2  # before and after, one above the other
     assert "Before run 1" in panel.compared.value and "After run 1" in panel.compared.value
@@ -270,13 +268,10 @@ class VerboseSummarizer(FakeSummarizer):
 
 def test_a_larger_summary_is_refused_with_the_numbers_until_allowed(compaction_copy: Path,
                                                                     tmp_path: Path) -> None:
-    session = pikit.load(compaction_copy)
     original = compaction_copy.read_bytes()
-    out = tmp_path / "out"
-    out.mkdir()
     verbose = VerboseSummarizer()
-    panel = CompactionPanel(session, settings=Settings({}), output_dir=out, summarizer=verbose)
-    panel.keep_recent_tokens = 2_000
+    out = tmp_path / "out"
+    panel = _panel_writing_to(out, compaction_copy, verbose)
     assert panel.write_anyway_button.layout.display == "none"
     panel.run_button.click()  # never raises
     assert panel.status == "refused" and panel.last_result is None
