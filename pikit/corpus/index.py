@@ -204,20 +204,20 @@ class Index:
         """
         scope = ""
         if fresh:
-            scope = ("WHERE usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
+            scope = ("AND usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
                      "GROUP BY usage_key HAVING count(*) > 1)")
         elif keys_of is not None:
             if not keys_of:
                 return
-            scope = ("WHERE usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
+            scope = ("AND usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
                      "AND file_id IN (SELECT unnest($ids)))")
+        # (joined on rowid: several times faster than on file_id and entry_index)
         self.con.execute(f"""
             UPDATE messages_raw m SET counted = w.first FROM (
-                SELECT file_id, entry_index, countable AND row_number() OVER (
+                SELECT messages_raw.rowid AS row, countable AND row_number() OVER (
                     PARTITION BY usage_key ORDER BY f.path_order, entry_index) = 1 AS first
-                FROM messages_raw JOIN files f USING (file_id) {scope}) w
-            WHERE m.file_id = w.file_id AND m.entry_index = w.entry_index AND m.usage_key IS NOT NULL""",
-                         {"ids": keys_of} if keys_of is not None and not fresh else None)
+                FROM messages_raw JOIN files f USING (file_id) WHERE usage_key IS NOT NULL {scope}) w
+            WHERE m.rowid = w.row""", {"ids": keys_of} if keys_of is not None and not fresh else None)
 
     def close(self) -> None:
         """Close the database."""
