@@ -175,13 +175,13 @@ class Corpus:
         return pd.DataFrame(self.usage_rows(by, **options))
 
     def search(self, words: str) -> list[str]:
-        """Paths of the sessions whose user or assistant text contains every word (case-insensitive)."""
+        """Paths of the sessions whose user or assistant text contains every word (case-insensitive), sorted."""
         terms = [w.lower() for w in words.split() if w]
         if not terms:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
         params = {f"w{i}": t for i, t in enumerate(terms)}
-        sql = f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions}"
+        sql = f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} ORDER BY f.path"
         return [p for (p,) in self.connection.execute(sql, params).fetchall()]
 
     def close(self) -> None:

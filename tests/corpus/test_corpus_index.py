@@ -209,6 +209,24 @@ def test_odd_but_valid_sessions_are_indexed_with_pis_estimates(tmp_path: Path) -
         assert any("\ufffd" in str(i) for i in rows.entry_id)  # a lone surrogate in an id, stored as U+FFFD
 
 
+def test_search_finds_the_sessions_holding_every_word_in_path_order(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    for name in ("c", "a", "b"):  # written out of order: the answer is sorted all the same
+        write(root / "--home-dev-app--" / f"2026-11-02T08-00-00-000Z_{name}.jsonl", header(name),
+              user("u1", None, DAY + "08:00:01.000Z", f"Fix the parser in {name}.py"))
+    # a user message of an unusual shape (a block that is not an object) still has its text found
+    odd = user("u1", None, DAY + "08:00:01.000Z", "Fix the lexer")
+    odd["message"]["content"].append("stray")
+    write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_d.jsonl", header("d"), odd)
+    with _corpus(root, tmp_path) as corpus:
+        names = [Path(p).stem.split("_")[1] for p in corpus.search("FIX the")]
+        assert names == ["a", "b", "c", "d"]
+        assert [Path(p).stem.split("_")[1] for p in corpus.search("parser fix")] == ["a", "b", "c"]
+        assert [Path(p).stem.split("_")[1] for p in corpus.search("lexer")] == ["d"]
+        assert corpus.search("parser lexer") == [] and corpus.search("  ") == []
+        assert corpus.sessions.set_index("session_id").loc["d", "first_user_message"] == "Fix the lexer"
+
+
 def test_a_file_name_that_is_not_utf8_is_a_problem(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write(root / "--a--" / "good.jsonl", header("good"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
