@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -45,14 +45,22 @@ class _Cost(msgspec.Struct, gc=False):
     total: int | float = 0
 
 
-class _Usage(msgspec.Struct, gc=False):
-    """A usage as @ccusage/pi accepts it (anything else takes the strict slow path, :func:`_usage`)."""
+# A token count as @ccusage/pi sums it: a whole number well inside int64 (a total of four stays inside).
+_Tokens = Annotated[int, msgspec.Meta(gt=-(2**62), lt=2**62)]
 
-    input: int | float
-    output: int | float
-    cacheRead: int | float = 0
-    cacheWrite: int | float = 0
-    totalTokens: int | float | msgspec.UnsetType = msgspec.UNSET
+
+class _Usage(msgspec.Struct, gc=False):
+    """A usage of the shape Pi writes, checked by the decoder.
+
+    A line whose usage has another shape (a fraction, a string, a huge number) fails this
+    decoder and is read as a plain dict instead (:func:`_usage` decides for those).
+    """
+
+    input: _Tokens
+    output: _Tokens
+    cacheRead: _Tokens = 0
+    cacheWrite: _Tokens = 0
+    totalTokens: _Tokens | msgspec.UnsetType = msgspec.UNSET
     cost: _Cost | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -141,31 +149,23 @@ _ABSENT: Any = object()
 
 def _usage(usage: Any) -> list[Any] | None:
     """input, output, cacheRead, cacheWrite, totalTokens, cost as @ccusage/pi reads them; None if it would not."""
-    cost: Any
-    if usage.__class__ is _Usage:
-        tokens_in, tokens_out, read, write, total = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite,
-                                                     usage.totalTokens)
-        if total is msgspec.UNSET:
-            total = tokens_in + tokens_out + read + write
-        if (tokens_in.__class__ is int and tokens_out.__class__ is int and read.__class__ is int
-                and write.__class__ is int and total.__class__ is int
-                and max(tokens_in, tokens_out, read, write, total) < 2**62
-                and min(tokens_in, tokens_out, read, write, total) > -(2**62)):  # the common case, quickly
-            cost = usage.cost.total if usage.cost.__class__ is _Cost else 0
-            return [tokens_in, tokens_out, read, write, total, float(cost)]
-    if isinstance(usage, _Usage):
-        cost = usage.cost.total if isinstance(usage.cost, _Cost) else 0
+    if usage.__class__ is _Usage:  # (its token counts are whole numbers in range: the decoder checked)
         total = usage.totalTokens
-        parts = (usage.input, usage.output, usage.cacheRead, usage.cacheWrite)
-    elif isinstance(usage, dict):
-        parts = tuple(usage.get(k, 0 if k.startswith("cache") else _ABSENT)
-                      for k in ("input", "output", "cacheRead", "cacheWrite"))
-        total = usage.get("totalTokens", msgspec.UNSET)
-        cost_object = usage.get("cost", _ABSENT)
-        cost = 0 if cost_object is _ABSENT else cost_object.get("total", 0) if isinstance(cost_object, dict) else None
-        if not all(map(_number, parts)) or not (total is msgspec.UNSET or _number(total)) or not _number(cost):
-            return None
-    else:
+        if total is msgspec.UNSET:
+            total = usage.input + usage.output + usage.cacheRead + usage.cacheWrite
+            if not -(2**62) < total < 2**62:
+                return None
+        cost = usage.cost
+        return [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, total,
+                float(cost.total) if cost.__class__ is _Cost else 0.0]
+    if not isinstance(usage, dict):
+        return None
+    parts = tuple(usage.get(k, 0 if k.startswith("cache") else _ABSENT) for k in ("input", "output", "cacheRead",
+                                                                                   "cacheWrite"))
+    total = usage.get("totalTokens", msgspec.UNSET)
+    cost_object = usage.get("cost", _ABSENT)
+    cost = 0 if cost_object is _ABSENT else cost_object.get("total", 0) if isinstance(cost_object, dict) else None
+    if not all(map(_number, parts)) or not (total is msgspec.UNSET or _number(total)) or not _number(cost):
         return None
     if total is msgspec.UNSET:
         total = sum(parts)
@@ -212,8 +212,15 @@ def _estimate_and_text(line: Line, role: Any, content: Any) -> tuple[int, str]:
         text = _content_text(content) if role in ("user", "assistant") else ""
         return -(-_fast_chars(role, content) // 4), text
     message = _loads(line).get("message")
-    chars = estimate_chars(message) if isinstance(message, dict) else 0
-    return -(-chars // 4), ""
+    if not isinstance(message, dict):
+        return 0, ""
+    content = message.get("content")
+    text = ""
+    if role in ("user", "assistant"):
+        text = content if isinstance(content, str) else "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+            and isinstance(b.get("text"), str)) if isinstance(content, list) else ""
+    return -(-estimate_chars(message) // 4), without_lone_surrogates(text)
 
 
 class _Generic:

@@ -227,6 +227,24 @@ def test_search_finds_the_sessions_holding_every_word_in_path_order(tmp_path: Pa
         assert corpus.sessions.set_index("session_id").loc["d", "first_user_message"] == "Fix the lexer"
 
 
+def test_usage_of_an_unusual_shape_is_read_as_ccusage_reads_it(tmp_path: Path) -> None:
+    """Fractions are cut to whole tokens; booleans, strings and huge numbers make a usage not countable."""
+    root = tmp_path / "sessions"
+    entries = [header("s")]
+    shapes = [{"input": 10.7, "output": 2}, {"input": True, "output": 2}, {"input": "10", "output": 2},
+              {"input": 2**62, "output": 2}, {"input": 2**61, "output": 2**61}, {"input": 5, "output": 1}]
+    for k, shape in enumerate(shapes):
+        entry = assistant(f"a{k}", f"a{k - 1}" if k else None, DAY + f"08:00:0{k}.000Z", 0)
+        entry["message"]["usage"] = shape
+        entries.append(entry)
+    write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_s.jsonl", *entries)
+    with _corpus(root, tmp_path) as corpus:
+        rows = corpus.connection.execute("SELECT entry_id, input_tokens, total_tokens, countable FROM messages "
+                                         "ORDER BY entry_index").fetchall()
+        assert rows == [("a0", 10, 12, True), ("a1", None, None, False), ("a2", None, None, False),
+                        ("a3", None, None, False), ("a4", None, None, False), ("a5", 5, 6, True)]
+
+
 def test_a_file_name_that_is_not_utf8_is_a_problem(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write(root / "--a--" / "good.jsonl", header("good"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
