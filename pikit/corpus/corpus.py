@@ -181,7 +181,8 @@ class Corpus:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
         params = {f"w{i}": t for i, t in enumerate(terms)}
-        sql = f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} ORDER BY f.path"
+        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} "
+               "ORDER BY f.path")
         return [p for (p,) in self.connection.execute(sql, params).fetchall()]
 
     def close(self) -> None:

@@ -48,7 +48,8 @@ from .schema import DUCKDB_TYPES, TABLES
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
 SCHEMA_VERSION = "5"
-_FLUSH_ROWS = 20_000  # messages held before they are written
+_FLUSH_ROWS = 20_000  # messages held before they are written (and rows of the other tables)
+_STATE_BYTES = 4 * 1024 * 1024  # bytes of states held before they and the other tables are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
@@ -58,6 +59,7 @@ _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["I
 # them at a checkpoint costs more time than the space it saves is worth to a cache.
 _UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
 _PLAIN = "USING COMPRESSION uncompressed"
+_OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 
 ProgressCallback = Callable[[int, int], None]
@@ -160,15 +162,25 @@ class Index:
         for table in (*_DATA_TABLES, *(() if keep_file else ("files",))):
             self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT unnest($ids))', {"ids": ids})
 
-    def write(self, results: list[FileResult], new: frozenset[int] | set[int] = frozenset()) -> None:
-        """Replace the rows of these files (inside the scan's transaction); ``new``: files with no rows yet."""
-        changed = [r for r in results if not r.unchanged]
-        if not changed:
+    def write_messages(self, results: list[FileResult], new: frozenset[int] | set[int] = frozenset()) -> None:
+        """Replace the rows of these files by their messages (inside the scan's transaction).
+
+        Every earlier row of these files goes (``new``: files with none), state included: their
+        other tables and their state follow in :meth:`write_others`, in this or a later transaction.
+        """
+        if not results:
             return
-        self.forget([r.file_id for r in changed if r.file_id not in new], keep_file=True)
-        for table in (*TABLES, "texts"):
-            self._insert(_name(table), [r.tables[table] for r in changed if table in r.tables])
-        kept = [r for r in changed if r.state is not None]
+        self.forget([r.file_id for r in results if r.file_id not in new], keep_file=True)
+        for table in ("messages", "texts"):
+            self._insert(_name(table), [r.tables[table] for r in results if table in r.tables])
+
+    def write_others(self, results: list[FileResult]) -> None:
+        """The other tables of these files, and last their states (what makes a file count as read)."""
+        if not results:
+            return
+        for table in _OTHER_TABLES:
+            self._insert(table, [r.tables[table] for r in results if table in r.tables])
+        kept = [r for r in results if r.state is not None]
         if kept:
             seen = [r.seen or (None, None, None) for r in kept]
             columns: list[list[Any]] = [
@@ -420,8 +432,15 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
              total: int, new: set[int]) -> None:
-    batch: list[FileResult] = []
-    held = 0
+    """Write the results as they come: messages by :data:`_FLUSH_ROWS`, the other tables less often.
+
+    Each insert costs a few milliseconds whatever its size, so the small tables wait until they
+    hold as many rows (or :data:`_STATE_BYTES` of states). A file's state is written with its
+    other tables, after its messages: a scan cut short leaves no file looking read.
+    """
+    pending: list[FileResult] = []  # messages not written yet
+    others: list[FileResult] = []  # messages written; the other tables and the state not yet
+    held = other_rows = state_bytes = 0
     for done, result in enumerate(results, 1):
         if result.unchanged:
             report.unchanged += 1
@@ -431,16 +450,27 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
             report.read_appended += 1
         report.bytes_read += result.bytes_read
         if not result.unchanged:
-            batch.append(result)
+            pending.append(result)
             held += result.rows + 1
         if held >= _FLUSH_ROWS:
             with _transaction(index):
-                index.write(batch, new)
-            batch, held = [], 0
+                index.write_messages(pending, new)
+            for each in pending:
+                each.tables.pop("messages", None)  # (written: not held any longer)
+                each.tables.pop("texts", None)
+                other_rows += each.rows + 1
+                state_bytes += len(each.state or b"")
+            others += pending
+            pending, held = [], 0
+            if other_rows >= _FLUSH_ROWS or state_bytes >= _STATE_BYTES:
+                with _transaction(index):
+                    index.write_others(others)
+                others, other_rows, state_bytes = [], 0, 0
         if progress is not None:
             progress(done, total)
     with _transaction(index):
-        index.write(batch, new)
+        index.write_messages(pending, new)
+        index.write_others(others + pending)
 
 
 def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:

@@ -136,6 +136,31 @@ def test_an_index_kept_up_with_growth_equals_a_fresh_one(sample_corpus: Path, tm
         assert corpus.search("the") == fresh.search("the")
 
 
+@pytest.mark.parametrize("state_bytes", [1, 1 << 30])
+def test_a_scan_cut_short_is_completed_by_the_next(state_bytes: int, sample_corpus: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted with messages written but other tables and states not (or written too): the next scan
+    leaves every table as a fresh scan has it."""
+    from pikit.corpus import index
+
+    monkeypatch.setattr(index, "_FLUSH_ROWS", 300)
+    monkeypatch.setattr(index, "_STATE_BYTES", state_bytes)
+
+    def stop_after_half(done: int, total: int) -> None:
+        if done > total // 2:
+            raise KeyboardInterrupt
+
+    corpus = Corpus.open(sample_corpus, index=tmp_path / "index.duckdb", workers=1, scan=False)
+    with corpus, pytest.raises(KeyboardInterrupt):
+        corpus.scan(stop_after_half)
+    with _corpus(sample_corpus, tmp_path) as again, \
+            Corpus.open(sample_corpus, index=tmp_path / "fresh.duckdb", workers=1) as fresh:
+        for table in TABLES:
+            assert sorted(map(repr, again.table(table).itertuples(index=False))) == \
+                sorted(map(repr, fresh.table(table).itertuples(index=False))), table
+        assert again.usage_rows("session", timezone="UTC") == fresh.usage_rows("session", timezone="UTC")
+
+
 def test_a_rewritten_or_shrunk_file_is_read_again_whole(sample_corpus: Path, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     shutil.copytree(sample_corpus, root)
@@ -368,10 +393,11 @@ def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
 
 
 def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows are written in batches (of 50,000 messages; 2,000 here) and nothing per file stays behind."""
+    """Rows are written in batches (of 20,000 messages; 2,000 here) and nothing per file stays behind."""
     from pikit.corpus import index
 
     monkeypatch.setattr(index, "_FLUSH_ROWS", 2_000)
+    monkeypatch.setattr(index, "_STATE_BYTES", 64 * 1024)
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "sample_corpus"))
     from generate import generate  # type: ignore[import-not-found]
 
