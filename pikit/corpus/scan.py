@@ -155,16 +155,16 @@ def _usage(usage: Any) -> list[Any] | None:
             total = usage.input + usage.output + usage.cacheRead + usage.cacheWrite
             if not -(2**62) < total < 2**62:
                 return None
-        cost = usage.cost
+        recorded = usage.cost
         return [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, total,
-                float(cost.total) if cost.__class__ is _Cost else 0.0]
+                float(recorded.total) if recorded.__class__ is _Cost else 0.0]
     if not isinstance(usage, dict):
         return None
     parts = tuple(usage.get(k, 0 if k.startswith("cache") else _ABSENT) for k in ("input", "output", "cacheRead",
                                                                                    "cacheWrite"))
     total = usage.get("totalTokens", msgspec.UNSET)
     cost_object = usage.get("cost", _ABSENT)
-    cost = 0 if cost_object is _ABSENT else cost_object.get("total", 0) if isinstance(cost_object, dict) else None
+    cost: Any = 0 if cost_object is _ABSENT else cost_object.get("total", 0) if isinstance(cost_object, dict) else None
     if not all(map(_number, parts)) or not (total is msgspec.UNSET or _number(total)) or not _number(cost):
         return None
     if total is msgspec.UNSET:
