@@ -379,6 +379,7 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
     _collect(index, report, results, progress, len(changed), new)
+    index.con.execute(f"SET threads = {os.cpu_count() or 1}")  # (the workers are done: every CPU helps)
     with _transaction(index):
         record_listing(index, listing)
         if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
@@ -387,13 +388,12 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
             index.recount(None if interrupted else changed + gone_keys)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
-        # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
-        index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT")
+        index.con.execute("CHECKPOINT")  # (small appends stay in the write-ahead log until it grows)
 
 
 @contextlib.contextmanager
 def _scanning(index: Index) -> Iterator[None]:
-    """DuckDB as a scan has it: bounded buffers, one thread (the workers have the CPUs), one checkpoint.
+    """DuckDB as a scan has it: bounded buffers, one thread while the workers read, one checkpoint.
 
     Queries afterwards run with DuckDB's defaults (every CPU, most of the memory).
     """
