@@ -45,7 +45,7 @@ class _Cost(msgspec.Struct, gc=False):
     total: int | float = 0
 
 
-# A token count as @ccusage/pi sums it: a whole number well inside int64 (a total of four stays inside).
+# A token count as @ccusage/pi sums it: a whole number well inside int64 (a computed total is checked again).
 _Tokens = Annotated[int, msgspec.Meta(gt=-(2**62), lt=2**62)]
 
 
