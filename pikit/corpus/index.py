@@ -61,6 +61,7 @@ _UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
 _PLAIN = "USING COMPRESSION uncompressed"
 _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
+_REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (derived again whole from the state at every read)
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -154,12 +155,13 @@ class Index:
             out.setdefault(file_id, []).append(tuple(row))
         return out
 
-    def forget(self, file_ids: Iterable[int], *, keep_file: bool = False) -> None:
-        """Remove the rows of these files (and the files themselves unless ``keep_file``)."""
+    def forget(self, file_ids: Iterable[int], *, keep_file: bool = False,
+               tables: tuple[str, ...] = _DATA_TABLES) -> None:
+        """Remove the rows of these files from ``tables`` (and the files themselves unless ``keep_file``)."""
         ids = list(file_ids)
         if not ids:
             return
-        for table in (*_DATA_TABLES, *(() if keep_file else ("files",))):
+        for table in (*tables, *(() if keep_file else ("files",))):
             self.con.execute(f'DELETE FROM "{table}" WHERE file_id IN (SELECT unnest($ids))', {"ids": ids})
 
     def write_messages(self, results: list[FileResult], new: frozenset[int] | set[int] = frozenset()) -> None:
@@ -167,10 +169,13 @@ class Index:
 
         Every earlier row of these files goes (``new``: files with none), state included: their
         other tables and their state follow in :meth:`write_others`, in this or a later transaction.
+        The search text of a file read on from its mark stays: a read adds only the text it found.
         """
         if not results:
             return
-        self.forget([r.file_id for r in results if r.file_id not in new], keep_file=True)
+        known = [r for r in results if r.file_id not in new]
+        self.forget([r.file_id for r in known], keep_file=True, tables=_REDERIVED)
+        self.forget([r.file_id for r in known if r.whole], keep_file=True, tables=("texts",))
         for table in ("messages", "texts"):
             self._insert(_name(table), [r.tables[table] for r in results if table in r.tables])
 
@@ -379,7 +384,6 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
     _collect(index, report, results, progress, len(changed), new)
-    index.con.execute(f"SET threads = {os.cpu_count() or 1}")  # (the workers are done: every CPU helps)
     with _transaction(index):
         record_listing(index, listing)
         if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
@@ -388,12 +392,13 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
             index.recount(None if interrupted else changed + gone_keys)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
-        index.con.execute("CHECKPOINT")  # (small appends stay in the write-ahead log until it grows)
+        # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
+        index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT")
 
 
 @contextlib.contextmanager
 def _scanning(index: Index) -> Iterator[None]:
-    """DuckDB as a scan has it: bounded buffers, one thread while the workers read, one checkpoint.
+    """DuckDB as a scan has it: bounded buffers, one thread (the workers have the CPUs), one checkpoint.
 
     Queries afterwards run with DuckDB's defaults (every CPU, most of the memory).
     """
