@@ -137,6 +137,15 @@ def _check_usage_args(args: argparse.Namespace) -> None:
                              "or UTC") from None
 
 
+def _cost_sum(costs: Iterator[float]) -> float:
+    """Costs added with compensated summation; Infinity and -Infinity together make NaN, as in JavaScript."""
+    values = list(costs)
+    try:
+        return math.fsum(values)
+    except ValueError:  # (math.fsum refuses inf + -inf)
+        return math.nan
+
+
 def run_usage(args: argparse.Namespace) -> int:
     from ..corpus.usage import FIELDS
 
@@ -146,7 +155,7 @@ def run_usage(args: argparse.Namespace) -> int:
         with corpus:
             rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
                                      split_branch=args.split == "branch")
-    totals = {f: (math.fsum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
+    totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
         _dump({"rows": rows, "totals": totals})
         return 0

@@ -15,6 +15,7 @@ nothing else counted).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -157,7 +158,7 @@ def _usage(usage: Any) -> list[Any] | None:
                 return None
         recorded = usage.cost
         return [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, total,
-                float(recorded.total) if recorded.__class__ is _Cost else 0.0]
+                _js_float(recorded.total) if recorded.__class__ is _Cost else 0.0]
     if not isinstance(usage, dict):
         return None
     parts = tuple(usage.get(k, 0 if k.startswith("cache") else _ABSENT) for k in ("input", "output", "cacheRead",
@@ -172,7 +173,15 @@ def _usage(usage: Any) -> list[Any] | None:
     if max(*parts, total) >= 2**62 or min(*parts, total) <= -(2**62):
         return None
     # token counts are whole numbers (a fraction, never seen from a provider, is dropped)
-    return [int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(total), float(cost)]
+    return [int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(total), _js_float(cost)]
+
+
+def _js_float(value: int | float) -> float:
+    """A number as JavaScript holds it: an integer too large for a double is Infinity (not an error)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _content_text(content: Any) -> str:

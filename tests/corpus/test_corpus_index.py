@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
@@ -134,6 +135,40 @@ def test_an_index_kept_up_with_growth_equals_a_fresh_one(sample_corpus: Path, tm
         for table in TABLES:
             assert kept[table] == anew[table], table
         assert corpus.search("the") == fresh.search("the")
+
+
+def test_a_file_read_on_from_its_mark_keeps_its_earlier_search_text(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    path = write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_s.jsonl", header("s"),
+                 user("u1", None, DAY + "08:00:01.000Z", "alpha"), assistant("a1", "u1", DAY + "08:00:02.000Z", 5))
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.search("alpha") == [str(path)]
+    with path.open("a") as out:
+        out.write(json.dumps(user("u2", "a1", DAY + "08:00:03.000Z", "beta"), separators=(",", ":")) + "\n")
+    with _corpus(root, tmp_path) as corpus, Corpus.open(root, index=tmp_path / "fresh.duckdb", workers=1) as fresh:
+        assert corpus.last_scan is not None and corpus.last_scan.read_appended == 1
+        for words in ("alpha", "beta", "alpha beta"):
+            assert corpus.search(words) == fresh.search(words) == [str(path)], words
+
+
+def test_a_cost_too_large_for_a_double_is_infinity_as_in_javascript(tmp_path: Path) -> None:
+    """JSON.parse makes a 401-digit number Infinity; the scan does too, and JSON prints it as null."""
+    root = tmp_path / "sessions"
+    huge = json.dumps(assistant("a1", None, DAY + "08:00:02.000Z", 5), separators=(",", ":")).replace(
+        '"total":0.01', '"total":1' + "0" * 400)
+    path = write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_s.jsonl", header("s"),
+                 tail=huge.encode() + b"\n")
+    with _corpus(root, tmp_path) as corpus:
+        assert corpus.connection.execute("SELECT cost, countable FROM messages").fetchall() == [(float("inf"), True)]
+        assert corpus.problems.empty and corpus.sessions.path.tolist() == [str(path)]
+    # a day with -Infinity besides: the totals' cost is NaN, printed as null, as JSON.stringify does
+    write(root / "--home-dev-app--" / "2026-11-03T08-00-00-000Z_t.jsonl", header("t"),
+          tail=huge.replace('"total":1', '"total":-1').replace("2026-11-02T", "2026-11-03T").encode() + b"\n")
+    printed = subprocess.run([sys.executable, "-m", "pikit", "usage", str(root), "--by", "day", "--json",
+                              "--timezone", "UTC", "--index", str(tmp_path / "cli.duckdb")],
+                             capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(printed.stdout)
+    assert [row["cost"] for row in report["rows"]] == [None, None] and report["totals"]["cost"] is None
 
 
 @pytest.mark.parametrize("state_bytes", [1, 1 << 30])
@@ -344,7 +379,6 @@ def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path) -
 @pytest.mark.parametrize("force_pool", [False, True])
 def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sample_corpus: Path) -> None:
     """Pool workers cannot start from a script read from stdin: the scan reads here (a broken pool falls back)."""
-    import subprocess
 
     from tests.procs import env
 
@@ -414,7 +448,6 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytes
 
 
 def test_the_layer_imports_heavy_packages_lazily() -> None:
-    import subprocess
 
     code = ("import sys, pikit.corpus, pikit.cli.corpus, pikit.cli.app; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'pandas', 'pyarrow', 'dask', "
