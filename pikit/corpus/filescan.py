@@ -159,7 +159,7 @@ def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | Non
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
               seen: tuple[int, int, int] | None = None, messages: Sequence[tuple[Any, ...]] = ()) -> FileResult:
     """Scan one file from ``mark`` (with its stored state, how it looked then, ``seen``, and its rows of
-    ``messages_raw``: see :func:`message_rows`), or whole."""
+    ``messages_raw``: see :meth:`~pikit.corpus.index.Index.messages`), or whole."""
     if is_url(path):
         return _scan_url(path, file_id, mark, state_blob)
     try:

@@ -61,7 +61,7 @@ _UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
 _PLAIN = "USING COMPRESSION uncompressed"
 _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
-_REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (derived again whole from the state at every read)
+_REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -185,12 +185,22 @@ def _js_float(value: int | float) -> float:
 
 
 def _content_text(content: Any) -> str:
+    """A message's text: a string as is, its text blocks (typed, or plain dicts) joined; text that is not a string
+    is left out."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "\n".join(b.text for b in content if isinstance(b, _Block) and b.type == "text"
-                         and isinstance(b.text, str))
-    return ""
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(text for text in map(_block_text, content) if text is not None)
+
+
+def _block_text(block: Any) -> str | None:
+    if isinstance(block, _Block):
+        return block.text if block.type == "text" and isinstance(block.text, str) else None
+    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        text: str = block["text"]
+        return text
+    return None
 
 
 def _fast_chars(role: str, content: Any) -> int:
@@ -223,12 +233,7 @@ def _estimate_and_text(line: Line, role: Any, content: Any) -> tuple[int, str]:
     message = _loads(line).get("message")
     if not isinstance(message, dict):
         return 0, ""
-    content = message.get("content")
-    text = ""
-    if role in ("user", "assistant"):
-        text = content if isinstance(content, str) else "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-            and isinstance(b.get("text"), str)) if isinstance(content, list) else ""
+    text = _content_text(message.get("content")) if role in ("user", "assistant") else ""
     return -(-estimate_chars(message) // 4), without_lone_surrogates(text)
 
 
