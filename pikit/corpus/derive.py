@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import operator
 import re
+import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache, reduce
-from itertools import repeat
+from itertools import compress, filterfalse, repeat
 from typing import Any
 
 from ..timestamps import parse_ms
@@ -52,16 +54,17 @@ class _Tree:
     has_child: set[int]
     leaf: int  # -1: no entries
     active: list[bool]
+    path: list[int]  # the active branch, leaf first
 
 
 _PLAIN = frozenset((str, type(None)))
 
 
-def _parents(state: FileState) -> list[int]:
-    """Each entry's parent as a position (-1: none, or not in the file)."""
+def _parents(state: FileState, plain_ids: bool) -> list[int]:
+    """Each entry's parent as a position (-1: none, or not in the file); ``plain_ids``: every id a string or None."""
     ids, refs = state.ids, state.parents
     n = len(ids)
-    if not state.v1 and set(map(type, ids)) <= _PLAIN and set(map(type, refs)) <= _PLAIN:  # the common case
+    if not state.v1 and plain_ids and set(map(type, refs)) <= _PLAIN:  # the common case
         at = dict(zip(ids, range(n), strict=True))  # a later duplicate replaces the earlier one, as in Pi
         at.pop(None, None)
         parent = list(map(at.get, refs, repeat(-1, n)))
@@ -80,18 +83,20 @@ def _parents(state: FileState) -> list[int]:
     return parent
 
 
-def _tree(state: FileState) -> _Tree:
-    parent = _parents(state)
+def _tree(state: FileState, plain_ids: bool) -> _Tree:
+    parent = _parents(state, plain_ids)
     n = len(parent)
     has_child = set(parent)
     has_child.discard(-1)
     leaf = n - 1
     active = [False] * n
-    node, seen = leaf, 0
-    while node >= 0 and not active[node] and seen <= n:
+    path = []
+    node = leaf
+    while node >= 0 and not active[node]:  # (a cycle ends at a node already on the path)
         active[node] = True
-        node, seen = parent[node], seen + 1
-    return _Tree(parent, has_child, leaf, active)
+        path.append(node)
+        node = parent[node]
+    return _Tree(parent, has_child, leaf, active, path)
 
 
 def _walk_up(tree: _Tree, start: int, stop: Callable[[int], bool]) -> int:
@@ -153,12 +158,16 @@ def _earlier_ms(text: Any, than_ms: int) -> bool:
 
 
 _ITEM = [operator.itemgetter(k) for k in range(6)]
+_PROVIDER_MODEL = operator.attrgetter("provider", "model")
 _FIELD = {name: operator.attrgetter(name) for name in Message.__struct_fields__}
 
 
 def _sum_usage(usages: list[list[Any]]) -> list[Any]:
     """Token totals of these usages, and their cost added in order (from 0.0)."""
-    return [*(sum(map(_ITEM[k], usages)) for k in range(5)), reduce(operator.add, map(_ITEM[5], usages), 0.0)]
+    if not usages:
+        return [0, 0, 0, 0, 0, 0.0]
+    columns = list(zip(*usages, strict=True))
+    return [*map(sum, columns[:5]), reduce(operator.add, columns[5], 0.0)]
 
 
 class _Context:
@@ -166,14 +175,21 @@ class _Context:
         header = state.header or {}
         self.state, self.info = state, info
         self.session_id = header.get("id")
-        self.tree = _tree(state)
+        self.plain_ids = set(map(type, state.ids)) <= _PLAIN
+        self.tree = _tree(state, self.plain_ids)
         times = state.times  # (cast by DuckDB on insert)
         self.times = times if set(map(type, times)) <= {str} else [t if isinstance(t, str) else None for t in times]
         started = parse_ms(header.get("timestamp")) if isinstance(header.get("parentSession"), str) else None
         # per entry, whether it predates the file's header: copied here by a fork or a clone
         self.copied_at = None if started is None else _earlier(self.times, header["timestamp"], started)
-        self.by_entry: dict[int, Message] = {m.entry: m for m in state.messages}
-        self.assistants = [m for m in state.messages if m.role == "assistant"]
+        self.entries = list(map(_FIELD["entry"], state.messages))  # (ascending: messages are kept in file order)
+        self.roles = list(map(_FIELD["role"], state.messages))
+        self.assistants = list(compress(state.messages, map(operator.eq, self.roles, repeat("assistant"))))
+
+    def message_at(self, entry: int) -> Message | None:
+        """The message of this entry, if it is one."""
+        at = bisect_left(self.entries, entry)
+        return self.state.messages[at] if at < len(self.entries) and self.entries[at] == entry else None
 
     def copied(self, entry: int) -> bool:
         """Whether an entry predates the file's header: copied here by a fork or a clone."""
@@ -197,13 +213,13 @@ class _Context:
         Without one there (a branch summary written where the leaf went back to the start), the
         last assistant message before it in the file: the model that was in use.
         """
-        by_entry = self.by_entry
-        source = _walk_up(self.tree, entry, lambda i: i in by_entry and by_entry[i].role == "assistant"
-                          and by_entry[i].model is not None)
-        if source < 0:
+        source = _walk_up(self.tree, entry, lambda i: (m := self.message_at(i)) is not None
+                          and m.role == "assistant" and m.model is not None)
+        found = self.message_at(source) if source >= 0 else None
+        if found is None:
             earlier = [m for m in self.state.messages if m.entry < entry and m.role == "assistant" and m.model]
             return (earlier[-1].provider, earlier[-1].model) if earlier else (None, None)
-        return by_entry[source].provider, by_entry[source].model
+        return found.provider, found.model
 
     def entry_id(self, entry: int) -> Any:
         value = self.state.ids[entry]
@@ -213,14 +229,14 @@ class _Context:
 def _messages(ctx: _Context) -> dict[str, list[Any]]:
     """The messages rows as columns (the largest table: built column by column, in C where it can be)."""
     info, state, ids, times, active = ctx.info, ctx.state, ctx.state.ids, ctx.times, ctx.tree.active
-    messages = state.messages
+    messages, entries = state.messages, ctx.entries
     n = len(messages)
-    entries = list(map(_FIELD["entry"], messages))
-    usages = [m.usage or _NO_USAGE for m in messages]
+    usages = [u or _NO_USAGE for u in map(_FIELD["usage"], messages)]
     columns: dict[str, list[Any]] = {
         "file_id": [info.file_id] * n,  # session_id and path come from the files and sessions tables
-        "entry_id": [i if (i := ids[e]).__class__ is str else None for e in entries], "entry_index": entries,
-        "role": list(map(_FIELD["role"], messages)), "provider": list(map(_FIELD["provider"], messages)),
+        "entry_id": list(map(ids.__getitem__, entries)) if ctx.plain_ids
+        else [i if (i := ids[e]).__class__ is str else None for e in entries],
+        "entry_index": entries, "role": ctx.roles, "provider": list(map(_FIELD["provider"], messages)),
         "model": list(map(_FIELD["model"], messages)), "timestamp": list(map(times.__getitem__, entries)),
     }
     for k, name in enumerate(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
@@ -230,11 +246,6 @@ def _messages(ctx: _Context) -> dict[str, list[Any]]:
     columns["on_active_branch"] = list(map(active.__getitem__, entries))
     columns["countable"] = list(map(_FIELD["countable"], messages))
     columns["counted"] = columns["countable"]  # until the scan settles which copy of a message counts
-    # a message's identity across files: its timestamp and id (a version-1 entry's: timestamp and totalTokens)
-    state_times = state.times
-    columns["usage_key"] = [(f"{state_times[m.entry]}#{i}" if (i := ids[m.entry]).__class__ is str
-                             else f"{state_times[m.entry]}:{m.usage[4]}") if m.countable and m.usage else None
-                            for m in messages]
     copied = ctx.copied_at
     columns["copied"] = list(map(copied.__getitem__, entries)) if copied is not None else [False] * n
     return columns
@@ -302,21 +313,15 @@ def _branches(ctx: _Context) -> list[tuple[Any, ...]]:
     """Every tip: the active one with its whole path, an abandoned one with the part off the active path."""
     tree, info, parent = ctx.tree, ctx.info, ctx.tree.parent
     n = len(parent)
-    tips = sorted(set(range(n)) - tree.has_child)
+    tips = list(filterfalse(tree.has_child.__contains__, range(n)))
     if tree.leaf >= 0 and tree.leaf in tree.has_child:
         tips.append(tree.leaf)
-    active = tree.active
-    on_path = [m.usage for m in ctx.assistants if active[m.entry]]
-    active_totals = _sum_usage([u for u in on_path if u is not None])
-    usage_of = {m.entry: m.usage for m in ctx.assistants}
-    depth: dict[int, int] = {}  # entries from the root, for the nodes of the active path
-    node, steps, path = tree.leaf, 0, []
-    while node >= 0 and steps <= n and node not in depth:
-        path.append(node)
-        depth[node] = -1
-        node, steps = parent[node], steps + 1
-    for position, node in enumerate(reversed(path)):
-        depth[node] = position + 1
+    calls, path = ctx.assistants, tree.path
+    usages = list(map(_FIELD["usage"], calls))
+    on_path = list(compress(usages, map(tree.active.__getitem__, map(_FIELD["entry"], calls))))
+    active_totals = _sum_usage(list(filter(None, on_path)))
+    usage_of = dict(zip(map(_FIELD["entry"], calls), usages, strict=True))
+    depth = dict(zip(reversed(path), range(1, len(path) + 1), strict=True))  # from the root, on the active path
     rows = []
     for tip in tips:
         if tip == tree.leaf:
@@ -340,22 +345,34 @@ def _branches(ctx: _Context) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _provider_models(assistants: list[Message]) -> list[tuple[str | None, str | None]]:
+    """The (provider, model) pairs of these messages, in the order they first appear."""
+    providers = dict.fromkeys(map(_FIELD["provider"], assistants))
+    models = dict.fromkeys(map(_FIELD["model"], assistants))
+    if len(providers) == 1:  # (the usual case: one of the two is the same throughout)
+        return [(next(iter(providers)), model) for model in models]
+    if len(models) == 1:
+        return [(provider, next(iter(models))) for provider in providers]
+    return list(dict.fromkeys(map(_PROVIDER_MODEL, assistants)))
+
+
 def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
     state, info = ctx.state, ctx.info
     header = state.header or {}
     counts = {kind if isinstance(kind, str) else "(none)": n for kind, n in Counter(state.types).items()}
     assistants = ctx.assistants
-    models = dict.fromkeys(f"{m.provider}/{m.model}" if m.provider else m.model
-                           for m in assistants if m.model is not None)
-    providers = dict.fromkeys(m.provider for m in assistants if m.provider is not None)
-    used = [(m.entry, u) for m in assistants if (u := m.usage) is not None]
+    pairs = _provider_models(assistants)
+    models = dict.fromkeys(f"{provider}/{model}" if provider else model
+                           for provider, model in pairs if model is not None)
+    providers = dict.fromkeys(provider for provider, _ in pairs if provider is not None)
     copied = ctx.copied_at
     if copied is None:
-        own, copied_cost = _sum_usage([u for _, u in used]), 0.0
+        own, copied_cost = _sum_usage(list(filter(None, map(_FIELD["usage"], assistants)))), 0.0
     else:
+        used = [(m.entry, u) for m in assistants if (u := m.usage) is not None]
         own = _sum_usage([u for e, u in used if not copied[e]])
         copied_cost = reduce(operator.add, (float(u[5]) for e, u in used if copied[e]), 0.0)
-    users = sum(1 for m in state.messages if m.role == "user")
+    users = ctx.roles.count("user")
     version = header.get("version")
     damaged = sum(1 for p in state.problems if p[1] == "damaged-line")
     tree = ctx.tree
@@ -371,10 +388,7 @@ def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
 
 
 def _iso(ms: int) -> str:
-    import datetime as _dt
-
-    moment = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(ms // 1000)) + f"{ms % 1000:03d}Z"
 
 
 def _text(value: Any) -> str | None:

@@ -28,12 +28,20 @@ from .discover import is_url, project_of
 from .scan import FileState, Message, feed, new_state
 from .schema import TABLES
 
-__all__ = ["EXTRA_COLUMNS", "MESSAGE_COLUMNS", "Columns", "FileResult", "pack", "scan_file", "stored_columns",
-           "to_numpy", "unchanged", "yield_to_writer"]
+__all__ = ["COMPUTED_COLUMNS", "EXTRA_COLUMNS", "MESSAGE_COLUMNS", "Columns", "FileResult", "pack", "scan_file",
+           "stored_columns", "to_numpy", "unchanged", "yield_to_writer"]
 
 # Columns the index keeps besides the declared ones (message identity across files, copies).
 EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "messages": (("usage_key", "string"), ("copied", "boolean")),
+}
+# Stored columns the index computes as it inserts a batch (SQL over the batch's columns, named in braces):
+# a message's identity across files is its timestamp and id (a version-1 entry's: timestamp and totalTokens),
+# for the messages @ccusage/pi would count.
+COMPUTED_COLUMNS: dict[str, dict[str, str]] = {
+    "messages": {"usage_key": "CASE WHEN CAST({countable} AS BOOLEAN) THEN CAST({timestamp} AS VARCHAR) || CASE "
+                              "WHEN {entry_id} IS NULL THEN ':' || CAST(CAST({total_tokens} AS BIGINT) AS VARCHAR) "
+                              "ELSE '#' || CAST({entry_id} AS VARCHAR) END END"},
 }
 # What a stored state's messages are rebuilt from (``messages_raw``, in entry order).
 MESSAGE_COLUMNS = ("entry_index", "role", "provider", "model", "estimate", "input_tokens", "output_tokens",
@@ -95,7 +103,8 @@ class Columns:
 def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
     out: dict[str, Columns] = {}
     for table in TABLES:
-        columns = stored_columns(table)
+        computed = COMPUTED_COLUMNS.get(table, {})
+        columns = [(c, d) for c, d in stored_columns(table) if c not in computed]
         value = getattr(rows, table)
         if not value:
             continue

@@ -33,6 +33,7 @@ from ..errors import PikitError
 from ..tail import FileMark
 from .discover import find_files, is_url
 from .filescan import (
+    COMPUTED_COLUMNS,
     MESSAGE_COLUMNS,
     Columns,
     FileResult,
@@ -177,7 +178,7 @@ class Index:
         self.forget([r.file_id for r in known], keep_file=True, tables=_REDERIVED)
         self.forget([r.file_id for r in known if r.whole], keep_file=True, tables=("texts",))
         for table in ("messages", "texts"):
-            self._insert(_name(table), [r.tables[table] for r in results if table in r.tables])
+            self._insert(table, [r.tables[table] for r in results if table in r.tables])
 
     def write_others(self, results: list[FileResult]) -> None:
         """The other tables of these files, and last their states (what makes a file count as read)."""
@@ -194,8 +195,8 @@ class Index:
             self._insert("states", [Columns(*_STATE_COLUMNS, [pack(column, dtype) for column, dtype in zip(
                 columns, _STATE_COLUMNS[1], strict=True)])])
 
-    def _insert(self, name: str, parts: list[Columns]) -> None:
-        """Insert a table's parts in one statement, as numpy columns.
+    def _insert(self, table: str, parts: list[Columns]) -> None:
+        """Insert a table's parts in one statement, as numpy columns (and its computed columns).
 
         (DuckDB reads numpy columns directly; Arrow would import pandas, a second and 45 MB.)
         """
@@ -205,11 +206,15 @@ class Index:
 
         first = parts[0]
         batch = {f"c{i}": to_numpy(np, [part.values[i] for part in parts]) for i in range(len(first.names))}
-        select = ", ".join(f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
-                           for i, d in enumerate(first.dtypes))
+        select = [f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
+                  for i, d in enumerate(first.dtypes)]
+        computed = COMPUTED_COLUMNS.get(table, {})
+        given = {name: f"c{i}" for i, name in enumerate(first.names)}
+        names = ", ".join(f'"{c}"' for c in (*first.names, *computed))
+        select += [expression.format_map(given) for expression in computed.values()]
         self.con.register("_rows", batch)
         try:
-            self.con.execute(f'INSERT INTO "{name}" SELECT {select} FROM _rows')
+            self.con.execute(f'INSERT INTO "{_name(table)}" ({names}) SELECT {", ".join(select)} FROM _rows')
         finally:
             self.con.unregister("_rows")
 
