@@ -53,6 +53,9 @@ _FLUSH_ROWS = 20_000  # messages held before they are written (and rows of the o
 _STATE_BYTES = 4 * 1024 * 1024  # bytes of states held before they and the other tables are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
+# Rows written between checkpoints during a scan: DuckDB holds what is not checkpointed yet in memory (beyond
+# its buffers: about 200 bytes a row), and writes a table in row groups of this many rows.
+_CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
@@ -403,7 +406,8 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
 
 @contextlib.contextmanager
 def _scanning(index: Index) -> Iterator[None]:
-    """DuckDB as a scan has it: bounded buffers, one thread (the workers have the CPUs), one checkpoint.
+    """DuckDB as a scan has it: bounded buffers, one thread (the workers have the CPUs), checkpoints when the scan
+    asks (:func:`_collect`), not when the log grows.
 
     Queries afterwards run with DuckDB's defaults (every CPU, most of the memory).
     """
@@ -446,11 +450,12 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
 
     Each insert costs a few milliseconds whatever its size, so the small tables wait until they
     hold as many rows (or :data:`_STATE_BYTES` of states). A file's state is written with its
-    other tables, after its messages: a scan cut short leaves no file looking read.
+    other tables, after its messages: a scan cut short leaves no file looking read. Every
+    :data:`_CHECKPOINT_ROWS` messages, a checkpoint: memory does not grow with the corpus.
     """
     pending: list[FileResult] = []  # messages not written yet
     others: list[FileResult] = []  # messages written; the other tables and the state not yet
-    held = other_rows = state_bytes = 0
+    held = other_rows = state_bytes = unsaved = 0
     for done, result in enumerate(results, 1):
         if result.unchanged:
             report.unchanged += 1
@@ -471,11 +476,15 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
                 other_rows += each.rows + 1
                 state_bytes += len(each.state or b"")
             others += pending
+            unsaved += held
             pending, held = [], 0
             if other_rows >= _FLUSH_ROWS or state_bytes >= _STATE_BYTES:
                 with _transaction(index):
                     index.write_others(others)
                 others, other_rows, state_bytes = [], 0, 0
+            if unsaved >= _CHECKPOINT_ROWS:
+                index.con.execute("CHECKPOINT")
+                unsaved = 0
         if progress is not None:
             progress(done, total)
     with _transaction(index):

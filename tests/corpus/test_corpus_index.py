@@ -447,6 +447,31 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytes
     assert peaks[1] < 1.6 * peaks[0], peaks
 
 
+def test_a_long_scan_checkpoints_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB holds what is not checkpointed yet in memory, beyond its buffers: a scan checkpoints every
+    ``_CHECKPOINT_ROWS`` messages, so its write-ahead log (and that memory) does not grow with the corpus."""
+    from pikit.corpus import index
+
+    monkeypatch.setattr(index, "_FLUSH_ROWS", 200)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "sample_corpus"))
+    from generate import generate
+
+    root = tmp_path / "sessions"
+    generate(root, sessions=24, mb=0.4, seed=3)
+
+    def largest_log(every: int) -> int:
+        monkeypatch.setattr(index, "_CHECKPOINT_ROWS", every)
+        wal = tmp_path / f"{every}.duckdb.wal"
+        sizes = [0]
+        with Corpus.open(root, index=tmp_path / f"{every}.duckdb", workers=1, scan=False) as corpus:
+            corpus.scan(lambda done, total: sizes.append(wal.stat().st_size if wal.exists() else 0))
+            assert corpus.sql("SELECT count(*) AS n FROM messages").n[0] > 10 * 500
+        return max(sizes)
+
+    checkpointed, not_checkpointed = largest_log(500), largest_log(1 << 40)
+    assert 0 < checkpointed < not_checkpointed / 4, (checkpointed, not_checkpointed)
+
+
 def test_the_layer_imports_heavy_packages_lazily() -> None:
 
     code = ("import sys, pikit.corpus, pikit.cli.corpus, pikit.cli.app; "
