@@ -11,31 +11,36 @@ The core (this package's top level) is pure Python and imports nothing heavy; th
 
 from __future__ import annotations
 
-from .branch_summary import collect_branch, prepare_branch
-from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
-from .entry import Entry
-from .errors import (
-    DamagedLineError,
-    EntryError,
-    NotASessionError,
-    PikitError,
-    SessionFileError,
-    SettingsError,
-    SummarizerError,
-    UnknownEntryError,
-    WriteError,
-)
-from .following import Follower, follow
-from .loading import LoadReport, Problem, load, loads
-from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
-from .projection import ProjectedEntry, Projection
-from .refresh import Refresh
-from .session import Session
-from .settings import CompactionSettings, Settings, load_settings
-from .simulate import SimulationResult
-from .summarizer import Summarizer, SummaryRequest, SummaryResult
-from .tail import Appended, FileMark, read_appended
-from .tokens import ContextSize, estimate_tokens
+import typing
+
+from . import _lazy
+
+if typing.TYPE_CHECKING:
+    from .branch_summary import collect_branch, prepare_branch
+    from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
+    from .entry import Entry
+    from .errors import (
+        DamagedLineError,
+        EntryError,
+        NotASessionError,
+        PikitError,
+        SessionFileError,
+        SettingsError,
+        SummarizerError,
+        UnknownEntryError,
+        WriteError,
+    )
+    from .following import Follower, follow
+    from .loading import LoadReport, Problem, load, loads
+    from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
+    from .projection import ProjectedEntry, Projection
+    from .refresh import Refresh
+    from .session import Session
+    from .settings import CompactionSettings, Settings, load_settings
+    from .simulate import SimulationResult
+    from .summarizer import Summarizer, SummaryRequest, SummaryResult
+    from .tail import Appended, FileMark, read_appended
+    from .tokens import ContextSize, estimate_tokens
 
 __version__ = "0.1.0"
 
@@ -85,3 +90,24 @@ __all__ = [
     "trace_compaction",
     "write_entry",
 ]
+
+__getattr__, __dir__ = _lazy.exports(__name__, {
+    ".branch_summary": ("collect_branch", "prepare_branch"),
+    ".compaction": ("build_branch_summary", "build_compaction", "context_edit_entry", "label_entry", "write_entry"),
+    ".entry": ("Entry",),
+    ".errors": (
+        "DamagedLineError", "EntryError", "NotASessionError", "PikitError", "SessionFileError", "SettingsError",
+        "SummarizerError", "UnknownEntryError", "WriteError",
+    ),
+    ".following": ("Follower", "follow"),
+    ".loading": ("LoadReport", "Problem", "load", "loads"),
+    ".preparation": ("CompactionTrace", "Preparation", "prepare_compaction", "trace_compaction"),
+    ".projection": ("ProjectedEntry", "Projection"),
+    ".refresh": ("Refresh",),
+    ".session": ("Session",),
+    ".settings": ("CompactionSettings", "Settings", "load_settings"),
+    ".simulate": ("SimulationResult",),
+    ".summarizer": ("Summarizer", "SummaryRequest", "SummaryResult"),
+    ".tail": ("Appended", "FileMark", "read_appended"),
+    ".tokens": ("ContextSize", "estimate_tokens"),
+})

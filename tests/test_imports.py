@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import json
 import subprocess
@@ -116,10 +117,28 @@ def test_all_names_resolve_and_are_unique() -> None:
 
 def test_all_lists_exactly_the_public_names() -> None:
     public = {
-        name for name, value in vars(pikit).items()
-        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
+        name for name in dir(pikit)
+        if not name.startswith("_") and not inspect.ismodule(getattr(pikit, name)) and name != "annotations"
     }
     assert public | {"__version__"} == set(pikit.__all__)
+
+
+@pytest.mark.parametrize("package", ["pikit", "pikit.corpus", "pikit.llm"])
+def test_a_package_imports_its_submodules_when_their_names_are_used(package: str) -> None:
+    """Importing a package runs its own module only; each exported name comes from its submodule when used."""
+    script = f"""
+import json, sys, {package} as p
+before = sorted(m for m in sys.modules if m.startswith("pikit."))
+values = [getattr(p, name) for name in p.__all__]
+after = sorted(m for m in sys.modules if m.startswith("{package}."))
+print(json.dumps([before, after, sorted(set(p.__all__) - set(dir(p)))]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    before, after, undisclosed = json.loads(done.stdout)
+    assert set(before) <= {"pikit._lazy", "pikit.corpus", "pikit.llm"}
+    assert len(after) > 1 and undisclosed == []
+    with pytest.raises(AttributeError, match="no attribute 'nothing_of_that_name'"):
+        importlib.import_module(package).nothing_of_that_name  # noqa: B018 (the lookup is what is tested)
 
 
 def test_public_names_come_from_the_package() -> None:

@@ -11,9 +11,21 @@ The layer sits above the core and imports DuckDB, pandas and Dask only when they
 
 from __future__ import annotations
 
-from .corpus import Corpus, default_index_path
-from .discover import default_root
-from .index import ScanReport
-from .schema import TABLES
+import typing
+
+from .. import _lazy
+
+if typing.TYPE_CHECKING:
+    from .corpus import Corpus, default_index_path
+    from .discover import default_root
+    from .index import ScanReport
+    from .schema import TABLES
 
 __all__ = ["TABLES", "Corpus", "ScanReport", "default_index_path", "default_root"]
+
+__getattr__, __dir__ = _lazy.exports(__name__, {
+    ".corpus": ("Corpus", "default_index_path"),
+    ".discover": ("default_root",),
+    ".index": ("ScanReport",),
+    ".schema": ("TABLES",),
+})

@@ -16,29 +16,34 @@ request (install it with ``pip install 'pikit[llm]'``). Every failure raises
 
 from __future__ import annotations
 
-from pikit.llm.anthropic import AnthropicSummarizer
-from pikit.llm.base import (
-    SUMMARY_KINDS,
-    Summarizer,
-    SummaryKind,
-    SummaryRequest,
-    SummaryResult,
-    combine_usage,
-    empty_usage,
-)
-from pikit.llm.models import (
-    DEFAULT_CONTEXT_WINDOW,
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    MODELS,
-    ModelInfo,
-    Pricing,
-    lookup_model,
-)
-from pikit.llm.offline import OfflineSummarizer
-from pikit.llm.openai import OpenAISummarizer
-from pikit.llm.prompts import SYSTEM_PROMPT, build_prompt
-from pikit.llm.select import SUMMARIZERS, get_summarizer
-from pikit.llm.transport import RetryPolicy
+import typing
+
+from .. import _lazy
+
+if typing.TYPE_CHECKING:
+    from pikit.llm.anthropic import AnthropicSummarizer
+    from pikit.llm.base import (
+        SUMMARY_KINDS,
+        Summarizer,
+        SummaryKind,
+        SummaryRequest,
+        SummaryResult,
+        combine_usage,
+        empty_usage,
+    )
+    from pikit.llm.models import (
+        DEFAULT_CONTEXT_WINDOW,
+        DEFAULT_MAX_OUTPUT_TOKENS,
+        MODELS,
+        ModelInfo,
+        Pricing,
+        lookup_model,
+    )
+    from pikit.llm.offline import OfflineSummarizer
+    from pikit.llm.openai import OpenAISummarizer
+    from pikit.llm.prompts import SYSTEM_PROMPT, build_prompt
+    from pikit.llm.select import SUMMARIZERS, get_summarizer
+    from pikit.llm.transport import RetryPolicy
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -63,3 +68,19 @@ __all__ = [
     "get_summarizer",
     "lookup_model",
 ]
+
+__getattr__, __dir__ = _lazy.exports(__name__, {
+    ".anthropic": ("AnthropicSummarizer",),
+    ".base": (
+        "SUMMARY_KINDS", "Summarizer", "SummaryKind", "SummaryRequest", "SummaryResult", "combine_usage",
+        "empty_usage",
+    ),
+    ".models": (
+        "DEFAULT_CONTEXT_WINDOW", "DEFAULT_MAX_OUTPUT_TOKENS", "MODELS", "ModelInfo", "Pricing", "lookup_model",
+    ),
+    ".offline": ("OfflineSummarizer",),
+    ".openai": ("OpenAISummarizer",),
+    ".prompts": ("SYSTEM_PROMPT", "build_prompt"),
+    ".select": ("SUMMARIZERS", "get_summarizer"),
+    ".transport": ("RetryPolicy",),
+})

@@ -42,8 +42,9 @@ def test_all_lists_exactly_the_public_names() -> None:
     assert set(pikit.llm.__all__) == EXPECTED
     public = {
         name
-        for name, value in vars(pikit.llm).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType) and name != "annotations"
+        for name in dir(pikit.llm)
+        if not name.startswith("_") and not isinstance(getattr(pikit.llm, name), types.ModuleType)
+        and name != "annotations"
     }
     assert public == EXPECTED
 

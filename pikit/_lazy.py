@@ -1,0 +1,37 @@
+"""A package's exported names, imported from their submodules when first used (PEP 562).
+
+Importing a package then costs only its own module: a worker process that needs one
+submodule, or a command that needs a few, does not import the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["exports"]
+
+
+def exports(package: str, modules: dict[str, tuple[str, ...]]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of ``package``, which exports the names of ``modules``.
+
+    ``modules`` maps a submodule (relative: ``".session"``) to the names it gives; a name is
+    imported when first used and kept in the package's namespace from then on.
+    """
+    namespace = sys.modules[package].__dict__
+    where = {name: module for module, names in modules.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *where})
+
+    return __getattr__, __dir__
