@@ -21,29 +21,14 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from pikit.llm.anthropic import AnthropicSummarizer
-    from pikit.llm.base import (
-        SUMMARY_KINDS,
-        Summarizer,
-        SummaryKind,
-        SummaryRequest,
-        SummaryResult,
-        combine_usage,
-        empty_usage,
-    )
-    from pikit.llm.models import (
-        DEFAULT_CONTEXT_WINDOW,
-        DEFAULT_MAX_OUTPUT_TOKENS,
-        MODELS,
-        ModelInfo,
-        Pricing,
-        lookup_model,
-    )
-    from pikit.llm.offline import OfflineSummarizer
-    from pikit.llm.openai import OpenAISummarizer
-    from pikit.llm.prompts import SYSTEM_PROMPT, build_prompt
-    from pikit.llm.select import SUMMARIZERS, get_summarizer
-    from pikit.llm.transport import RetryPolicy
+    from .anthropic import AnthropicSummarizer
+    from .base import SUMMARY_KINDS, Summarizer, SummaryKind, SummaryRequest, SummaryResult, combine_usage, empty_usage
+    from .models import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, MODELS, ModelInfo, Pricing, lookup_model
+    from .offline import OfflineSummarizer
+    from .openai import OpenAISummarizer
+    from .prompts import SYSTEM_PROMPT, build_prompt
+    from .select import SUMMARIZERS, get_summarizer
+    from .transport import RetryPolicy
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
