@@ -33,6 +33,7 @@ def _imported_in_fresh_interpreter(statement: str) -> list[str]:
     "statement",
     [
         "import pikit",
+        "import pikit; [getattr(pikit, name) for name in pikit.__all__]",
         "import pikit.cli.context, pikit.cli.tree, pikit.cli.files",
         "import pikit.cli, pikit.cli.app, pikit.cli.common, pikit.cli.compact, pikit.cli.branch",
         "import pikit; s = pikit.loads(open(r'{sessions}/tree-basic.jsonl', 'rb').read()); s.context().tokens",
