@@ -11,6 +11,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pikit.corpus import TABLES, Corpus
 from pikit.corpus.frames import COLUMNS
@@ -470,6 +472,46 @@ def test_a_long_scan_checkpoints_as_it_goes(tmp_path: Path, monkeypatch: pytest.
 
     checkpointed, not_checkpointed = largest_log(500), largest_log(1 << 40)
     assert 0 < checkpointed < not_checkpointed / 4, (checkpointed, not_checkpointed)
+
+
+def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corpus grows scan after scan until its search text is larger than DuckDB's memory limit (24 MB here):
+    every scan completes and every file's words are found. (A checkpoint rewrites a table's last row group
+    holding its strings in memory: the search text is kept in short rows.)"""
+    from pikit.corpus import index
+    from pikit.corpus.filescan import TEXT_PIECE
+
+    monkeypatch.setattr(index, "_MEMORY_LIMIT", "24MB")
+    words = [f"w{k}" for k in range(1_000)]
+    root = tmp_path / "sessions"
+    for batch in range(8):
+        for number in range(batch * 10, batch * 10 + 10):
+            lines, parent = [header(f"s{number}")], None
+            for i in range(400):
+                text = " ".join(words[(number * 7 + i * 13 + j) % len(words)] for j in range(250))
+                lines.append(user(f"e{i}", parent, f"{DAY}10:{i // 60:02d}:{i % 60:02d}.000Z",
+                                  f"{text} file{number}x"))
+                parent = f"e{i}"
+            write(root / f"s{number:02d}.jsonl", *lines)
+        with Corpus.open(root, index=tmp_path / "index.duckdb", workers=1) as corpus:
+            assert corpus.last_scan is not None and corpus.last_scan.read_whole == 10
+    with Corpus.open(root, index=tmp_path / "index.duckdb", workers=1) as corpus:
+        sizes = corpus.sql("SELECT sum(length(text)) AS total, max(length(text)) AS longest FROM texts")
+        assert sizes.total[0] > 30_000_000 and sizes.longest[0] <= TEXT_PIECE
+        assert corpus.search("file7x") == [str(root / "s07.jsonl")]
+        assert corpus.search("file79x w3") == [str(root / "s79.jsonl")]
+
+
+@given(st.lists(st.text(min_size=1, max_size=4_000), min_size=1, max_size=12))
+def test_search_text_is_cut_between_texts_into_short_pieces(texts: list[str]) -> None:
+    from pikit.corpus.filescan import TEXT_PIECE, _pieces
+
+    pieces = _pieces(texts)
+    assert all(len(piece) <= TEXT_PIECE for piece in pieces)
+    start = 0  # each piece is whole texts (a message's, never empty), in order
+    for piece in pieces:
+        start = next(end for end in range(start + 1, len(texts) + 1) if "\n".join(texts[start:end]) == piece)
+    assert start == len(texts)
 
 
 def test_the_layer_imports_heavy_packages_lazily() -> None:
