@@ -91,23 +91,24 @@ __all__ = [
     "write_entry",
 ]
 
-__getattr__, __dir__ = _lazy.exports(__name__, {
-    ".branch_summary": ("collect_branch", "prepare_branch"),
-    ".compaction": ("build_branch_summary", "build_compaction", "context_edit_entry", "label_entry", "write_entry"),
-    ".entry": ("Entry",),
-    ".errors": (
-        "DamagedLineError", "EntryError", "NotASessionError", "PikitError", "SessionFileError", "SettingsError",
-        "SummarizerError", "UnknownEntryError", "WriteError",
-    ),
-    ".following": ("Follower", "follow"),
-    ".loading": ("LoadReport", "Problem", "load", "loads"),
-    ".preparation": ("CompactionTrace", "Preparation", "prepare_compaction", "trace_compaction"),
-    ".projection": ("ProjectedEntry", "Projection"),
-    ".refresh": ("Refresh",),
-    ".session": ("Session",),
-    ".settings": ("CompactionSettings", "Settings", "load_settings"),
-    ".simulate": ("SimulationResult",),
-    ".summarizer": ("Summarizer", "SummaryRequest", "SummaryResult"),
-    ".tail": ("Appended", "FileMark", "read_appended"),
-    ".tokens": ("ContextSize", "estimate_tokens"),
-})
+if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
+    __getattr__, __dir__ = _lazy.exports(__name__, {
+        ".branch_summary": ("collect_branch", "prepare_branch"),
+        ".compaction": ("build_branch_summary", "build_compaction", "context_edit_entry", "label_entry", "write_entry"),
+        ".entry": ("Entry",),
+        ".errors": (
+            "DamagedLineError", "EntryError", "NotASessionError", "PikitError", "SessionFileError", "SettingsError",
+            "SummarizerError", "UnknownEntryError", "WriteError",
+        ),
+        ".following": ("Follower", "follow"),
+        ".loading": ("LoadReport", "Problem", "load", "loads"),
+        ".preparation": ("CompactionTrace", "Preparation", "prepare_compaction", "trace_compaction"),
+        ".projection": ("ProjectedEntry", "Projection"),
+        ".refresh": ("Refresh",),
+        ".session": ("Session",),
+        ".settings": ("CompactionSettings", "Settings", "load_settings"),
+        ".simulate": ("SimulationResult",),
+        ".summarizer": ("Summarizer", "SummaryRequest", "SummaryResult"),
+        ".tail": ("Appended", "FileMark", "read_appended"),
+        ".tokens": ("ContextSize", "estimate_tokens"),
+    })

@@ -142,6 +142,26 @@ print(json.dumps([before, after, sorted(set(p.__all__) - set(dir(p)))]))
         importlib.import_module(package).nothing_of_that_name  # noqa: B018 (the lookup is what is tested)
 
 
+def test_submodules_are_attributes_of_their_package_after_a_plain_import() -> None:
+    script = ("import pikit, pikit.llm, pikit.corpus; "
+              "print(pikit.errors.PikitError.__name__, pikit.llm.transport.__name__, pikit.corpus.index.__name__)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=PACKAGE.parent)
+    assert done.stdout.split() == ["PikitError", "pikit.llm.transport", "pikit.corpus.index"]
+
+
+def test_type_checkers_see_exactly_the_exported_names(tmp_path: Path) -> None:
+    """The lazy packages define ``__getattr__`` only at run time: to mypy, a misspelt name is an error."""
+    snippet = tmp_path / "use.py"
+    snippet.write_text("import pikit\nimport pikit.corpus\nimport pikit.llm\nfrom pikit import Session\n\n"
+                       "session: Session = pikit.load('x')\ncorpus = pikit.corpus.Corpus\n"
+                       "pikit.lod(1)\npikit.corpus.Corpuz\npikit.llm.nothing\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", str(snippet)],
+                          cwd=PACKAGE.parent, capture_output=True, text=True)
+    errors = [line for line in done.stdout.splitlines() if line.startswith(str(snippet))]
+    assert [line.split(":")[1] for line in errors] == ["8", "9", "10"], done.stdout
+
+
 def test_public_names_come_from_the_package() -> None:
     for name in pikit.__all__:
         value = getattr(pikit, name)

@@ -23,9 +23,10 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["TABLES", "Corpus", "ScanReport", "default_index_path", "default_root"]
 
-__getattr__, __dir__ = _lazy.exports(__name__, {
-    ".corpus": ("Corpus", "default_index_path"),
-    ".discover": ("default_root",),
-    ".index": ("ScanReport",),
-    ".schema": ("TABLES",),
-})
+if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
+    __getattr__, __dir__ = _lazy.exports(__name__, {
+        ".corpus": ("Corpus", "default_index_path"),
+        ".discover": ("default_root",),
+        ".index": ("ScanReport",),
+        ".schema": ("TABLES",),
+    })

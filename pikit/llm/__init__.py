@@ -54,18 +54,19 @@ __all__ = [
     "lookup_model",
 ]
 
-__getattr__, __dir__ = _lazy.exports(__name__, {
-    ".anthropic": ("AnthropicSummarizer",),
-    ".base": (
-        "SUMMARY_KINDS", "Summarizer", "SummaryKind", "SummaryRequest", "SummaryResult", "combine_usage",
-        "empty_usage",
-    ),
-    ".models": (
-        "DEFAULT_CONTEXT_WINDOW", "DEFAULT_MAX_OUTPUT_TOKENS", "MODELS", "ModelInfo", "Pricing", "lookup_model",
-    ),
-    ".offline": ("OfflineSummarizer",),
-    ".openai": ("OpenAISummarizer",),
-    ".prompts": ("SYSTEM_PROMPT", "build_prompt"),
-    ".select": ("SUMMARIZERS", "get_summarizer"),
-    ".transport": ("RetryPolicy",),
-})
+if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
+    __getattr__, __dir__ = _lazy.exports(__name__, {
+        ".anthropic": ("AnthropicSummarizer",),
+        ".base": (
+            "SUMMARY_KINDS", "Summarizer", "SummaryKind", "SummaryRequest", "SummaryResult", "combine_usage",
+            "empty_usage",
+        ),
+        ".models": (
+            "DEFAULT_CONTEXT_WINDOW", "DEFAULT_MAX_OUTPUT_TOKENS", "MODELS", "ModelInfo", "Pricing", "lookup_model",
+        ),
+        ".offline": ("OfflineSummarizer",),
+        ".openai": ("OpenAISummarizer",),
+        ".prompts": ("SYSTEM_PROMPT", "build_prompt"),
+        ".select": ("SUMMARIZERS", "get_summarizer"),
+        ".transport": ("RetryPolicy",),
+    })
