@@ -9,13 +9,14 @@ columns as their bytes, lists of plain values, the deflated state).
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import stat
 import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import msgspec
@@ -50,6 +51,8 @@ MESSAGE_COLUMNS = ("entry_index", "role", "provider", "model", "estimate", "inpu
 _JOINED = {"messages": ("session_id", "path")}
 _TYPECODES = {"Int64": "q", "Float64": "d", "boolean": "b"}
 _NUMPY = {"q": "int64", "d": "float64", "b": "bool"}
+# The values a column of numbers or booleans with missing ones holds as a masked array (others stay objects).
+_NULLABLE: dict[str, set[type]] = {"q": {int, type(None)}, "d": {float, int, type(None)}, "b": {bool, type(None)}}
 _WORKER_NICENESS = 5
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
 # Characters of search text a row holds at most (a message's text has at most TEXT_LIMIT): DuckDB rewrites a
@@ -151,14 +154,26 @@ def pack(column: Sequence[Any], dtype: str) -> Any:
     return column if isinstance(column, list) else list(column)
 
 
-def to_numpy(np: Any, parts: list[Any]) -> Any:
-    """One column of several packed parts as a numpy array DuckDB reads as is."""
+def to_numpy(np: Any, parts: list[Any], dtype: str | None = None) -> Any:
+    """One column of several packed parts as a numpy array DuckDB reads as is.
+
+    A column of ``dtype`` numbers or booleans with missing values is a masked array: as Python
+    objects, DuckDB would type it by a sample of its values (a count beyond 2**31 after a
+    thousand small ones would not fit the type it chose).
+    """
     first = parts[0]
     if all(isinstance(part, array) and part.typecode == first.typecode for part in parts):
         joined = first if len(parts) == 1 else array(first.typecode, b"".join(parts))
         return np.frombuffer(joined, dtype=_NUMPY[first.typecode])  # (no copy)
     values = np.empty(sum(map(len, parts)), dtype=object)  # (np.array would make a list of lists two-dimensional)
     values[:] = parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+    code = _TYPECODES.get(dtype or "")
+    if code is not None and set(map(type, values)) <= _NULLABLE[code]:
+        missing = np.fromiter(map(operator.is_, values, repeat(None)), dtype=bool, count=len(values))
+        values[missing] = 0
+        with contextlib.suppress(OverflowError):  # (a whole number beyond int64: kept as values)
+            return np.ma.masked_array(values.astype(_NUMPY[code]), mask=missing)
+        values[missing] = None
     return values
 
 

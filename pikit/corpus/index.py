@@ -208,7 +208,8 @@ class Index:
         import numpy as np
 
         first = parts[0]
-        batch = {f"c{i}": to_numpy(np, [part.values[i] for part in parts]) for i in range(len(first.names))}
+        batch = {f"c{i}": to_numpy(np, [part.values[i] for part in parts], dtype)
+                 for i, dtype in enumerate(first.dtypes)}
         select = [f"TRY_CAST(c{i} AS TIMESTAMPTZ)" if d.startswith("datetime") else f"CAST(c{i} AS {_SQL[d]})"
                   for i, d in enumerate(first.dtypes)]
         computed = COMPUTED_COLUMNS.get(table, {})

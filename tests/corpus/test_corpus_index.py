@@ -412,6 +412,35 @@ def test_packed_columns_become_the_same_values_in_numpy() -> None:
     assert to_numpy(np, [pack(("a", None), "string"), pack(["b"], "string")]).tolist() == ["a", None, "b"]
 
 
+def test_numbers_with_missing_values_become_masked_arrays() -> None:
+    import numpy as np
+
+    from pikit.corpus.filescan import pack, to_numpy
+
+    counts = to_numpy(np, [pack([None] * 2_000, "Int64"), pack([3_000_000_000, None], "Int64")], "Int64")
+    assert counts.dtype == np.int64 and counts.tolist() == [None] * 2_000 + [3_000_000_000, None]
+    costs = to_numpy(np, [pack([None, 1], "Float64"), pack([0.5], "Float64")], "Float64")
+    assert costs.dtype == np.float64 and costs.tolist() == [None, 1.0, 0.5]
+    assert to_numpy(np, [pack([None, True], "boolean")], "boolean").tolist() == [None, True]
+    huge = to_numpy(np, [pack([None, 2**70], "Int64")], "Int64")  # (not an int64: kept as it is)
+    assert huge.dtype == object and huge.tolist() == [None, 2**70]
+
+
+def test_a_count_beyond_32_bits_after_many_messages_without_usage(tmp_path: Path) -> None:
+    """DuckDB types a column of Python objects by a sample of its values: a large total among many missing
+    ones once stopped the scan ("out of range for type INT")."""
+    lines, parent = [header("big")], None
+    for i in range(3_000):
+        stamp = f"{DAY}10:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+        lines.append(user(f"e{i}", parent, stamp, "hello") if i % 10 else
+                     assistant(f"e{i}", parent, stamp, tokens=3_000_000_000 if i == 2_990 else 100))
+        parent = f"e{i}"
+    write(tmp_path / "s" / "big.jsonl", *lines)
+    with Corpus.open(tmp_path / "s", index=tmp_path / "index.duckdb", workers=1) as corpus:
+        assert corpus.sql("SELECT max(input_tokens) AS t FROM messages").t[0] == 3_000_000_000
+        assert corpus.table("problems").empty
+
+
 def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
     with _corpus(sample_corpus, tmp_path) as corpus:
         compactions = corpus.compactions
