@@ -139,9 +139,8 @@ def _check_usage_args(args: argparse.Namespace) -> None:
 
 def _cost_sum(costs: Iterator[float]) -> float:
     """Costs added with compensated summation; Infinity and -Infinity together make NaN, as in JavaScript."""
-    values = list(costs)
     try:
-        return math.fsum(values)
+        return math.fsum(costs)
     except ValueError:  # (math.fsum refuses inf + -inf)
         return math.nan
 
