@@ -15,6 +15,7 @@ past and the line reported as damaged.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import itertools
 import os
 from collections.abc import Callable, Iterable
@@ -28,6 +29,7 @@ from . import jsjson
 from .entry import Entry
 from .errors import DamagedLineError, NotASessionError, SessionFileError
 from .migration import CURRENT_VERSION, header_version, migrate
+from .progress import BYTES, Progress, reporting
 from .reading import NotRegularFileError, open_regular
 
 if TYPE_CHECKING:
@@ -41,10 +43,7 @@ CHUNK_SIZE = 8 * 1024 * 1024
 #: The longest line kept (128 MiB). A longer line is skipped and reported; Pi itself cannot
 #: hold a line of more than about 512 MiB (JavaScript's longest string).
 MAX_LINE_BYTES = 128 * 1024 * 1024
-_BAR_MIN_BYTES = 32 * 1024 * 1024
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
-
-ProgressCallback = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -250,34 +249,13 @@ def _describe_bad_json(line: bytes, reason: str) -> str:
     return f"malformed JSON: {reason} (line skipped)"
 
 
-def _progress_bar(total: int, name: str) -> tuple[ProgressCallback, Callable[[], None]]:
-    """A tqdm bar (notebook-aware) when tqdm is installed, else a line on stderr."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        import sys
-
-        def line(done: int, total: int) -> None:
-            sys.stderr.write(f"\rloading {name}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB")
-
-        def end() -> None:
-            sys.stderr.write("\n")
-
-        return line, end
-    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"loading {name}", leave=False)
-
-    def update(done: int, total: int) -> None:
-        bar.update(done - bar.n)
-
-    return update, bar.close
-
-
 def load(path: str | os.PathLike[str], *, strict: bool = False,
-         progress: ProgressCallback | bool | None = None, wait_for_last_line: bool = False) -> Session:
+         progress: Progress = None, wait_for_last_line: bool = False) -> Session:
     """Load a session file (read-only).
 
-    ``progress`` is a callback ``(done_bytes, total_bytes)`` called after each chunk, or
-    ``True`` for a progress bar on files of 32 MB and more (tqdm in notebooks).
+    ``progress`` (:mod:`pikit.progress`): by default a bar in a notebook for a file of 32 MB or
+    more, nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback
+    ``(done_bytes, total_bytes)`` is called after each chunk.
     A last line without its newline is read as a line, unless ``wait_for_last_line``: then
     it is left for :meth:`Session.refresh` (a writer is still at it; used when following).
     Raises :class:`SessionFileError` for a missing or unreadable file or one that is not
@@ -309,24 +287,19 @@ def _too_long(size: int) -> str:
             "(line skipped)")
 
 
-def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallback | bool | None,
+def _load_from(handle: Any, source: str, strict: bool, progress: Progress,
                wait_for_last_line: bool = False) -> Session:
     from .session import Session
     from .tail import mark_at
 
-    with handle:
+    with handle, contextlib.ExitStack() as stack:
         try:
             stat = os.fstat(handle.fileno())
             total, mtime_ns = stat.st_size, stat.st_mtime_ns
         except OSError:
             total, mtime_ns = 0, None
         builder = _Builder(source, strict, keep_all=total < _KEEP_ALL_BELOW)
-        close: Callable[[], None] | None = None
-        callback: ProgressCallback | None = None
-        if progress is True and total >= _BAR_MIN_BYTES:
-            callback, close = _progress_bar(total, os.path.basename(source))
-        elif callable(progress):
-            callback = progress
+        callback = stack.enter_context(reporting(progress, f"loading {os.path.basename(source)}", total, BYTES))
         # The unfinished line is kept as pieces (joined once, when its newline arrives), and
         # only up to MAX_LINE_BYTES of it: beyond that its bytes are only counted.
         pending: list[bytes] = []
@@ -381,8 +354,6 @@ def _load_from(handle: Any, source: str, strict: bool, progress: ProgressCallbac
         builder.report.bytes = done
         builder.report.lines = number
         builder.report.mtime_ns = mtime_ns
-        if close is not None:
-            close()
     header, entries, report = builder.finish()
     session = Session(header, entries, path=source, report=report)
     session._strict = strict

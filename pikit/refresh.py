@@ -115,10 +115,10 @@ def _apply(session: Session, builder: _Builder, mark: FileMark, pending: int, un
 
 
 def reload_session(session: Session, reason: str) -> Refresh:
-    """Load the session's file again whole, in place, and say why."""
+    """Load the session's file again whole, in place, and say why (no progress bar: this runs in the background)."""
     assert session.path is not None
     before = session.leaf_id
-    fresh = load(session.path, strict=session._strict, wait_for_last_line=True)
+    fresh = load(session.path, strict=session._strict, wait_for_last_line=True, progress=False)
     session._adopt(fresh)
     mark = fresh.report.mark
     pending = fresh.report.bytes - mark.offset if mark is not None else 0

@@ -41,8 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 from .compaction import compaction_entry, summarize_preparation
 from .entry import Entry
+from .formatting import plural
 from .migration import new_id
 from .preparation import prepare_compaction
+from .progress import ENTRIES, Progress, ProgressCallback, reporting, tracked
 from .projection import entry_messages, project_path, replay_system
 from .session import CURRENT
 from .settings import CompactionSettings
@@ -232,11 +234,15 @@ class _Recorded(_Context):
 
 
 def simulate(session: Session, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
-             leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage") -> SimulationResult:
+             leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage",
+             progress: Progress = None) -> SimulationResult:
     """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``.
 
     ``sizes`` is ``"usage"`` (start from the recorded usage, as Pi's context size rule does)
-    or ``"estimate"`` (Pi's estimate alone); see the module docstring.
+    or ``"estimate"`` (Pi's estimate alone); see the module docstring. ``progress``
+    (:mod:`pikit.progress`): by default a bar in a notebook for a branch of 5,000 entries or more,
+    nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback is called
+    ``(entries replayed, entries)`` after each entry.
     """
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
@@ -247,7 +253,8 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
     recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
     runaway = _RunawayGuard(result)
-    for index, entry in enumerate(branch):
+    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')}", len(branch),
+                                          ENTRIES)):
         if recorded is not None:
             recorded.add(entry)
         if entry.type == "compaction" and not keep_existing:
@@ -318,12 +325,26 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
 
 def sweep(session: Session, summarizer: Summarizer, *, context_windows: Sequence[int],
           settings: Iterable[CompactionSettings], leaf: Any = CURRENT, keep_existing: bool = False,
-          sizes: str = "usage") -> list[SimulationResult]:
-    """:func:`simulate` for every combination of context window and settings."""
-    combos = list(settings)
-    return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing,
-                     sizes=sizes)
-            for w in context_windows for s in combos]
+          sizes: str = "usage", progress: Progress = None) -> list[SimulationResult]:
+    """:func:`simulate` for every combination of context window and settings (``progress`` counts
+    each entry once per combination)."""
+    chosen = list(settings)
+    combos = [(w, s) for w in context_windows for s in chosen]
+    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    entries = len(session.branch(leaf_id)) if leaf_id is not None else 0
+    total = entries * len(combos)
+    with reporting(progress, f"replaying {plural(entries, 'entry')} under {plural(len(combos), 'setting')}",
+                   total, ENTRIES) as callback:
+        return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing,
+                         sizes=sizes, progress=_part(callback, i * entries, total))
+                for i, (w, s) in enumerate(combos)]
+
+
+def _part(callback: ProgressCallback | None, before: int, total: int) -> ProgressCallback | bool:
+    """The progress of one replay of a sweep, as part of the sweep's."""
+    if callback is None:
+        return False
+    return lambda done, _entries: callback(before + done, total)
 
 
 def threshold_table(results: Iterable[SimulationResult]) -> list[dict[str, Any]]:

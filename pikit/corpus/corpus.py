@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PikitError
+from ..progress import Progress
 from . import index as _index
 from .discover import default_root
 from .schema import TABLES
@@ -78,7 +79,7 @@ class Corpus:
 
     @classmethod
     def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
-             workers: int | None = None, scan: bool = True) -> Corpus:
+             workers: int | None = None, scan: bool = True, progress: Progress = None) -> Corpus:
         """Open (and bring up to date) the corpus of ``root``.
 
         ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
@@ -87,20 +88,26 @@ class Corpus:
         ``client``: a ``distributed.Client`` to scan the files on its workers
         (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
-        and with 1, this process).
+        and with 1, this process). ``progress``: see :meth:`scan`.
         """
         path = os.fspath(index) if index is not None else default_index_path(root)
         corpus = cls(root, _index.Index(path), client, workers)
         if scan:
-            corpus.scan()
+            corpus.scan(progress)
         return corpus
 
-    def scan(self, progress: _index.ProgressCallback | None = None) -> _index.ScanReport:
-        """Read what changed since the last scan (new files, appended lines, rewritten files)."""
+    def scan(self, progress: Progress = None) -> _index.ScanReport:
+        """Read what changed since the last scan (new files, appended lines, rewritten files).
+
+        ``progress`` (:mod:`pikit.progress`): by default a bar in a notebook when there are 32 MB
+        or more to read, nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a
+        callback is called ``(bytes read, bytes to read)`` as each file's result arrives (from the
+        Dask workers too).
+        """
         if self.client is not None:
             from .dask import scan_distributed
 
-            self.last_scan = scan_distributed(self._index, self.root, self.client)
+            self.last_scan = scan_distributed(self._index, self.root, self.client, progress)
         else:
             self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
         return self.last_scan

@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..progress import Progress
 from . import index as _index
 from .filescan import FileResult, scan_file
 
 __all__ = ["scan_distributed"]
 
 
-def scan_distributed(index: _index.Index, root: Any, client: Any) -> _index.ScanReport:
-    """Bring ``index`` in step with ``root`` using ``client``'s workers (a ``distributed.Client``)."""
+def scan_distributed(index: _index.Index, root: Any, client: Any, progress: Progress = None) -> _index.ScanReport:
+    """Bring ``index`` in step with ``root`` using ``client``'s workers (a ``distributed.Client``); ``progress``
+    is reported as results arrive (:func:`pikit.corpus.index.scan`)."""
 
     def run(jobs: list[_index.Job]) -> Iterator[FileResult]:
         from distributed import as_completed
@@ -37,4 +39,4 @@ def scan_distributed(index: _index.Index, root: Any, client: Any) -> _index.Scan
             for future in futures:
                 future.release()
 
-    return _index.scan(index, root, runner=run)
+    return _index.scan(index, root, progress, runner=run)

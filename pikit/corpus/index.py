@@ -30,6 +30,8 @@ from typing import Any
 import msgspec
 
 from ..errors import PikitError
+from ..formatting import plural
+from ..progress import BYTES, Progress, tracked
 from ..tail import FileMark
 from .discover import find_files, is_url
 from .filescan import (
@@ -66,9 +68,6 @@ _PLAIN = "USING COMPRESSION uncompressed"
 _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
-
-ProgressCallback = Callable[[int, int], None]
-
 
 @dataclass
 class ScanReport:
@@ -354,11 +353,13 @@ def _to_read(job: Job) -> int:
 Runner = Callable[[list[Job]], Iterable[FileResult]]
 
 
-def scan(index: Index, root: Any, progress: ProgressCallback | None = None, workers: int = 1,
+def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
          runner: Runner | None = None) -> ScanReport:
     """Bring the index in step with the files of ``root``.
 
     ``workers`` processes read the changed files (``runner`` replaces them: the Dask engine).
+    ``progress`` (:mod:`pikit.progress`) is told the bytes read as each file's result arrives, of
+    the bytes there were to read (of local files: a URL's size is not looked up).
     """
     todo, listing, gone, new = plan(index, root)
     report = ScanReport(files=len(todo), removed=len(gone))
@@ -374,15 +375,16 @@ def scan(index: Index, root: Any, progress: ProgressCallback | None = None, work
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen, messages.get(file_id, []))
                        for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
+    results = tracked(results, progress, f"scanning {plural(len(jobs), 'file')}", sum(map(_to_read, jobs)), BYTES,
+                      lambda result: result.bytes_read)
     with _scanning(index):
-        _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results, progress)
+        _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results)
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
 
 def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: list[tuple[str, str, str]],
-                gone: list[int], new: set[int], changed: list[int], results: Iterable[FileResult],
-                progress: ProgressCallback | None) -> None:
+                gone: list[int], new: set[int], changed: list[int], results: Iterable[FileResult]) -> None:
     """Write what a scan read, in steps that are transactions, then checkpoint."""
     # Batches are committed as they come (memory stays bounded). A scan that was interrupted leaves
     # a mark: the next one then counts every message again.
@@ -392,7 +394,7 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
         index.forget(gone)
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
-    _collect(index, report, results, progress, len(changed), new)
+    _collect(index, report, results, new)
     with _transaction(index):
         record_listing(index, listing)
         if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
@@ -445,8 +447,7 @@ def _keys_of(index: Index, gone: list[int]) -> list[int]:
     return [row[0] for row in rows]
 
 
-def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], progress: ProgressCallback | None,
-             total: int, new: set[int]) -> None:
+def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], new: set[int]) -> None:
     """Write the results as they come: messages by :data:`_FLUSH_ROWS`, the other tables less often.
 
     Each insert costs a few milliseconds whatever its size, so the small tables wait until they
@@ -457,7 +458,7 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
     pending: list[FileResult] = []  # messages not written yet
     others: list[FileResult] = []  # messages written; the other tables and the state not yet
     held = other_rows = state_bytes = unsaved = 0
-    for done, result in enumerate(results, 1):
+    for result in results:
         if result.unchanged:
             report.unchanged += 1
         elif result.whole:
@@ -486,8 +487,6 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], pr
             if unsaved >= _CHECKPOINT_ROWS:
                 index.con.execute("CHECKPOINT")
                 unsaved = 0
-        if progress is not None:
-            progress(done, total)
     with _transaction(index):
         index.write_messages(pending, new)
         index.write_others(others + pending)
