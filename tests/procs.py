@@ -45,3 +45,33 @@ def one_error_line(proc: subprocess.CompletedProcess[bytes], *needles: str) -> s
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+def on_a_terminal(*argv: str | os.PathLike[str], stream: str = "stdout", environment: dict[str, str] | None = None,
+                  timeout: float = 300) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``python -m pikit ARGV`` with ``stream`` (``"stdout"`` or ``"stderr"``) on a pseudo-terminal and the
+    other one piped: the finished process and what the terminal received."""
+    import pty
+    import threading
+
+    leader, follower = pty.openpty()
+    screen: list[bytes] = []
+
+    def drain() -> None:  # a terminal's buffer is small: read while the command writes
+        try:
+            while chunk := os.read(leader, 65536):
+                screen.append(chunk)
+        except OSError:
+            pass
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, stream: follower}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pikit", *map(str, argv)], **streams,
+                              env=environment if environment is not None else env(), timeout=timeout, check=False)
+    finally:
+        os.close(follower)
+    reader.join(10)
+    os.close(leader)
+    return done, b"".join(screen)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..progress import BYTES, ENTRIES, WORTH_SHOWING
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -64,9 +65,18 @@ def _retries(text: str) -> int:
     return value
 
 
-def _session_arg(p: argparse.ArgumentParser) -> None:
+def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
     p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
     p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
+    if progress:
+        _progress_arg(p)
+
+
+def _progress_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true",
+                   help=f"no progress line on stderr (a terminal gets one for long work: "
+                        f"{WORTH_SHOWING[BYTES] // 1_000_000} MB or more to read, a replay of {WORTH_SHOWING[ENTRIES]:,} "
+                        "entries or more)")
 
 
 def _json_arg(p: argparse.ArgumentParser) -> None:
@@ -169,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_lazy("files:run_info"))
 
     p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
-    _session_arg(p)
+    _session_arg(p, progress=False)
     p.add_argument("--context-window", type=_non_negative, metavar="N",
                    help="the context window in tokens (default: the leaf's model, if known, else 128000)")
     p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
@@ -196,6 +206,7 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
                    help="scan here (default) or on a Dask cluster")
     p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
                    "(tcp://host:8786) or 'local' for a two-worker cluster on this machine")
+    _progress_arg(p)
     _json_arg(p)
 
 

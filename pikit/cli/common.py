@@ -2,62 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-import time
+from collections.abc import Iterator
 from typing import Any
 
 from .. import jsjson
 from ..formatting import plural
 from ..loading import load
+from ..progress import Line, Progress
 from ..session import Session
 from ..settings import Settings, load_settings
-from .terminal import inert, trusted
-
-_PROGRESS_MIN_BYTES = 32 * 1024 * 1024
+from .terminal import trusted
 
 
-class _StderrProgress:
-    """A one-line progress indicator on an interactive stderr."""
+@contextlib.contextmanager
+def terminal_progress(args: Any) -> Iterator[Progress]:
+    """Progress of the command's long work (loading, scanning, replaying; :mod:`pikit.progress`): a
+    line on stderr when stderr is a terminal, unless ``--no-progress``; nothing otherwise.
 
-    def __init__(self, path: str) -> None:
-        self.name = os.path.basename(path)
-        self.start = time.monotonic()
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < 0.5 or not total:
-            return
-        self.shown = True
-        pct = 100 * done / total
-        err = trusted(sys.stderr)
-        err.write(f"\rloading {inert(self.name)}: {done / 1e6:,.0f} / {total / 1e6:,.0f} MB ({pct:.0f}%)")
-        err.flush()
-
-    def close(self) -> None:
-        if self.shown:
-            err = trusted(sys.stderr)
-            err.write("\r\033[K")
-            err.flush()
+    The line is cleared when the block ends, however it ends.
+    """
+    if getattr(args, "no_progress", False) or not sys.stderr.isatty():
+        yield False
+        return
+    with Line(trusted(sys.stderr)) as line:
+        yield line
 
 
 def open_session(args: Any, *, note_v1: bool = False) -> Session:
     """Load the command's FILE, with progress on an interactive terminal and a damage warning
     (and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
-    progress = None
-    try:
-        big = os.path.getsize(path) >= _PROGRESS_MIN_BYTES
-    except OSError:
-        big = False
-    if big and sys.stderr.isatty():
-        progress = _StderrProgress(path)
-    try:
+    with terminal_progress(args) as progress:
         session = load(path, strict=getattr(args, "strict", False), progress=progress)
-    finally:
-        if progress is not None:
-            progress.close()
     damaged = session.report.damaged_lines
     if damaged:
         lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")

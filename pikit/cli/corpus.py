@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PikitError
+from .common import terminal_progress
 
 _SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
                    "name", "first_user_message", "size", "entries", "messages", "user_messages",
@@ -56,7 +57,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
 def _open(args: argparse.Namespace, client: Any) -> Any:
     from ..corpus import Corpus
 
-    corpus = Corpus.open(args.dir, index=args.index, client=client)
+    with terminal_progress(args) as progress:
+        corpus = Corpus.open(args.dir, index=args.index, client=client, progress=progress)
     report = corpus.last_scan
     query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
     problems = corpus.connection.execute(query).fetchall() if report is not None and report.problems else []

@@ -8,8 +8,8 @@ from argparse import Namespace
 
 from ..formatting import fmt_int, plural
 from ..settings import CompactionSettings
-from ..simulate import SimulationResult, simulate, threshold_table
-from .common import open_session, print_json, resolve_leaf, session_settings
+from ..simulate import SimulationResult, sweep, threshold_table
+from .common import open_session, print_json, resolve_leaf, session_settings, terminal_progress
 
 
 def run(args: Namespace) -> int:
@@ -24,11 +24,11 @@ def run(args: Namespace) -> int:
     for window, reserve in sorted({(w, r) for w in args.context_window for r in reserves if r >= w}):
         print(f"pikit: warning: reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the "
               "threshold is not positive, so Pi would compact after every assistant message", file=sys.stderr)
-    runs: list[SimulationResult] = []
-    for window, reserve, keep in itertools.product(args.context_window, reserves, keeps):
-        settings = CompactionSettings(effective.enabled, reserve, keep, args.model)
-        runs.append(simulate(session, summarizer, context_window=window, settings=settings, leaf=leaf,
-                             keep_existing=args.keep_existing, sizes=args.sizes))
+    settings = [CompactionSettings(effective.enabled, reserve, keep, args.model)
+                for reserve, keep in itertools.product(reserves, keeps)]
+    with terminal_progress(args) as progress:
+        runs = sweep(session, summarizer, context_windows=args.context_window, settings=settings, leaf=leaf,
+                     keep_existing=args.keep_existing, sizes=args.sizes, progress=progress)
     for r in runs:
         if r.runaway is not None and r.threshold > 0:  # a threshold ≤ 0 was warned about above
             print(f"pikit: warning: {runaway_note(r)}", file=sys.stderr)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from pikit.cli import main
 from pikit.cli.demo import preview, project_root
 from pikit.cli.pager import pager_command
+from tests.procs import on_a_terminal
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
 HEADER = {"type": "session", "version": 3, "id": "one", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -150,27 +149,9 @@ def _on_a_terminal(argv: list[str], pager_file: Path, extra_env: dict[str, str] 
     """Run pikit with stdout on a pseudo-terminal and a pager that copies its input to ``pager_file``."""
     env = {**os.environ, "PAGER": f"sh -c 'cat > {pager_file}'", **(extra_env or {})}
     env.pop("PIKIT_PAGER", None)
-    leader, follower = pty.openpty()
-    screen: list[bytes] = []
-
-    def drain() -> None:  # a terminal's buffer is small: read while the command writes
-        try:
-            while chunk := os.read(leader, 65536):
-                screen.append(chunk)
-        except OSError:
-            pass
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        done = subprocess.run([sys.executable, "-m", "pikit", *argv], stdout=follower, stderr=subprocess.PIPE,
-                              env=env, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-    finally:
-        os.close(follower)
-    reader.join(10)
-    os.close(leader)
-    return b"".join(screen).decode("utf-8", "replace")
+    done, screen = on_a_terminal(*argv, environment=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return screen.decode("utf-8", "replace")
 
 
 def test_terminal_output_goes_through_the_pager(tmp_path: Path) -> None:
