@@ -73,10 +73,10 @@ def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
 
 
 def _progress_arg(p: argparse.ArgumentParser) -> None:
+    megabytes, entries = WORTH_SHOWING[BYTES] // 10**6, WORTH_SHOWING[ENTRIES]
     p.add_argument("--no-progress", action="store_true",
-                   help=f"no progress line on stderr (a terminal gets one for long work: "
-                        f"{WORTH_SHOWING[BYTES] // 1_000_000} MB or more to read, a replay of {WORTH_SHOWING[ENTRIES]:,} "
-                        "entries or more)")
+                   help=f"no progress line on stderr (a terminal gets one for long work: {megabytes} MB or more to "
+                        f"read, a replay of {entries:,} entries or more)")
 
 
 def _json_arg(p: argparse.ArgumentParser) -> None:

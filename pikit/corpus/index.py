@@ -69,6 +69,7 @@ _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written i
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
 
+
 @dataclass
 class ScanReport:
     """What a scan did."""
