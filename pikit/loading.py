@@ -43,8 +43,8 @@ CHUNK_SIZE = 8 * 1024 * 1024
 MAX_LINE_BYTES = 128 * 1024 * 1024
 _BAR_MIN_BYTES = 32 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: Pi's JSON.parse refuses a line that starts with it
-_BOM_HEADER = ("line 1 starts with a UTF-8 byte order mark (BOM), which Pi does not read either, so the file has no "
-               "session header; save it as UTF-8 without a BOM")
+_BOM_HEADER = ("line 1 is not a session header: it starts with a UTF-8 byte order mark (BOM), which Pi does not read "
+               "either; save the file as UTF-8 without a BOM")
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
 
 ProgressCallback = Callable[[int, int], None]
