@@ -57,7 +57,24 @@ __all__ = [
     "SummarizerTransportError",
     "UnknownEntryError",
     "WriteError",
+    "echo",
 ]
+
+#: How many characters of a value an error message quotes (:func:`echo`).
+ECHO_LIMIT = 60
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """``value`` as an error message quotes it: ``repr`` of its first ``limit`` characters.
+
+    A longer value ends in ``…`` and its length follows, so a mistaken value of any size
+    costs a short line. ``repr`` escapes every control character, bidirectional override and
+    lone surrogate, so the quoted value is inert on a terminal too.
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit] + '…'!r} ({len(text):,} characters)"
 
 
 class PikitError(Exception):
@@ -98,7 +115,7 @@ class UnknownEntryError(EntryError, KeyError):
     """An entry id that the session does not hold."""
 
     def __init__(self, entry_id: str, where: str = "the session") -> None:
-        super().__init__(entry_id, f"no entry with id {entry_id!r} in {where}")
+        super().__init__(entry_id, f"no entry with id {echo(entry_id)} in {where}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])

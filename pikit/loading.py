@@ -43,6 +43,9 @@ CHUNK_SIZE = 8 * 1024 * 1024
 #: The longest line kept (128 MiB). A longer line is skipped and reported; Pi itself cannot
 #: hold a line of more than about 512 MiB (JavaScript's longest string).
 MAX_LINE_BYTES = 128 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: Pi's JSON.parse refuses a line that starts with it
+_BOM_HEADER = ("line 1 is not a session header: it starts with a UTF-8 byte order mark (BOM), which Pi does not read "
+               "either; save the file as UTF-8 without a BOM")
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
 
 
@@ -159,6 +162,7 @@ class _Builder:
         self.header: dict[str, Any] | None = None
         self.entries: list[Entry] = []
         self.objects: list[dict[str, Any]] | None = None  # kept when migration needs them
+        self.bom = False  # line 1 was a byte order mark before JSON (and so damaged)
 
     def damaged(self, number: int, reason: str) -> None:
         if self.strict:
@@ -184,6 +188,7 @@ class _Builder:
             try:
                 obj = jsjson.loads(line)  # what orjson refuses but JavaScript accepts, or a damaged line
             except jsjson.JSONParseError as exc:
+                self.bom = self.bom or (number == 1 and line.startswith(_BOM))
                 self.damaged(number, _describe_bad_json(line, str(exc)))
                 return
         if not isinstance(obj, dict):
@@ -193,7 +198,7 @@ class _Builder:
             if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
                 raise NotASessionError(
                     self.source,
-                    f"line {number} is not a session header (expected "
+                    _BOM_HEADER if self.bom else f"line {number} is not a session header (expected "
                     '{"type":"session","id":...}); is this a Pi session file?',
                 )
             self.header = obj
@@ -216,7 +221,7 @@ class _Builder:
     def finish(self) -> tuple[dict[str, Any], list[Entry], LoadReport]:
         if self.header is None:
             what = "is empty" if not self.report.found else "has no parseable session header"
-            raise NotASessionError(self.source, f"{what}; not a Pi session file")
+            raise NotASessionError(self.source, _BOM_HEADER if self.bom else f"{what}; not a Pi session file")
         if self.objects is not None:
             renamed = {id(e) for e in self.entries if e.role == "hookMessage"}
             version = self.report.migrated_from = migrate(self.objects)
@@ -240,6 +245,8 @@ def _js_type(value: Any) -> str:
 
 
 def _describe_bad_json(line: bytes, reason: str) -> str:
+    if line.startswith(_BOM):
+        return "a UTF-8 byte order mark (BOM) before the JSON, which Pi does not read (line skipped)"
     try:
         line.decode("utf-8")
     except UnicodeDecodeError:

@@ -17,6 +17,7 @@ written again from the start, which a follower sees as a rewrite and reloads).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -28,7 +29,10 @@ from .jsjson import loads as js_loads
 from .loading import MAX_LINE_BYTES
 from .timestamps import parse_ms
 
-__all__ = ["main", "replay"]
+__all__ = ["MAX_GAP", "main", "replay"]
+
+#: The longest ``max_gap``: a day, in seconds (every pause stays a wait that ``time.sleep`` can make).
+MAX_GAP = 86_400.0
 
 
 def _lines(source: str) -> Iterator[bytes]:
@@ -66,10 +70,10 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
     without a usable timestamp waits ``1 / speed`` seconds), at most ``max_gap`` seconds.
     Returns the number of lines written. ``on_line(number, line)`` is called after each.
     """
-    if speed <= 0:
-        raise PikitError("--speed must be more than 0 (1 is the original pace, 5 five times faster)")
-    if max_gap < 0:
-        raise PikitError("--max-gap must be zero or more seconds")
+    if not 0 < speed < math.inf:  # also refuses NaN
+        raise PikitError("--speed must be more than 0 and finite (1 is the original pace, 5 five times faster)")
+    if not 0 <= max_gap <= MAX_GAP:
+        raise PikitError(f"--max-gap must be 0 to {MAX_GAP:,.0f} seconds")
     source, out = os.fspath(source), os.fspath(out)
     if not os.path.isfile(source):
         raise PikitError(f"{source}: no such session file; check the path")

@@ -10,7 +10,7 @@ from . import jsjson
 from . import tree as _tree
 from .ancestry import Ancestry, build_ancestry, extend_ancestry
 from .entry import Entry
-from .errors import PikitError, UnknownEntryError
+from .errors import PikitError, UnknownEntryError, echo
 from .loading import LoadReport, Problem
 from .migration import CURRENT_VERSION, migrate, new_id
 from .timestamps import iso_now
@@ -229,7 +229,8 @@ class Session:
         if len(matches) == 1:
             return self.by_id[matches[0]]
         if matches:
-            raise PikitError(f"entry id prefix {prefix!r} is ambiguous ({len(matches)} entries); give more characters")
+            raise PikitError(f"entry id prefix {echo(prefix)} is ambiguous ({len(matches)} entries); "
+                             "give more characters")
         raise UnknownEntryError(prefix, self.path or "the session")
 
     @property

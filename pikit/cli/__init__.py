@@ -17,7 +17,7 @@ from types import FrameType
 
 from ..errors import PikitError
 from .app import build_parser
-from .terminal import inert_streams
+from .terminal import cut_echoes, inert_streams
 
 __all__ = ["main", "run"]
 
@@ -36,6 +36,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
@@ -45,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.run(args) or 0)
         except PikitError as exc:
-            print(f"pikit: error: {exc}", file=sys.stderr)
+            print(f"pikit: error: {cut_echoes(str(exc), argv)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             print("pikit: interrupted", file=sys.stderr)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..errors import echo
 from ..progress import BYTES, ENTRIES, WORTH_SHOWING
+from .terminal import cut_echoes
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -24,45 +28,57 @@ def _lazy(target: str) -> Runner:
     return run
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected non-negative whole numbers, got {text!r}")
-    return values
+_MAX_SECONDS = 86_400.0  # pikit.llm.transport.MAX_TIMEOUT (not imported: the CLI starts without pikit.llm)
+_MAX_WHOLE = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: Pi's counts are JavaScript numbers
+_MAX_SWEEP = 100  # values in one N[,N...] list
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
-    return value
+def _shown(number: float) -> str:
+    return f"{number:,}" if isinstance(number, int) else f"{number:,g}"
 
 
-_MAX_TIMEOUT = 86_400.0  # pikit.llm.transport.MAX_TIMEOUT (not imported: the CLI starts without pikit.llm)
-_MAX_RETRIES = 100
+def _ranged(parse: Callable[[str], Any], noun: str, low: float, high: float, *,
+            above: bool = False) -> Callable[[str], Any]:
+    """An option's type: the text ``parse``d, from ``low`` (or ``above`` it) to ``high``.
+
+    NaN, the infinities and numbers past ``high`` (``1e400`` parses as infinity) are refused:
+    every comparison with NaN is false. The text is echoed shortened.
+    """
+    bounds = f"above {_shown(low)} and at most {_shown(high)}" if above else f"{_shown(low)} to {_shown(high)}"
+
+    def check(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            digits = text.strip()
+            if not digits.removeprefix(digits[:1] if digits[:1] in ("+", "-") else "").isdecimal():
+                raise argparse.ArgumentTypeError(f"expected {noun}, got {echo(text)}") from None
+            value = math.nan  # a whole number too long for int() (over 4,300 digits): out of range
+        if not ((low < value) if above else (low <= value)) or not value <= high:
+            raise argparse.ArgumentTypeError(f"expected {noun} ({bounds}), got {echo(text)}")
+        return value
+
+    return check
 
 
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= _MAX_TIMEOUT:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"expected seconds above 0 and at most {_MAX_TIMEOUT:,.0f}, got {text!r}")
-    return value
+_count = _ranged(int, "a whole number", 0, _MAX_WHOLE)
+_tokens = _ranged(int, "a number of tokens", 0, _MAX_WHOLE)
+_window = _ranged(int, "a number of tokens", 1, _MAX_WHOLE)
+_timeout = _ranged(float, "a number of seconds", 0, _MAX_SECONDS, above=True)
+_idle = _ranged(float, "a number of seconds", 0, _MAX_SECONDS)
+_poll = _ranged(float, "a number of seconds", 0.01, _MAX_SECONDS)
+_retries = _ranged(int, "a number of retries", 0, 100)
+_port = _ranged(int, "a port number", 1, 65_535)
 
 
-def _retries(text: str) -> int:
-    value = _non_negative(text)
-    if value > _MAX_RETRIES:
-        raise argparse.ArgumentTypeError(f"expected at most {_MAX_RETRIES} retries, got {text!r}")
-    return value
+def _token_list(text: str) -> list[int]:
+    """``N[,N...]``: token counts for a sweep (at most ``_MAX_SWEEP`` of them)."""
+    parts = [part for part in text.split(",") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {echo(text)}")
+    if len(parts) > _MAX_SWEEP:
+        raise argparse.ArgumentTypeError(f"expected at most {_MAX_SWEEP} values, got {len(parts):,}")
+    return [_tokens(part) for part in parts]
 
 
 def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
@@ -85,17 +101,24 @@ def _json_arg(p: argparse.ArgumentParser) -> None:
 
 def _long_output_args(p: argparse.ArgumentParser, what: str) -> None:
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--limit", type=_non_negative, metavar="N", help=f"show only the first N {what} (plain output)")
-    group.add_argument("--tail", type=_non_negative, metavar="N", help=f"show only the last N {what} (plain output)")
+    group.add_argument("--limit", type=_count, metavar="N", help=f"show only the first N {what} (plain output)")
+    group.add_argument("--tail", type=_count, metavar="N", help=f"show only the last N {what} (plain output)")
     p.add_argument("--no-pager", action="store_true",
                    help="never page (by default a terminal gets long output through $PAGER, as git does)")
 
 
 class _Parser(argparse.ArgumentParser):
-    """One line on stderr for a usage mistake (not the whole usage block)."""
+    """One line on stderr for a usage mistake (not the whole usage block), echoing the
+    user's values shortened and inert (argparse quotes them whole)."""
+
+    _argv: list[str] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"pikit: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, cut_echoes(f"pikit: error: {message} (see `{self.prog} --help`)", self._argv or ()) + "\n")
 
 
 class _CommandParser(_Parser):
@@ -169,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
                    help="which entries the tree shows (Pi's filter modes)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
-    p.add_argument("--context-window", type=_non_negative, metavar="N", help="default: the model's known window")
+    p.add_argument("--context-window", type=_tokens, metavar="N", help="default: the model's known window")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.set_defaults(run=_lazy("export:run"))
 
@@ -180,14 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
     _session_arg(p, progress=False)
-    p.add_argument("--context-window", type=_non_negative, metavar="N",
+    p.add_argument("--context-window", type=_window, metavar="N",
                    help="the context window in tokens (default: the leaf's model, if known, else 128000)")
-    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N",
                    help="tokens reserved for the answer (default: the effective setting)")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
-    p.add_argument("--idle-exit", type=float, metavar="SECONDS", help="end after this long without a change")
-    p.add_argument("--poll", type=float, metavar="SECONDS",
-                   help="poll the file at this interval instead of using file-system notifications")
+    p.add_argument("--idle-exit", type=_idle, metavar="SECONDS",
+                   help="end after this long without a change (at most 86,400)")
+    p.add_argument("--poll", type=_poll, metavar="SECONDS",
+                   help="poll the file at this interval (0.01 to 86,400) instead of using file-system notifications")
     p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")
     p.set_defaults(run=_lazy("watch:run"))
 
@@ -260,9 +284,9 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _session_arg(p)
     p.add_argument("--leaf", action="append", metavar="ID", help="leaf to compact at (repeatable with --dry-run)")
-    p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]",
+    p.add_argument("--keep-recent-tokens", type=_token_list, metavar="N[,N...]",
                    help="tokens of recent context to keep; a comma-separated list sweeps (dry run)")
-    p.add_argument("--reserve-tokens", type=_non_negative, metavar="N", help="tokens reserved for the answer")
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N", help="tokens reserved for the answer")
     p.add_argument("--allow-larger-summary", action="store_true",
                    help="write the compaction even when its summary is larger than what it replaces")
     _summarizer_args(p)
@@ -273,7 +297,7 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     _session_arg(p)
     p.add_argument("--pair", action="append", required=True, metavar="FROM:TO",
                    help="leave leaf FROM for entry TO (repeatable with --dry-run)")
-    p.add_argument("--budget", type=_int_list, metavar="N[,N...]",
+    p.add_argument("--budget", type=_token_list, metavar="N[,N...]",
                    help="token budget for the gathered messages (0 = no limit); a list sweeps (dry run)")
     _summarizer_args(p)
     _json_arg(p)
@@ -282,10 +306,10 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p = sub.add_parser("simulate", help="replay a branch under other settings: where would Pi compact?")
     _session_arg(p)
     p.add_argument("--leaf", metavar="ID", help="the branch to replay (default: the last entry)")
-    p.add_argument("--context-window", type=_int_list, required=True, metavar="N[,N...]",
+    p.add_argument("--context-window", type=_token_list, required=True, metavar="N[,N...]",
                    help="context window(s) in tokens; a list sweeps")
-    p.add_argument("--reserve-tokens", type=_int_list, metavar="N[,N...]", help="default: the effective setting")
-    p.add_argument("--keep-recent-tokens", type=_int_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--reserve-tokens", type=_token_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--keep-recent-tokens", type=_token_list, metavar="N[,N...]", help="default: the effective setting")
     p.add_argument("--model", metavar="PROVIDER/ID", help="resolve settings overrides for this model")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.add_argument("--keep-existing", action="store_true", help="keep the compactions already in the file")
@@ -304,5 +328,5 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p = sub.add_parser("demo", help="the bundled sample session: tree and context, then the explorer notebook")
     p.add_argument("--headless", action="store_true",
                    help="no JupyterLab: run the notebooks top to bottom and report (for machines without a browser)")
-    p.add_argument("--port", type=int, default=8888, help="JupyterLab port (default 8888)")
+    p.add_argument("--port", type=_port, default=8888, help="JupyterLab port (default 8888)")
     p.set_defaults(run=_lazy("demo:run"))

@@ -7,7 +7,7 @@ from argparse import Namespace
 from typing import Any
 
 from ..branch_summary import BranchPreparation, collect_branch, prepare_branch
-from ..errors import PikitError
+from ..errors import PikitError, echo
 from ..formatting import fmt_int, plural
 from ..session import Session
 from .common import open_session, print_json, resolve_leaf
@@ -16,7 +16,7 @@ from .common import open_session, print_json, resolve_leaf
 def parse_pair(session: Session, text: str) -> tuple[Any, Any]:
     """``FROM:TO`` → two entry ids."""
     if ":" not in text:
-        raise PikitError(f"--pair takes FROM:TO (two entry ids), got {text!r}")
+        raise PikitError(f"--pair takes FROM:TO (two entry ids), got {echo(text)}")
     old, _, target = text.partition(":")
     return resolve_leaf(session, old), resolve_leaf(session, target)
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import PikitError
+from ..errors import PikitError, echo
 from .common import terminal_progress
 
 _SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
@@ -134,8 +134,8 @@ def _check_usage_args(args: argparse.Namespace) -> None:
 
         try:
             zoneinfo.ZoneInfo(args.timezone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise PikitError(f"unknown time zone {args.timezone!r}; use an IANA name such as Europe/Berlin "
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, a name too long
+            raise PikitError(f"unknown time zone {echo(args.timezone)}; use an IANA name such as Europe/Berlin "
                              "or UTC") from None
 
 

@@ -6,13 +6,21 @@ import itertools
 import sys
 from argparse import Namespace
 
+from ..errors import PikitError
 from ..formatting import fmt_int, plural
 from ..settings import CompactionSettings
 from ..simulate import SimulationResult, sweep, threshold_table
 from .common import open_session, print_json, resolve_leaf, session_settings, terminal_progress
 
+#: The most replays one run makes (a sweep replays every window × reserve × keep).
+MAX_RUNS = 1_000
+
 
 def run(args: Namespace) -> int:
+    asked = len(args.context_window) * len(args.reserve_tokens or [0]) * len(args.keep_recent_tokens or [0])
+    if asked > MAX_RUNS:
+        raise PikitError(f"the lists of --context-window, --reserve-tokens and --keep-recent-tokens make {asked:,} "
+                         f"replays; sweep at most {MAX_RUNS:,} at once")
     session = open_session(args)
     leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
     effective = session_settings(args, session).for_model(args.model)

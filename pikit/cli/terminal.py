@@ -7,6 +7,7 @@ for ESC, ``^M`` for a carriage return, ``^?`` for DEL, ``M-^[`` for the C1 contr
 bidirectional overrides as ``<U+202E>``, and a lone surrogate as U+FFFD. Newlines and tabs
 stay. :func:`inert_streams` routes everything the command line prints for people through
 it; ``--json`` output is written as bytes to the underlying buffer and stays exact.
+:func:`cut_echoes` keeps an error line short when it echoes a long value the user gave.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-__all__ = ["InertStream", "inert", "inert_streams", "trusted"]
+from ..errors import echo
+
+__all__ = ["InertStream", "cut_echoes", "inert", "inert_streams", "trusted"]
+
+#: A value the user gave that is longer than this is cut when an error line echoes it
+#: (a real path, up to this long, is shown whole).
+ECHOED_WHOLE = 256
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
@@ -39,6 +46,19 @@ def _show(match: re.Match[str]) -> str:
 def inert(text: str) -> str:
     """``text`` with control characters made visible (newlines and tabs kept)."""
     return _UNSAFE.sub(_show, text)
+
+
+def cut_echoes(message: str, values: Iterable[str]) -> str:
+    """``message`` made inert, each value longer than :data:`ECHOED_WHOLE` in it (as it is, or
+    quoted) replaced by its :func:`~pikit.errors.echo`: the start of it and its length.
+
+    ``values`` are the command line's arguments; the value of an ``--option=value`` counts too.
+    """
+    found = {part for value in values for part in (value, value.partition("=")[2] if value.startswith("-") else "")
+             if len(part) > ECHOED_WHOLE}
+    for value in sorted(found, key=len, reverse=True):
+        message = message.replace(repr(value), echo(value)).replace(value, echo(value))
+    return inert(message)
 
 
 class InertStream:

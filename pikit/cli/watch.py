@@ -16,14 +16,14 @@ from argparse import Namespace
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
+from ..errors import NotASessionError, SessionFileError, SettingsError
 from ..following import Follower
 from ..formatting import MISSING, fmt_int, fmt_percent, plural
 from ..palette import LINES, SEGMENTS
 from ..session import Session
 from ..settings import DEFAULTS, CompactionSettings, Settings
 from .common import session_settings
-from .terminal import inert, trusted
+from .terminal import cut_echoes, inert, trusted
 
 __all__ = ["Status", "run", "status_of"]
 
@@ -228,10 +228,6 @@ def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) 
 
 
 def run(args: Namespace) -> int:
-    if args.context_window is not None and args.context_window <= 0:
-        raise PikitError("--context-window must be a positive number of tokens")
-    if args.idle_exit is not None and args.idle_exit < 0:
-        raise PikitError("--idle-exit must be zero or more seconds")
     follower = _open(args.file, args.poll, args.idle_exit, args.strict)
     if follower is None:
         return 0
@@ -240,7 +236,7 @@ def run(args: Namespace) -> int:
     try:
         settings = session_settings(args, session)
     except SettingsError as exc:
-        print(f"pikit: warning: {exc}; using Pi's default settings", file=sys.stderr)
+        print(f"pikit: warning: {cut_echoes(str(exc), [args.settings])}; using Pi's default settings", file=sys.stderr)
         settings = None
     gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
     screen = _Screen(trusted(sys.stdout))  # pikit's own escapes; session text is made inert in render()

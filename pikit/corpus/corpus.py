@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PikitError
+from ..errors import PikitError, echo
 from ..progress import Progress
 from . import index as _index
 from .discover import default_root
@@ -157,7 +157,7 @@ class Corpus:
             probe = "SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
             self.connection.execute(probe, {"tz": name}).fetchall()
         except Exception:
-            raise PikitError(f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC") from None
+            raise PikitError(f"unknown time zone {echo(name)}; use an IANA name such as Europe/Berlin or UTC") from None
         return str(name)
 
     def usage_rows(self, by: str = "day", *, since: str | None = None, until: str | None = None,

@@ -68,7 +68,10 @@ def _walk(root: str, problems: list[tuple[str, str, str]]) -> Iterable[str]:
 
 
 def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None) -> Found:
-    """Every ``.jsonl`` file below a directory (symlinked folders are not followed), matching a glob, or listed."""
+    """Every ``.jsonl`` file below a directory (symlinked folders are not followed), matching a glob, or listed.
+
+    A path that exists is taken as it is, even when its name holds glob characters (``*?[``).
+    """
     problems: list[tuple[str, str, str]] = []
     if root is None:
         root = default_root()
@@ -80,12 +83,12 @@ def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] |
             files = list(_walk(text, problems))
             if not files:
                 problems.append((os.path.abspath(text), "no-sessions", "no .jsonl files below this folder"))
+        elif os.path.lexists(text):  # an existing file, even with glob characters in its name
+            files = [os.path.abspath(text)]
         elif glob.has_magic(text):
             files = [os.path.abspath(p) for p in glob.glob(text, recursive=True) if not os.path.isdir(p)]
             if not files:
                 problems.append((text, "no-sessions", "no file matches this pattern"))
-        elif os.path.lexists(text):
-            files = [os.path.abspath(text)]
         else:
             from ..errors import PikitError
 

@@ -49,9 +49,9 @@ def check_date(value: str | None) -> str | None:
         return None
     digits = value.replace("-", "")
     if len(digits) != 8 or not digits.isdigit():
-        from ..errors import PikitError
+        from ..errors import PikitError, echo
 
-        raise PikitError(f"{value!r} is not a date: use YYYY-MM-DD or YYYYMMDD")
+        raise PikitError(f"{echo(value)} is not a date: use YYYY-MM-DD or YYYYMMDD")
     return digits
 
 

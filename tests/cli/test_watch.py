@@ -193,7 +193,7 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
     for args in (["--context-window", "0"], ["--idle-exit", "-1"]):
         done = subprocess.run([sys.executable, "-m", "pikit", "watch", str(path), *args], capture_output=True,
                               text=True, env=env(), cwd=REPO, timeout=60)
-        assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
 def test_the_status_of_a_compacted_session_and_control_characters() -> None:
