@@ -13,11 +13,14 @@ takes a stop event and a timeout, and runs its watcher in Rust without Python th
 own. Where it is missing or cannot watch (no notification support, the watch limit reached),
 or when asked (``poll=SECONDS``), the file's size, time and inode are polled instead. Either
 way the file is also looked at once a second, so a missed notification (network file
-systems) costs at most that delay.
+systems) costs at most that delay. Watching starts before the file is read again, whenever
+following starts, so nothing appended between the last read and the start of watching is
+left to that look.
 
 In a notebook the refreshes run on the kernel's event loop, between cells, so widgets and
 cells never see a half-updated session; elsewhere they run in the follower's thread under
-:attr:`Follower.lock`. :meth:`Follower.updates` follows in the foreground instead (the CLI).
+:attr:`Follower.lock` (the read right after watching starts runs in :meth:`Follower.start`'s
+caller). :meth:`Follower.updates` follows in the foreground instead (the CLI).
 """
 
 from __future__ import annotations
@@ -97,7 +100,8 @@ class _Notifications:
 
         self.target = os.path.normcase(os.path.abspath(path))
         self.stop = stop
-        # Watches the folder (a file replaced by a rename is still seen), not its subfolders.
+        # The folder (a file replaced by a rename is still seen), not its subfolders. The flags:
+        # debug, force_polling, poll_delay_ms (unused), recursive, ignore_permission_denied.
         self._watcher = RustNotify([os.path.dirname(self.target)], False, False, 300, False, False)
 
     def wait(self, timeout: float) -> bool:

@@ -175,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reserve-tokens", type=_non_negative, metavar="N",
                    help="tokens reserved for the answer (default: the effective setting)")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
-    p.add_argument("--idle-exit", type=float, metavar="SECONDS", help="end after this long without a change")
+    p.add_argument("--idle-exit", type=float, metavar="SECONDS",
+                   help="end after this long without a change (exit status 1 if the file never appeared)")
     p.add_argument("--poll", type=float, metavar="SECONDS",
                    help="poll the file at this interval instead of using file-system notifications")
     p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")

@@ -342,3 +342,45 @@ def test_ctrl_c_ends_the_watch_quietly(tmp_path: Path) -> None:
     watch.proc.send_signal(signal.SIGINT)
     stderr = watch.finish(timeout=10)
     assert watch.proc.returncode == 0 and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_on_a_terminal_the_note_stays_until_other_news(tmp_path: Path) -> None:
+    """A note redrawn away by the next append would go unseen: on a terminal it stays, with its time."""
+    import pty
+    import re
+
+    path = start_file(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "2.5"],
+                            stdout=follower, stderr=subprocess.PIPE, env=env(), cwd=REPO)
+    os.close(follower)
+    screen = b""
+
+    def read_until(needle: bytes | None, timeout: float = 30) -> None:
+        """Read the terminal until ``needle`` shows (``None``: until the watch ends)."""
+        nonlocal screen
+        deadline = time.monotonic() + timeout
+        while (needle is None or needle not in screen) and time.monotonic() < deadline:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the watch ended: its terminal is closed
+                break
+            if not data:
+                break
+            screen += data
+        assert needle is None or needle in screen, screen
+
+    try:
+        read_until(b"model")  # the first block is drawn
+        run_writer(path, [["write", line(user("b0", "e0", 5, "from e0")).hex(), "b0"], ["sleep", 0.5],
+                          ["write", line(user("b1", "b0", 6, "and on")).hex(), "b1"]])
+        read_until(None)  # to the end (--idle-exit)
+    finally:
+        proc.wait(timeout=30)
+        os.close(leader)
+    text = screen.decode()
+    last_block = text[text.rindex("leaf        b1"):]
+    assert re.search(r"note        Pi moved to another branch: the new entries go on from e0, not from the leaf e1 "
+                     r"\(at \d\d:\d\d:\d\d\)", last_block), last_block
+    assert proc.returncode == 0
