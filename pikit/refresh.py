@@ -36,6 +36,10 @@ class BranchSwitch:
     previous_leaf: Any
     continues_from: Any
 
+    def __str__(self) -> str:
+        where = "start a new root" if self.continues_from is None else f"go on from {self.continues_from}"
+        return f"Pi moved to another branch: the new entries {where}, not after the leaf {self.previous_leaf}"
+
 
 @dataclass(frozen=True)
 class Refresh:

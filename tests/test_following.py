@@ -278,3 +278,6 @@ def test_a_move_to_another_branch_is_reported(tmp_path: Path) -> None:
     assert seen[0].branch_switch is None and seen[0].leaf_moved
     assert seen[1].branch_switch == BranchSwitch(previous_leaf="on", continues_from="e1")
     assert seen[2].branch_switch == BranchSwitch(previous_leaf="b1", continues_from=None)
+    said = "Pi moved to another branch: the new entries"
+    assert str(seen[1].branch_switch) == f"{said} go on from e1, not after the leaf on"
+    assert str(seen[2].branch_switch) == f"{said} start a new root, not after the leaf b1"

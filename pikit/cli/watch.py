@@ -306,11 +306,8 @@ def _news(change: Refresh) -> str | None:
     """What a change did that the gauge alone does not explain (``None``: plain appends)."""
     if change.reloaded:
         return f"the file was loaded again: {change.reloaded}"
-    switch = change.branch_switch
-    if switch is not None:
-        where = (f"from {switch.continues_from}" if switch.continues_from is not None
-                 else "on a new root")
-        return f"Pi moved to another branch: the new entries go on {where}, not from the leaf {switch.previous_leaf}"
+    if change.branch_switch is not None:
+        return str(change.branch_switch)
     damaged = [p for p in change.problems if p.kind == "damaged-line"]
     if damaged:
         return f"skipped damaged line(s) {', '.join(str(p.line) for p in damaged[:5])}"

@@ -125,11 +125,10 @@ class BudgetBar(LeafWidget, widgets.VBox):
 
     def refresh(self) -> None:
         """Redraw (after taking the model of the projection shown, unless one was given)."""
-        if "model" not in self._given:
-            model = model_key(self.projection) or ""
+        try:
+            model = self.model if "model" in self._given else (model_key(self.projection) or "")
             if model != self.model:
                 self._resolve(model)
-        try:
             self.view = self.build()
             self.html.value = render_budget(self.view)
         except Exception as exc:

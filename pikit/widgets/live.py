@@ -162,9 +162,12 @@ class LiveBar(widgets.VBox):
             if self.live or explorer.leaf_id not in session:
                 self._move_to_newest()
             if replaced and explorer.leaf_id == before:  # the same leaf, other entries: draw it again
-                for view in (explorer, explorer.budget, explorer.context_view):
-                    view._projection = None
-                    view.refresh()
+                explorer._projection = None
+                explorer.refresh()
+                for view in (explorer.budget, explorer.context_view, explorer.stepper):
+                    if view is not None:
+                        view._projection = None
+                        view.leaf_changed()  # as after a move (the stepper traces its compaction again)
             self._relayout()
             explorer.refresh_header()
         moved = explorer.leaf_id != before
@@ -203,11 +206,7 @@ class LiveBar(widgets.VBox):
         if change is not None and change.reloaded:
             news.append(f"↻ The file was loaded again: {esc(change.reloaded)}")
         elif change is not None and change.branch_switch is not None:
-            switch = change.branch_switch
-            where = ("on a new root" if switch.continues_from is None else
-                     f'from <span class="pikit-id">{esc(switch.continues_from)}</span>')
-            news.append(f"⑂ Pi moved to another branch: the new entries go on {where}, not from the leaf "
-                        f'<span class="pikit-id">{esc(switch.previous_leaf)}</span>')
+            news.append(f"⑂ {esc(str(change.branch_switch))}")
         entry = self.explorer.session.by_id.get(compaction_id) if compaction_id is not None else None
         if entry is not None:
             self.callout_id = compaction_id

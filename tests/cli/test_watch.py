@@ -221,7 +221,7 @@ def test_a_move_to_another_branch_is_announced(tmp_path: Path) -> None:
     events = [obj["event"] for _, obj in watch.lines]
     assert [obj["leafId"] for _, obj in watch.lines] == ["e1", "on", "b0"]
     assert events == [None, None, {"type": "branch", "previousLeafId": "on", "continuesFrom": "e0"}]
-    assert "Pi moved to another branch: the new entries go on from e0, not from the leaf on" in stderr, stderr
+    assert "Pi moved to another branch: the new entries go on from e0, not after the leaf on" in stderr, stderr
 
 
 def test_a_move_to_another_branch_is_a_note_in_the_human_display(tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_a_move_to_another_branch_is_a_note_in_the_human_display(tmp_path: Path)
     block = (first + out).split("\n\n")[1]
     assert "leaf        r0" in block
     note = next(row for row in block.splitlines() if row.startswith("  note"))
-    assert "Pi moved to another branch: the new entries go on on a new root, not from the leaf e1" in note, block
+    assert "Pi moved to another branch: the new entries start a new root, not after the leaf e1" in note, block
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the CPU time from /proc")
@@ -381,6 +381,6 @@ def test_on_a_terminal_the_note_stays_until_other_news(tmp_path: Path) -> None:
         os.close(leader)
     text = screen.decode()
     last_block = text[text.rindex("leaf        b1"):]
-    assert re.search(r"note        Pi moved to another branch: the new entries go on from e0, not from the leaf e1 "
+    assert re.search(r"note        Pi moved to another branch: the new entries go on from e0, not after the leaf e1 "
                      r"\(at \d\d:\d\d:\d\d\)", last_block), last_block
     assert proc.returncode == 0

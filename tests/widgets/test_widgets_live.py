@@ -145,6 +145,7 @@ def test_session_text_in_the_live_bar_is_escaped(tmp_path: Path) -> None:
 def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[bytes]]) -> None:
     path, _rest = replayed
     explorer, follower = explorer_on(path)
+    stepper = explorer.open_stepper()
     leaf = explorer.leaf_id
     old_body = explorer.context_view.body.value
     lines = path.read_bytes().splitlines(keepends=True)
@@ -156,6 +157,9 @@ def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[byt
     assert change is not None and change.reloaded and explorer.leaf_id == leaf
     assert "rewritten in place" in explorer.context_view.body.value != old_body
     assert explorer.budget.projection is explorer.state.projection(leaf)
+    # Every part reads the new projection, the stepper's compaction trace included.
+    assert stepper.projection is explorer.projection is explorer.context_view.projection is explorer.budget.projection
+    assert stepper.trace is not None and stepper.trace.projection is explorer.projection
 
 
 def test_slow_tree_layouts_are_spaced_out_on_the_kernel_loop(replayed: tuple[Path, list[bytes]]) -> None:
