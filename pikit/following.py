@@ -13,11 +13,14 @@ takes a stop event and a timeout, and runs its watcher in Rust without Python th
 own. Where it is missing or cannot watch (no notification support, the watch limit reached),
 or when asked (``poll=SECONDS``), the file's size, time and inode are polled instead. Either
 way the file is also looked at once a second, so a missed notification (network file
-systems) costs at most that delay.
+systems) costs at most that delay. Watching starts before the file is read again, whenever
+following starts, so nothing appended between the last read and the start of watching is
+left to that look.
 
 In a notebook the refreshes run on the kernel's event loop, between cells, so widgets and
 cells never see a half-updated session; elsewhere they run in the follower's thread under
-:attr:`Follower.lock`. :meth:`Follower.updates` follows in the foreground instead (the CLI).
+:attr:`Follower.lock` (the read right after watching starts runs in :meth:`Follower.start`'s
+caller). :meth:`Follower.updates` follows in the foreground instead (the CLI).
 """
 
 from __future__ import annotations
@@ -84,37 +87,41 @@ class _Polling:
 
 
 class _Notifications:
-    """Waits for file-system notifications about the file (``watchfiles``), batched per burst."""
+    """Waits for file-system notifications about the file (``watchfiles``), batched per burst.
+
+    Watching starts when the engine is made, not at its first wait, so a change between the
+    two is not lost (the watcher keeps what it saw until it is asked).
+    """
 
     name = "watchfiles"
 
     def __init__(self, path: str, stop: threading.Event) -> None:
-        import watchfiles
+        from watchfiles._rust_notify import RustNotify  # watchfiles' documented direct interface
 
-        target = os.path.normcase(os.path.abspath(path))
-        directory = os.path.dirname(target)
-
-        def ours(_change: Any, changed: str) -> bool:
-            return os.path.normcase(os.path.abspath(changed)) == target
-
+        self.target = os.path.normcase(os.path.abspath(path))
         self.stop = stop
-        self._changes = watchfiles.watch(directory, watch_filter=ours, debounce=DEBOUNCE_MS, step=STEP_MS,
-                                         stop_event=stop, rust_timeout=int(CHECK_SECONDS * 1000),
-                                         yield_on_timeout=True, recursive=False)
+        # The folder (a file replaced by a rename is still seen), not its subfolders. The flags:
+        # debug, force_polling, poll_delay_ms (unused), recursive, ignore_permission_denied.
+        self._watcher = RustNotify([os.path.dirname(self.target)], False, False, 300, False, False)
 
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while not self.stop.is_set():
-            changes = next(self._changes, None)
-            if changes:
-                return True
-            if changes is None or time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return False
+            changes = self._watcher.watch(DEBOUNCE_MS, STEP_MS, max(1, int(left * 1000)), self.stop)
+            if changes == "signal":
+                raise KeyboardInterrupt
+            if not isinstance(changes, set):  # "stop" or "timeout"
+                return False
+            if any(os.path.normcase(os.path.abspath(changed)) == self.target for _kind, changed in changes):
+                return True
         return False
 
     def close(self) -> None:
         self.stop.set()
-        self._changes.close()
+        self._watcher.close()
 
 
 def _engine(path: str, poll: float | None, stop: threading.Event) -> tuple[_Polling | _Notifications, str | None]:
@@ -218,10 +225,14 @@ class Follower:
         if self.running:
             raise PikitError("this follower already follows in the background; use on_change() or stop() first")
         self._stop = threading.Event()  # close() ends this loop too
-        engine = self._make_engine()
+        engine = self._make_engine()  # watching from here on: the first check reads what came before
         try:
             quiet_since = time.monotonic()
             while not self._stop.is_set():
+                result = self.check()
+                if result is not None:
+                    quiet_since = time.monotonic()
+                    yield result
                 wait = CHECK_SECONDS
                 if idle_exit is not None:
                     left = idle_exit - (time.monotonic() - quiet_since)
@@ -229,10 +240,6 @@ class Follower:
                         return
                     wait = min(wait, left)
                 engine.wait(wait)
-                result = self.check()
-                if result is not None:
-                    quiet_since = time.monotonic()
-                    yield result
         finally:
             engine.close()
 
@@ -250,6 +257,7 @@ class Follower:
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, self._stop.set)
         engine = self._make_engine()
+        self._check_noting()  # watching already: what was appended since the last read is read now
         loop = self.loop = _calling_loop()
         self._thread = threading.Thread(target=_follow, args=(weakref.ref(self), engine, self._stop, loop),
                                         name=f"pikit-follow {os.path.basename(self.path)}", daemon=True)
@@ -277,16 +285,23 @@ class Follower:
             self.notices.append(why)
         return engine
 
+    def _check_noting(self) -> None:
+        """:meth:`check`; a failure goes to :attr:`notices` and following goes on."""
+        try:
+            self.check()
+        except Exception as exc:  # a callback or a read failed: say so and keep following
+            self.notices.append(f"following {self.path}: {type(exc).__name__}: {exc}")
+
     def _deliver(self, loop: asyncio.AbstractEventLoop | None) -> None:
         if loop is None:
-            self.check()
+            self._check_noting()
         elif not self._scheduled:
             self._scheduled = True  # one pending refresh at a time, however busy the loop is
             try:
-                loop.call_soon_threadsafe(self.check)
+                loop.call_soon_threadsafe(self._check_noting)
             except RuntimeError:  # the loop was closed: refresh here instead
                 self._scheduled = False
-                self.check()
+                self._check_noting()
 
 
 def _calling_loop() -> asyncio.AbstractEventLoop | None:
@@ -316,10 +331,7 @@ def _follow(ref: weakref.ReferenceType[Follower], engine: _Polling | _Notificati
             if follower is None or stop.is_set():
                 return
             if changed or _stale(follower):
-                try:
-                    follower._deliver(loop)
-                except Exception as exc:  # a callback or a read failed: say so and keep following
-                    follower.notices.append(f"following {follower.path}: {type(exc).__name__}: {exc}")
+                follower._deliver(loop)
             del follower
     finally:
         engine.close()

@@ -10,7 +10,7 @@ left in the file until its newline arrives. A file that is no longer the one tha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import loading
 from .entry import Entry
@@ -21,7 +21,24 @@ from .tail import FileMark, read_appended
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["Refresh", "refresh_session"]
+__all__ = ["BranchSwitch", "Refresh", "refresh_session"]
+
+
+@dataclass(frozen=True)
+class BranchSwitch:
+    """The new entries do not continue the leaf the session had: Pi moved to another branch.
+
+    ``previous_leaf`` is the leaf before the refresh (no longer on the leaf's branch);
+    ``continues_from`` the entry the new entries hang from (``None``: they start a new root
+    or name a parent that is not in the file).
+    """
+
+    previous_leaf: Any
+    continues_from: Any
+
+    def __str__(self) -> str:
+        where = "start a new root" if self.continues_from is None else f"go on from {self.continues_from}"
+        return f"Pi moved to another branch: the new entries {where}, not after the leaf {self.previous_leaf}"
 
 
 @dataclass(frozen=True)
@@ -32,7 +49,8 @@ class Refresh:
     (damaged lines with their line numbers, duplicate ids, orphans); ``pending`` the bytes
     of an unfinished last line left for the next refresh. ``reloaded`` says why the file was
     loaded again whole (``None`` for plain appends); ``leaf_moved`` whether the session's
-    leaf followed the newest entry.
+    leaf followed the newest entry; ``branch_switch`` is set when that move left the leaf's
+    branch (Pi went on from another entry than the leaf, as after ``/tree``).
     """
 
     added: tuple[Entry, ...] = ()
@@ -40,6 +58,7 @@ class Refresh:
     pending: int = 0
     reloaded: str | None = None
     leaf_moved: bool = False
+    branch_switch: BranchSwitch | None = None
 
     @property
     def changed(self) -> bool:
@@ -111,7 +130,32 @@ def _apply(session: Session, builder: _Builder, mark: FileMark, pending: int, un
     if added:
         session._grow(added)
     problems = tuple(p for p in report.found if id(p) not in known)
-    return Refresh(tuple(added), problems, pending, None, session.leaf_id != before)
+    moved = session.leaf_id != before
+    switch = _branch_switch(session, before, added) if moved and before is not None else None
+    return Refresh(tuple(added), problems, pending, None, moved, switch)
+
+
+def _branch_switch(session: Session, previous: Any, added: list[Entry]) -> BranchSwitch | None:
+    """How the new leaf left ``previous``'s branch (``None`` when it continues it).
+
+    Walks up from the new leaf: a plain append meets ``previous`` after the new entries;
+    only a switch walks on to the root.
+    """
+    new = {id(entry) for entry in added}
+    by_id = session.by_id
+    current = session.leaf
+    continues_from: Any = None
+    found = False  # the first entry on the way up that was there before this refresh
+    seen: set[Any] = set()
+    while current is not None:
+        if current.id == previous:
+            return None
+        if not found and id(current) not in new:
+            continues_from, found = current.id, True
+        seen.add(current.id)
+        parent = current.parent_id
+        current = by_id.get(parent) if isinstance(parent, str | int | float) and parent not in seen else None
+    return BranchSwitch(previous, continues_from)
 
 
 def reload_session(session: Session, reason: str) -> Refresh:

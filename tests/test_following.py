@@ -16,6 +16,7 @@ import pytest
 import pikit
 from pikit import Refresh
 from pikit.following import Follower
+from pikit.refresh import BranchSwitch
 from tests.entries import user
 
 HEADER = {"type": "session", "version": 3, "id": "s-follow", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -203,3 +204,80 @@ def test_a_loop_that_only_reports_itself_running_is_not_used(tmp_path: Path) -> 
     finally:
         asyncio.events._set_running_loop(None)
         loop.close()
+
+
+def appending_after_the_load(monkeypatch: pytest.MonkeyPatch, path: Path, entry_id: str, parent: str) -> None:
+    """Make the follower's load append one entry right after reading the file: the append
+    lands in the window between the read and the start of watching, every time."""
+    import pikit.following as following
+
+    real = following.load
+
+    def load_then_append(*args: Any, **kwargs: Any) -> pikit.Session:
+        session = real(*args, **kwargs)
+        append(path, line(user(entry_id, parent, 50, "appended right after the read")))
+        return session
+
+    monkeypatch.setattr(following, "load", load_then_append)
+
+
+@pytest.mark.parametrize("poll", [None, 0.05])
+@pytest.mark.parametrize("background", [True, False])
+def test_an_append_right_after_the_read_is_seen_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        poll: float | None, background: bool) -> None:
+    """Watching starts before anything is read again: the append is not left to the 1 s check."""
+    delays = []
+    for rep in range(5):
+        folder = tmp_path / f"rep{rep}"
+        folder.mkdir()
+        path = start_file(folder)
+        appending_after_the_load(monkeypatch, path, "late", "e1")
+        start = time.monotonic()
+        live = Follower(path, poll=poll, background=background)
+        try:
+            if background:
+                assert wait_for(lambda: live.session.leaf_id == "late")  # noqa: B023
+            else:
+                assert next(live.updates(idle_exit=5)).added[-1].id == "late"
+            delays.append(time.monotonic() - start)
+        finally:
+            live.close()
+    assert max(delays) < 0.5, delays
+
+
+def test_an_append_while_stopped_is_read_when_following_starts_again(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    with pikit.follow(path) as live:
+        live.stop()
+        append(path, line(user("meanwhile", "e1", 60, "x")))
+        start = time.monotonic()
+        live.start()
+        assert wait_for(lambda: live.session.leaf_id == "meanwhile")
+        assert time.monotonic() - start < 0.5
+
+
+def test_a_move_to_another_branch_is_reported(tmp_path: Path) -> None:
+    """Pi went back in its tree (/tree) and goes on from there: the refresh says so, and from where."""
+    path = start_file(tmp_path, 4)  # e0 <- e1 <- e2 <- e3, the leaf e3
+    seen: list[Refresh] = []
+
+    def writer() -> None:
+        for data in (line(user("on", "e3", 70, "the same branch")),
+                     line(user("b0", "e1", 71, "from e1")) + line(user("b1", "b0", 72, "and on")),
+                     line(user("r0", None, 73, "a new root"))):
+            append(path, data)
+            time.sleep(0.4)
+
+    with pikit.follow(path) as live:
+        live.on_change(seen.append)
+        thread = threading.Thread(target=writer)
+        thread.start()
+        thread.join()
+        assert wait_for(lambda: len(seen) == 3)
+    assert [[e.id for e in r.added] for r in seen] == [["on"], ["b0", "b1"], ["r0"]]
+    assert seen[0].branch_switch is None and seen[0].leaf_moved
+    assert seen[1].branch_switch == BranchSwitch(previous_leaf="on", continues_from="e1")
+    assert seen[2].branch_switch == BranchSwitch(previous_leaf="b1", continues_from=None)
+    said = "Pi moved to another branch: the new entries"
+    assert str(seen[1].branch_switch) == f"{said} go on from e1, not after the leaf on"
+    assert str(seen[2].branch_switch) == f"{said} start a new root, not after the leaf b1"

@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tokens reserved for the answer (default: the effective setting)")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.add_argument("--idle-exit", type=_idle, metavar="SECONDS",
-                   help="end after this long without a change (at most 86,400)")
+                   help="end after this long without a change (at most 86,400; exit status 1 if the file never "
+                        "appeared)")
     p.add_argument("--poll", type=_poll, metavar="SECONDS",
                    help="poll the file at this interval (0.01 to 86,400) instead of using file-system notifications")
     p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")

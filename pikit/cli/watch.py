@@ -3,7 +3,9 @@
 A status block redrawn in place on a terminal (the leaf, the entries, the context against
 the window and Pi's threshold as a bar, tokens until Pi compacts, the last compaction, the
 model), or with ``--json`` one object per change, one per line. Ends on Ctrl-C, or after
-``--idle-exit SECONDS`` without a change.
+``--idle-exit SECONDS`` without a change. What appending alone does not explain (the file
+loaded again, Pi going on from another branch) is said in a note and, with ``--json``, in
+the ``event`` key.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from argparse import Namespace
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..errors import NotASessionError, SessionFileError, SettingsError
+from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ..following import Follower
 from ..formatting import MISSING, fmt_int, fmt_percent, plural
 from ..palette import LINES, SEGMENTS
+from ..refresh import Refresh
 from ..session import Session
 from ..settings import DEFAULTS, CompactionSettings, Settings
 from .common import session_settings
@@ -44,12 +47,13 @@ class Status:
     last_compaction: dict[str, Any] | None
     model: str | None
     leaf_kind: str
+    event: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"leafId": self.leaf_id, "entries": self.entries, "tokens": self.tokens,
                 "contextWindow": self.context_window, "threshold": self.threshold,
                 "wouldCompact": self.would_compact, "compactions": self.compactions,
-                "lastCompaction": self.last_compaction}
+                "lastCompaction": self.last_compaction, "event": self.event}
 
 
 class _Gauge:
@@ -62,6 +66,8 @@ class _Gauge:
         self.settings = settings
         self._after: dict[Any, int] = {}  # compaction id -> the context size right after it
         self._resolved: dict[str | None, CompactionSettings] = {}
+        #: What the change about to be shown did besides appending (see :func:`event_of`).
+        self.event: dict[str, Any] | None = None
 
     def _settings_for(self, model: str | None) -> CompactionSettings:
         found = self._resolved.get(model)
@@ -96,7 +102,23 @@ class _Gauge:
         entry = session.leaf
         kind = MISSING if entry is None else str(entry.type if entry.role is None else entry.role)
         return Status(leaf, len(session), tokens, window, window - reserve,
-                      settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind)
+                      settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind,
+                      self.event)
+
+
+def event_of(change: Refresh) -> dict[str, Any] | None:
+    """The ``event`` of a change's ``--json`` line: what it did besides appending to the branch.
+
+    ``{"type": "reload", "reason"}`` when the file was loaded again whole, ``{"type":
+    "branch", "previousLeafId", "continuesFrom"}`` when the new entries go on from another
+    entry than the leaf (``continuesFrom`` ``null``: a new root); ``None`` otherwise.
+    """
+    if change.reloaded:
+        return {"type": "reload", "reason": change.reloaded}
+    switch = change.branch_switch
+    if switch is not None:
+        return {"type": "branch", "previousLeafId": switch.previous_leaf, "continuesFrom": switch.continues_from}
+    return None
 
 
 def _model_key(model: dict[str, Any] | None) -> str | None:
@@ -208,29 +230,32 @@ class _Screen:
         out.flush()
 
 
-def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) -> Follower | None:
-    """The follower, once the file exists with a session header (``None`` if idle-exit came first)."""
+def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) -> Follower:
+    """The follower, once the file exists with a session header.
+
+    Raises :class:`PikitError` (exit status 1) when ``idle_exit`` seconds pass first: there
+    was nothing to watch, which a script must be able to tell from a watch that ended idle.
+    """
     start = time.monotonic()
     told = False
     while True:
         try:
             return Follower(path, poll=poll, strict=strict, background=False)
         except (SessionFileError, NotASessionError) as exc:
-            waiting = (isinstance(exc, NotASessionError) and "is empty" in str(exc)) or "no such file" in str(exc)
-            if not waiting:
+            empty = isinstance(exc, NotASessionError) and "is empty" in str(exc)
+            if not empty and "no such file" not in str(exc):
                 raise
         if not told:
-            print(f"pikit: waiting for {inert(path)} to appear…", file=sys.stderr)
+            print(f"pikit: note: waiting for {inert(path)} to appear…", file=sys.stderr)
             told = True
         if idle_exit is not None and time.monotonic() - start >= idle_exit:
-            return None
+            what = "was still empty" if empty else "never appeared"
+            raise PikitError(f"{inert(path)} {what} in {idle_exit:g} s (--idle-exit): nothing to watch")
         time.sleep(0.2)
 
 
 def run(args: Namespace) -> int:
     follower = _open(args.file, args.poll, args.idle_exit, args.strict)
-    if follower is None:
-        return 0
     session = follower.session
     settings: Settings | None
     try:
@@ -241,6 +266,7 @@ def run(args: Namespace) -> int:
     gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
     screen = _Screen(trusted(sys.stdout))  # pikit's own escapes; session text is made inert in render()
     notice: str | None = None
+    noted: str | None = None
 
     def show() -> None:
         status = gauge.reading()
@@ -254,9 +280,16 @@ def run(args: Namespace) -> int:
     try:
         show()
         for change in follower.updates(idle_exit=args.idle_exit):
-            notice = _notice(change, follower)
-            if notice and args.json:
-                print(f"pikit: {notice}", file=sys.stderr)
+            gauge.event = event_of(change)
+            news = _news(change)
+            standing = follower.notices[-1] if follower.notices and follower.engine == "polling" else None
+            if args.json and (news or standing):
+                print(f"pikit: {news or standing}", file=sys.stderr)
+            if news:  # on a terminal it stays on the redrawn block until there is other news
+                noted = f"{news} (at {time.strftime('%H:%M:%S')})"
+            elif not screen.tty:
+                noted = None
+            notice = noted or standing
             show()
     except KeyboardInterrupt:
         pass
@@ -265,10 +298,13 @@ def run(args: Namespace) -> int:
     return 0
 
 
-def _notice(change: Any, follower: Follower) -> str | None:
+def _news(change: Refresh) -> str | None:
+    """What a change did that the gauge alone does not explain (``None``: plain appends)."""
     if change.reloaded:
         return f"the file was loaded again: {change.reloaded}"
+    if change.branch_switch is not None:
+        return str(change.branch_switch)
     damaged = [p for p in change.problems if p.kind == "damaged-line"]
     if damaged:
         return f"skipped damaged line(s) {', '.join(str(p.line) for p in damaged[:5])}"
-    return follower.notices[-1] if follower.notices and follower.engine == "polling" else None
+    return None

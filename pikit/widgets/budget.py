@@ -51,9 +51,13 @@ class BudgetBar(LeafWidget, widgets.VBox):
 
     ``model`` (``provider/modelId``), ``context_window``, ``reserve_tokens`` and
     ``keep_recent_tokens`` are traitlets; left out, they come from the leaf's model, the known
-    model table and the settings (``~/.pi/agent/settings.json`` + project, with overrides).
-    ``view`` is the :class:`~.views.budget.BudgetView` drawn last.
+    model table and the settings (``~/.pi/agent/settings.json`` + project, with overrides),
+    and follow the model of the projection shown: a leaf move or a refresh of a followed file
+    that reaches another model (or the first recorded one) resolves them again. A value given
+    or set by hand stays. ``view`` is the :class:`~.views.budget.BudgetView` drawn last.
     """
+
+    _SETTINGS = ("model", "context_window", "reserve_tokens", "keep_recent_tokens")
 
     model = traitlets.Unicode("")
     context_window = traitlets.Int(128_000)
@@ -65,21 +69,22 @@ class BudgetBar(LeafWidget, widgets.VBox):
                  keep_recent_tokens: int | None = None, settings: Settings | None = None, **kwargs: Any) -> None:
         leaf = self._bind(session, leaf_id)
         self.view: BudgetView | None = None
-        model = model if model is not None else (model_key(self.state.projection(leaf)) or "")
-        window, reserve, keep, self.settings_problem = resolve_budget(model or None, settings)
+        self.settings_problem: str | None = None
+        self._settings = settings
+        given = dict(zip(self._SETTINGS, (model, context_window, reserve_tokens, keep_recent_tokens), strict=True))
+        self._given = {name for name, value in given.items() if value is not None}
+        self._resolving = False
         self.html = widgets.HTML()
         self.html.add_class("pikit-budget-html")
         super().__init__([style_widget(), self.html], **kwargs)
         self.add_class("pikit-root")
         self.add_class("pikit-budget-bar")
         with self.hold_trait_notifications():
-            self.model = model
-            self.context_window = context_window if context_window is not None else window
-            self.reserve_tokens = reserve_tokens if reserve_tokens is not None else reserve
-            self.keep_recent_tokens = keep_recent_tokens if keep_recent_tokens is not None else keep
+            for name in self._given:
+                setattr(self, name, given[name])
+            self._resolve(model if model is not None else (model_key(self.state.projection(leaf)) or ""))
         self._follow_leaf(leaf)
-        self.observe(lambda _c: self.refresh(),
-                     names=["model", "context_window", "reserve_tokens", "keep_recent_tokens"])
+        self.observe(self._on_setting, names=list(self._SETTINGS))
         self.refresh()
 
     def __repr__(self) -> str:
@@ -101,9 +106,29 @@ class BudgetBar(LeafWidget, widgets.VBox):
         return budget_view(self.projection, model=self.model, window=self.context_window,
                            reserve=self.reserve_tokens, keep=self.keep_recent_tokens, problem=self.settings_problem)
 
-    def refresh(self) -> None:
-        """Redraw."""
+    def _resolve(self, model: str) -> None:
+        """Take ``model`` and the window, reserve and keep it implies (those not given by hand)."""
+        window, reserve, keep, self.settings_problem = resolve_budget(model or None, self._settings)
+        self._resolving = True
         try:
+            with self.hold_trait_notifications():
+                for name, value in zip(self._SETTINGS, (model, window, reserve, keep), strict=True):
+                    if name not in self._given:
+                        setattr(self, name, value)
+        finally:
+            self._resolving = False
+
+    def _on_setting(self, change: dict[str, Any]) -> None:
+        if not self._resolving:
+            self._given.add(change["name"])  # set by hand: it stays when the leaf's model changes
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw (after taking the model of the projection shown, unless one was given)."""
+        try:
+            model = self.model if "model" in self._given else (model_key(self.projection) or "")
+            if model != self.model:
+                self._resolve(model)
             self.view = self.build()
             self.html.value = render_budget(self.view)
         except Exception as exc:

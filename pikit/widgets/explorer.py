@@ -67,7 +67,9 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     explorer up with the file while Pi writes it (``live_bar``, a :class:`~pikit.widgets.live.LiveBar`).
     The leaf follows the newest entry until you click elsewhere; **back to live** returns to it.
     A compaction that appears is called out and gains a bar in the compaction chart, and the
-    budget bar drops with it. A burst of lines is one update of each view.
+    budget bar drops with it; a move to another branch (Pi going on from another entry than
+    the leaf) and a reload of a rewritten file are called out too. A burst of lines is one
+    update of each view, and every part reads the same projection, that of the leaf shown.
     """
 
     selected_id = traitlets.Any(None)

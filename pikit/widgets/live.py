@@ -1,7 +1,8 @@
 """Following the file in the explorer: the tree, the budget and the context keep up with Pi.
 
 :class:`LiveBar` is the explorer's strip for it: a **follow** toggle, a **back to live**
-button, a status line, the call-out of a compaction that just appeared, and the chart of
+button, a status line, the call-out of what just happened beyond an append (a compaction
+appeared, Pi went on from another branch, the file was loaded again), and the chart of
 the branch's compactions (tokensBefore and tokensAfter), which gains a bar when Pi compacts.
 Each change of the file reaches it once, after the follower's refresh (a burst of lines is
 one refresh, so one repaint); the leaf moves to the newest entry as long as the user has not
@@ -161,13 +162,16 @@ class LiveBar(widgets.VBox):
             if self.live or explorer.leaf_id not in session:
                 self._move_to_newest()
             if replaced and explorer.leaf_id == before:  # the same leaf, other entries: draw it again
-                for view in (explorer, explorer.budget, explorer.context_view):
-                    view._projection = None
-                    view.refresh()
+                explorer._projection = None
+                explorer.refresh()
+                for view in (explorer.budget, explorer.context_view, explorer.stepper):
+                    if view is not None:
+                        view._projection = None
+                        view.leaf_changed()  # as after a move (the stepper traces its compaction again)
             self._relayout()
             explorer.refresh_header()
-        if compactions:
-            self._call_out(compactions[-1])
+        moved = explorer.leaf_id != before
+        self._call_out(change if moved or replaced else None, compactions[-1] if compactions else None)
         self._update_chart(force=bool(compactions))
         self.repaints += 1
         self._update_status()
@@ -196,21 +200,26 @@ class LiveBar(widgets.VBox):
         self._laid_out_at = time.monotonic()
         self.explorer.refresh_header()
 
-    def _call_out(self, compaction_id: Any) -> None:
-        session = self.explorer.session
-        entry = session.by_id.get(compaction_id)
-        if entry is None:
-            return
-        self.callout_id = compaction_id
-        before = entry.data.get("tokensBefore")
-        after = self.explorer.state.projection(compaction_id).tokens
-        saved = before - after if isinstance(before, int | float) else None
-        self.callout.value = (
-            f'<div class="pikit-callout" style="{_CALLOUT_STYLE}">⚡ Pi compacted: '
-            f'<span class="pikit-id">{esc(compaction_id)}</span> · '
-            f"tokensBefore {fmt_int(before)} → tokensAfter {fmt_int(after)}"
-            f"{f' ({fmt_delta(-saved)})' if saved is not None else ''} · at "
-            f"{esc(time.strftime('%H:%M:%S'))}</div>")
+    def _call_out(self, change: Refresh | None, compaction_id: Any) -> None:
+        """Call out what the change shown did beyond an append (the newest news replaces the last)."""
+        news = []
+        if change is not None and change.reloaded:
+            news.append(f"↻ The file was loaded again: {esc(change.reloaded)}")
+        elif change is not None and change.branch_switch is not None:
+            news.append(f"⑂ {esc(str(change.branch_switch))}")
+        entry = self.explorer.session.by_id.get(compaction_id) if compaction_id is not None else None
+        if entry is not None:
+            self.callout_id = compaction_id
+            before = entry.data.get("tokensBefore")
+            after = self.explorer.state.projection(compaction_id).tokens
+            saved = before - after if isinstance(before, int | float) else None
+            news.append(f'⚡ Pi compacted: <span class="pikit-id">{esc(compaction_id)}</span> · '
+                        f"tokensBefore {fmt_int(before)} → tokensAfter {fmt_int(after)}"
+                        f"{f' ({fmt_delta(-saved)})' if saved is not None else ''}")
+        if news:
+            at = esc(time.strftime("%H:%M:%S"))
+            self.callout.value = "".join(f'<div class="pikit-callout" style="{_CALLOUT_STYLE}">{text} · at {at}</div>'
+                                         for text in news)
 
     def _update_chart(self, force: bool = False) -> None:
         if not self.following:
@@ -244,7 +253,8 @@ class LiveBar(widgets.VBox):
         last = ""
         if change is not None:
             what = (f"reloaded ({esc(change.reloaded)})" if change.reloaded
-                    else f"+{plural(len(change.added), 'entry')}")
+                    else f"+{plural(len(change.added), 'entry')}"
+                    + (" on another branch" if change.branch_switch is not None else ""))
             last = f" · last change {what} at {esc(time.strftime('%H:%M:%S'))}"
         engine = self.follower.engine if self.follower is not None else ""
         self.status.value = (f'<span class="pikit-status"><b>{state}</b> · {plural(len(session), "entry")}'

@@ -54,26 +54,25 @@ def rendered(page: Page) -> dict[str, Any]:
 def test_the_explorer_follows_a_replayed_session(page: Page, jupyter_server: JupyterServer) -> None:
     root = jupyter_server.root_dir
     target = root / "live-replay.jsonl"
-    target.unlink(missing_ok=True)
     shutil.copyfile(SAMPLE, root / "sample.jsonl")
+    # The explorer starts on the header and the system prompt: no model recorded yet.
+    target.write_bytes(b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:2]))
     write_notebook(jupyter_server, NOTEBOOK, [SETUP])
-    # The replay script writes the session into a new file, a line every few tenths of a second.
+    open_notebook(page, jupyter_server, NOTEBOOK)
+    run_all(page, timeout=120)
+    page.locator(".pikit-explorer .pikit-tree-row").first.wait_for(state="visible", timeout=30_000)
+    page.locator(".pikit-live-status").wait_for(state="visible", timeout=30_000)
+    assert "model not recorded" in page.locator(".pikit-explorer .pikit-budget-html").inner_text()
+    first_entries = kernel_value(jupyter_server, "len(live.session)")
+    first_leaf = kernel_value(jupyter_server, "explorer.leaf_id")
+    first_view = rendered(page)
+    assert first_view["rows"] > 0 and "live" in first_view["status"]
+    # The replay script writes the session again from the start (a rewrite, reloaded), then a
+    # line every few tenths of a second, while the notebook follows.
     replay = subprocess.Popen([sys.executable, "-m", "pikit.replay", str(root / "sample.jsonl"), str(target),
-                               "--speed", "40", "--max-gap", "0.35", "--quiet"],
+                               "--speed", "40", "--max-gap", "0.35", "--quiet", "--force"],
                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
     try:
-        deadline = time.monotonic() + 30
-        while (not target.exists() or target.read_bytes().count(b"\n") < 10) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        open_notebook(page, jupyter_server, NOTEBOOK)
-        run_all(page, timeout=120)
-        page.locator(".pikit-explorer .pikit-tree-row").first.wait_for(state="visible", timeout=30_000)
-        page.locator(".pikit-live-status").wait_for(state="visible", timeout=30_000)
-
-        first_entries = kernel_value(jupyter_server, "len(live.session)")
-        first_leaf = kernel_value(jupyter_server, "explorer.leaf_id")
-        first_view = rendered(page)
-        assert first_view["rows"] > 0 and "live" in first_view["status"]
         samples = []
         for _ in range(8):
             time.sleep(1.5)
@@ -96,6 +95,15 @@ def test_the_explorer_follows_a_replayed_session(page: Page, jupyter_server: Jup
             arg=kernel_value(jupyter_server, "explorer.leaf_id"), timeout=10_000)
         assert kernel_value(jupyter_server, "explorer.live") is True
         assert kernel_value(jupyter_server, "live.engine") == "watchfiles"
+        # The budget bar names the model the context names, in the kernel and on the page.
+        model = kernel_value(jupyter_server, "explorer.context_view.header_view.model")
+        assert model and kernel_value(jupyter_server, "explorer.budget.model") == model
+        page.wait_for_function(
+            """(model) => { const b = document.querySelector('.pikit-explorer .pikit-budget-html');
+                            const c = document.querySelector('.pikit-explorer .pikit-context-header');
+                            return b && c && b.textContent.includes(model) && c.textContent.includes(model)
+                                   && !b.textContent.includes('model not recorded'); }""",
+            arg=model, timeout=10_000)
     finally:
         replay.terminate()
         replay.wait(timeout=10)

@@ -16,10 +16,13 @@ import pytest
 from pikit.cli.terminal import inert
 from pikit.cli.watch import render, status_of
 from tests.entries import asst, usage, user
+from tests.procs import one_error_line
+from tests.procs import pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = {"type": "session", "version": 3, "id": "s-watch", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
-KEYS = {"leafId", "entries", "tokens", "contextWindow", "threshold", "wouldCompact", "compactions", "lastCompaction"}
+KEYS = {"leafId", "entries", "tokens", "contextWindow", "threshold", "wouldCompact", "compactions", "lastCompaction",
+        "event"}
 
 # A separate process that performs a plan: write bytes, sleep, truncate; it reports each write's time.
 WRITER = r"""
@@ -124,7 +127,7 @@ def test_each_new_leaf_is_reported_within_a_second(tmp_path: Path) -> None:
     delays = {w["wrote"]: reported[w["wrote"]] - w["at"] for w in writes}
     assert all(delay < 1.0 for delay in delays.values()), delays
     assert [obj["entries"] for _, obj in watch.lines] == list(range(2, 9))
-    assert all(set(obj) == KEYS for _, obj in watch.lines)
+    assert all(set(obj) == KEYS and obj["event"] is None for _, obj in watch.lines)
 
 
 def test_a_line_written_in_two_halves_is_one_update_and_no_damage(tmp_path: Path) -> None:
@@ -148,7 +151,92 @@ def test_a_truncate_and_rewrite_is_loaded_again(tmp_path: Path) -> None:
     stderr = watch.finish()
     last = watch.lines[-1][1]
     assert last["leafId"] == "a2" and last["entries"] == 3
-    assert "loaded again" in stderr, stderr
+    assert last["event"]["type"] == "reload" and watch.lines[0][1]["event"] is None
+    assert f"the file was loaded again: {last['event']['reason']}" in stderr, stderr
+
+
+def finish_human(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """The rest of a human-mode watch's output and its stderr, once it ended (killed after 30 s)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    timer = threading.Timer(30, proc.kill)
+    timer.start()
+    try:
+        out = proc.stdout.read()  # through the same buffer as the first readline()
+        err = proc.stderr.read()
+        proc.wait()
+    finally:
+        timer.cancel()
+    return out, err
+
+
+def test_a_reload_is_a_note_in_the_human_display(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=REPO, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the first block has begun: the watch is running
+    run_writer(path, [["sleep", 0.3], ["rewrite", (line(HEADER) + line(user("x0", None, 1, "anew"))).hex()]])
+    out, err = finish_human(proc)
+    blocks = (first + out).split("\n\n")
+    assert proc.returncode == 0, err
+    assert "  note" not in blocks[0]
+    note = next(row for row in blocks[1].splitlines() if row.startswith("  note"))
+    assert "the file was loaded again: the file shrank from at least" in note, blocks
+
+
+def append_right_after_the_first_state(tmp_path: Path, rep: int) -> float:
+    """Start ``pikit watch``, append a line the moment its first state is out: the delay until it is shown."""
+    path = tmp_path / f"rep{rep}.jsonl"
+    path.write_bytes(line(HEADER) + line(user("e0", None, 0, "hello")))
+    proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--json", "--idle-exit", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["leafId"] == "e0"
+        with open(path, "ab") as handle:
+            handle.write(line(user("e1", "e0", 1, "right after")))
+        start = time.monotonic()
+        second = json.loads(proc.stdout.readline())
+        delay = time.monotonic() - start
+        assert second["leafId"] == "e1", second
+        return delay
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_append_right_after_the_first_state_is_seen_at_once(tmp_path: Path) -> None:
+    """Watching starts before the state is read again, so no append is left to the 1 s safety look."""
+    delays = [append_right_after_the_first_state(tmp_path, rep) for rep in range(6)]
+    assert max(delays) < 0.5, delays
+
+
+def test_a_move_to_another_branch_is_announced(tmp_path: Path) -> None:
+    path = start_file(tmp_path)  # e0 <- e1
+    watch = Watch(path, "--idle-exit", "2.5")
+    watch.wait_for(1)
+    run_writer(path, [["write", line(user("on", "e1", 5, "same branch")).hex(), "on"], ["sleep", 0.4],
+                      ["write", line(user("b0", "e0", 6, "from e0")).hex(), "b0"]])
+    stderr = watch.finish()
+    events = [obj["event"] for _, obj in watch.lines]
+    assert [obj["leafId"] for _, obj in watch.lines] == ["e1", "on", "b0"]
+    assert events == [None, None, {"type": "branch", "previousLeafId": "on", "continuesFrom": "e0"}]
+    assert "Pi moved to another branch: the new entries go on from e0, not after the leaf on" in stderr, stderr
+
+
+def test_a_move_to_another_branch_is_a_note_in_the_human_display(tmp_path: Path) -> None:
+    path = start_file(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=REPO, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    run_writer(path, [["sleep", 0.2], ["write", line(user("r0", None, 7, "a new root")).hex(), "r0"]])
+    out, err = finish_human(proc)
+    assert proc.returncode == 0, err
+    block = (first + out).split("\n\n")[1]
+    assert "leaf        r0" in block
+    note = next(row for row in block.splitlines() if row.startswith("  note"))
+    assert "Pi moved to another branch: the new entries start a new root, not after the leaf e1" in note, block
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the CPU time from /proc")
@@ -170,11 +258,27 @@ def test_an_idle_watch_uses_almost_no_cpu(tmp_path: Path) -> None:
     assert used < 0.5, f"{used:.2f} s of CPU over 10 s idle"
 
 
-def test_watch_waits_for_the_file_and_ends_when_idle(tmp_path: Path) -> None:
+def test_a_file_that_never_appears_is_one_error_line(tmp_path: Path) -> None:
     path = tmp_path / "later.jsonl"
-    done = subprocess.run([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "0.5"],
-                          capture_output=True, text=True, env=env(), cwd=REPO, timeout=60)
-    assert done.returncode == 0 and "waiting for" in done.stderr and done.stdout == ""
+    start = time.monotonic()
+    done = run_pikit("watch", path, "--idle-exit", "0.5", "--json")
+    assert 0.5 <= time.monotonic() - start < 30
+    assert done.returncode == 1 and done.stdout == b""
+    assert "waiting for" in done.stderr.decode()
+    one_error_line(done, "later.jsonl never appeared in 0.5 s (--idle-exit)")
+    path.write_bytes(b"")  # there, but Pi has not written its header yet
+    one_error_line(run_pikit("watch", path, "--idle-exit", "0.3"), "later.jsonl was still empty in 0.3 s")
+
+
+def test_watch_waits_for_the_file_to_appear(tmp_path: Path) -> None:
+    path = tmp_path / "later.jsonl"
+    watch = Watch(path, "--idle-exit", "1.5")
+    assert watch.proc.stderr is not None
+    assert "waiting for" in watch.proc.stderr.readline().decode()  # started before the file is there
+    path.write_bytes(line(HEADER) + line(user("e0", None, 0, "hello")))
+    stderr = watch.finish()
+    assert watch.proc.returncode == 0, stderr
+    assert [obj["leafId"] for _, obj in watch.lines] == ["e0"]
 
 
 def test_the_human_display_is_one_block(tmp_path: Path) -> None:
@@ -238,3 +342,45 @@ def test_ctrl_c_ends_the_watch_quietly(tmp_path: Path) -> None:
     watch.proc.send_signal(signal.SIGINT)
     stderr = watch.finish(timeout=10)
     assert watch.proc.returncode == 0 and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_on_a_terminal_the_note_stays_until_other_news(tmp_path: Path) -> None:
+    """A note redrawn away by the next append would go unseen: on a terminal it stays, with its time."""
+    import pty
+    import re
+
+    path = start_file(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "2.5"],
+                            stdout=follower, stderr=subprocess.PIPE, env=env(), cwd=REPO)
+    os.close(follower)
+    screen = b""
+
+    def read_until(needle: bytes | None, timeout: float = 30) -> None:
+        """Read the terminal until ``needle`` shows (``None``: until the watch ends)."""
+        nonlocal screen
+        deadline = time.monotonic() + timeout
+        while (needle is None or needle not in screen) and time.monotonic() < deadline:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the watch ended: its terminal is closed
+                break
+            if not data:
+                break
+            screen += data
+        assert needle is None or needle in screen, screen
+
+    try:
+        read_until(b"model")  # the first block is drawn
+        run_writer(path, [["write", line(user("b0", "e0", 5, "from e0")).hex(), "b0"], ["sleep", 0.5],
+                          ["write", line(user("b1", "b0", 6, "and on")).hex(), "b1"]])
+        read_until(None)  # to the end (--idle-exit)
+    finally:
+        proc.wait(timeout=30)
+        os.close(leader)
+    text = screen.decode()
+    last_block = text[text.rindex("leaf        b1"):]
+    assert re.search(r"note        Pi moved to another branch: the new entries go on from e0, not after the leaf e1 "
+                     r"\(at \d\d:\d\d:\d\d\)", last_block), last_block
+    assert proc.returncode == 0

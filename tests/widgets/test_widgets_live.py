@@ -145,6 +145,7 @@ def test_session_text_in_the_live_bar_is_escaped(tmp_path: Path) -> None:
 def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[bytes]]) -> None:
     path, _rest = replayed
     explorer, follower = explorer_on(path)
+    stepper = explorer.open_stepper()
     leaf = explorer.leaf_id
     old_body = explorer.context_view.body.value
     lines = path.read_bytes().splitlines(keepends=True)
@@ -156,6 +157,9 @@ def test_a_rewrite_that_keeps_the_leaf_redraws_it(replayed: tuple[Path, list[byt
     assert change is not None and change.reloaded and explorer.leaf_id == leaf
     assert "rewritten in place" in explorer.context_view.body.value != old_body
     assert explorer.budget.projection is explorer.state.projection(leaf)
+    # Every part reads the new projection, the stepper's compaction trace included.
+    assert stepper.projection is explorer.projection is explorer.context_view.projection is explorer.budget.projection
+    assert stepper.trace is not None and stepper.trace.projection is explorer.projection
 
 
 def test_slow_tree_layouts_are_spaced_out_on_the_kernel_loop(replayed: tuple[Path, list[bytes]]) -> None:
@@ -189,3 +193,81 @@ def test_slow_tree_layouts_are_spaced_out_on_the_kernel_loop(replayed: tuple[Pat
     runner.start()
     runner.join(timeout=30)
     assert seen == {"moved": True, "rows_at_once": 0, "rows_later": seen["rows_later"]} and seen["rows_later"] > 0
+
+
+def grow_from_a_thread(path: Path, lines: list[bytes]) -> None:
+    """Append ``lines`` from another thread, as a writer would (done when this returns)."""
+    import threading
+
+    writer = threading.Thread(target=grow, args=(path, lines))
+    writer.start()
+    writer.join(timeout=10)
+
+
+def test_a_move_to_another_branch_is_called_out(replayed: tuple[Path, list[bytes]]) -> None:
+    path, _rest = replayed
+    explorer, follower = explorer_on(path)
+    session = follower.session
+    previous = explorer.leaf_id
+    fork = session.entries[10].id
+    branch = {"type": "message", "id": "elsewhere", "parentId": fork, "timestamp": "2026-03-10T09:00:00.000Z",
+              "message": {"role": "user", "content": "and now something else", "timestamp": 1773133200000}}
+    grow_from_a_thread(path, [json.dumps(branch).encode() + b"\n"])
+    change = follower.check()
+    assert change is not None and change.branch_switch is not None
+    assert explorer.leaf_id == "elsewhere" == explorer.context_view.leaf_id
+    callout = explorer.live_bar.callout.value
+    assert "Pi moved to another branch" in callout and fork in callout and previous in callout
+    assert "+1 entry on another branch" in explorer.live_bar.status.value
+    grow_from_a_thread(path, [json.dumps({**branch, "id": "on", "parentId": "elsewhere"}).encode() + b"\n"])
+    follower.check()
+    assert "on another branch" not in explorer.live_bar.status.value  # a plain append again
+
+
+def test_a_reload_is_called_out(replayed: tuple[Path, list[bytes]]) -> None:
+    path, _rest = replayed
+    explorer, follower = explorer_on(path)
+    path.write_bytes(b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:12]))
+    change = follower.check()
+    assert change is not None and change.reloaded
+    assert f"The file was loaded again: {change.reloaded}" in explorer.live_bar.callout.value
+
+
+def test_the_budget_names_the_model_the_context_shows(tmp_path: Path) -> None:
+    """The budget bar takes its model, window and settings from the projection it shows, now."""
+    from pikit.widgets.budget import resolve_budget
+
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:2]))  # the system prompt only: no model recorded yet
+    follower = Follower(path, background=False)
+    explorer = SessionExplorer(follower)
+    follower.stop()
+    stepper = explorer.open_stepper()
+    budget, context = explorer.budget, explorer.context_view
+    assert budget.model == "" and "model not recorded" in budget.html.value
+    grow_from_a_thread(path, lines[2:12])  # the model change and the first turns
+    follower.check()
+    model = context.header_view.model if context.header_view is not None else None
+    assert model and budget.model == model and "model not recorded" not in budget.html.value
+    assert budget.projection is context.projection is explorer.projection is stepper.projection
+    settings = (budget.context_window, budget.reserve_tokens, budget.keep_recent_tokens)
+    assert settings == resolve_budget(model, None)[:3]
+    assert (stepper.context_window, stepper.reserve_tokens) == settings[:2]
+    # Moving the leaf back before the model change: the bar follows there too.
+    explorer.leaf_id = follower.session.entries[0].id
+    assert budget.model == "" and "model not recorded" in budget.html.value
+
+
+def test_a_budget_setting_given_by_hand_stays(tmp_path: Path) -> None:
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:2]))
+    follower = Follower(path, background=False)
+    explorer = SessionExplorer(follower, model="openai/gpt-4o", reserve_tokens=1234)
+    follower.stop()
+    explorer.budget.keep_recent_tokens = 777
+    grow_from_a_thread(path, lines[2:12])
+    follower.check()
+    budget = explorer.budget
+    assert (budget.model, budget.reserve_tokens, budget.keep_recent_tokens) == ("openai/gpt-4o", 1234, 777)
