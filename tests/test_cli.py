@@ -206,6 +206,35 @@ def test_compact_dry_run_plain(capsys: pytest.CaptureFixture[str], session_file:
     assert "dry run" in err
 
 
+def test_compact_dry_run_says_why_there_is_nothing_to_compact(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                              sample_sessions: Path, shared_sessions: Path) -> None:
+    sample = sample_sessions / "refactor-auth.jsonl"
+    session = pikit.load(sample)
+    ctx = session.context()
+    assert ctx.compaction is not None and ctx.entries[0].entry is ctx.compaction
+    since = sum(pe.tokens for pe in ctx.entries[1:])  # what Pi's walk adds up after the last compaction
+    assert since == 7789
+    _, out, _ = run(capsys, "compact", sample, "--keep-recent-tokens", "4000,8000", "--dry-run")
+    assert (f"     8,000  nothing to compact: only {since:,} tokens since the last compaction, under "
+            "keepRecentTokens 8,000: all of it is kept") in out.splitlines()
+    # a leaf that is a compaction, a branch that starts with its only cut point, an empty file
+    chain = shared_sessions / "system-replay.jsonl"
+    _, out, _ = run(capsys, "compact", chain, "--leaf", "e0a8d9d0", "--keep-recent-tokens", "0", "--dry-run")
+    assert pikit.load(chain).entry("e0a8d9d0").type == "compaction"
+    assert "nothing to compact: the leaf is a compaction (Pi compacts nothing right after one)" in out
+    _, out, _ = run(capsys, "compact", sample, "--leaf", "8c444178", "--keep-recent-tokens", "8000", "--dry-run")
+    walk = pikit.trace_compaction(session.branch("8c444178"), 8000).cut
+    assert walk is not None and walk.reached_index == walk.start == 0
+    kept = session.context("8c444178").entries[walk.cut.first_kept_index].id
+    assert (f"nothing to compact: the newest {walk.running_sum(0):,} tokens reach keepRecentTokens 8,000 only at "
+            f"{session.branch('8c444178')[0].id}, the first entry in the context: the cut falls at {kept}, with no "
+            "message before it to summarize") in out
+    empty = tmp_path / "header.jsonl"
+    empty.write_text(json.dumps(HEADER) + "\n")
+    code, out, _ = run(capsys, "compact", empty, "--dry-run")
+    assert code == 0 and "nothing to compact: the branch is empty" in out and "None" not in out
+
+
 # ---------------------------------------------------------------- branch-summary --dry-run
 def test_branch_summary_dry_run(capsys: pytest.CaptureFixture[str], session_file: Path) -> None:
     out = run_json(capsys, "branch-summary", session_file, "--pair", "ac000008:ae000010", "--pair",
