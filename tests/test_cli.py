@@ -180,6 +180,11 @@ def test_info_reports_damage(capsys: pytest.CaptureFixture[str], session_file: P
     assert report["problems"] == [{"kind": "damaged-line", "line": 12, "entryId": None,
                                    "message": report["problems"][0]["message"]}]
     assert err.startswith("pikit: warning: ") and "12" in err and err.count("\n") == 1
+    # The report lists the damage: the warning does not send the reader to the command they just ran.
+    code, out, err = run(capsys, "info", session_file)
+    assert code == 0 and "line 12:" in out and "pikit info" not in err
+    code, _, err = run(capsys, "tree", session_file)
+    assert code == 0 and f"(see `pikit info {session_file}`)" in err
 
 
 # ---------------------------------------------------------------- compact --dry-run
@@ -383,6 +388,19 @@ def test_context_of_a_header_only_session(capsys: pytest.CaptureFixture[str], tm
     out = run_json(capsys, "context", path)
     assert out == {"leaves": {"null": {"path": [], "model": None, "thinkingLevel": "off", "messages": [],
                                        "sources": [], "estimates": [], "tokens": 0}}}
+
+
+def test_an_empty_branch_prints_no_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "header.jsonl"
+    path.write_text(json.dumps(HEADER) + "\n")
+    for argv in (["context"], ["info"], ["tree"], ["simulate", "--context-window", "1000"],
+                 ["simulate", "--context-window", "1000,2000"]):
+        code, out, err = run(capsys, argv[0], path, *argv[1:])
+        assert code == 0 and "None" not in out + err, (argv, out + err)
+    _, out, _ = run(capsys, "context", path)
+    assert out.startswith("context at none (empty branch)  (0 entries on the branch, 0 messages)")
+    _, out, _ = run(capsys, "info", path)
+    assert "0 entries, 0 roots, 0 labels, leaf none (empty branch)" in out
 
 
 # ---------------------------------------------------------------- as a real process
