@@ -453,6 +453,29 @@ def test_v1_ids_are_the_same_in_every_run_and_said_to_be_pikits(shared_sessions:
     info = subprocess.run([sys.executable, "-m", "pikit", "info", str(legacy)], capture_output=True, text=True,
                           timeout=120)
     assert "the ids shown are pikit's" in info.stdout and "pikit's" not in info.stderr
+    assert "have no ids" not in info.stdout and "pikit derives them from each entry" in info.stdout
     current = subprocess.run([sys.executable, "-m", "pikit", "tree", str(shared_sessions / "tree-basic.jsonl")],
                              capture_output=True, text=True, timeout=120)
     assert "pikit's" not in current.stderr + current.stdout
+
+
+def test_every_command_a_message_names_exists() -> None:
+    """A hint is a command to run: every `pikit COMMAND` written in the package names a real command."""
+    import argparse
+    import ast
+    import re
+
+    from pikit.cli.app import build_parser
+
+    parser = build_parser()
+    commands = set(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+    named: dict[str, str] = {}
+    package = Path(pikit.__file__).resolve().parent
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for word in re.findall(r"`pikit ([a-z][a-z-]*)", node.value):
+                    named[word] = path.name
+    assert {"info", "problems", "migrate", "context"} <= set(named)
+    unknown = {word: where for word, where in named.items() if word not in commands}
+    assert unknown == {}
