@@ -26,7 +26,7 @@ from .projection import project_path
 from .session import CURRENT, Session
 from .summarizer import Summarizer, SummaryRequest, combine_usage
 from .timestamps import iso_now, parse_ms
-from .tokens import estimate_tokens
+from .tokens import context_size, estimate_tokens
 from .tree import selection
 from .write import Appender, copy_with_lines
 
@@ -84,15 +84,24 @@ class CompactionResult:
         """Whether the summary is larger than what it replaces (writing it makes the context grow)."""
         return self.summary_tokens > self.replaced_tokens
 
+    @property
+    def estimated_before(self) -> int:
+        """Pi's estimate of the whole context before the compaction (the measure of ``tokens_after``,
+        which is all estimated; ``tokens_before`` may start from recorded usage instead)."""
+        projection = self.preparation.projection
+        system = projection.system_message
+        return context_size(projection.messages, projection.estimates,
+                            system_estimate=estimate_tokens(system) if system is not None else 0).tokens
+
     def check_size(self, override: str = "--allow-larger-summary writes it anyway") -> None:
         """Refuse (:class:`~pikit.errors.SummarizerOutputError`) a summary larger than what it
-        replaces, with the numbers: writing it would make the context grow. ``override`` tells
-        the user how to write it anyway (the command line's flag by default)."""
+        replaces, with the numbers, all by Pi's estimate: writing it would make the context grow.
+        ``override`` tells the user how to write it anyway (the command line's flag by default)."""
         if self.is_larger:
             raise SummarizerOutputError(
                 f"the summary ({self.summary_tokens:,} tokens) is larger than what it replaces "
-                f"({self.replaced_tokens:,} tokens): the context would go from {self.tokens_before:,} to "
-                f"{self.tokens_after:,} tokens; nothing written ({override})")
+                f"({self.replaced_tokens:,} tokens): by Pi's estimate, the context would grow from "
+                f"{self.estimated_before:,} to {self.tokens_after:,} tokens; nothing written ({override})")
 
     def to_json(self, output: str | None) -> dict[str, Any]:
         """``pikit compact --json`` output."""

@@ -14,7 +14,8 @@ from .message import CONTENT_ROLES, MessageView, ToolCall, view
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["entry_kind", "entry_preview", "first_request", "message_preview", "session_title", "tool_calls"]
+__all__ = ["entry_kind", "entry_preview", "first_request", "leaf_text", "message_preview", "session_title",
+           "tool_calls"]
 
 TITLE_WIDTH = 72
 
@@ -117,6 +118,11 @@ def entry_preview(entry: Entry) -> str:
     if kind == "custom":
         return f"custom <{data.get('customType')}>"
     return str(kind)
+
+
+def leaf_text(leaf_id: Any) -> str:
+    """A leaf id as listings show it; ``None`` (the reset leaf of an empty branch) says so."""
+    return "none (empty branch)" if leaf_id is None else str(leaf_id)
 
 
 def first_request(session: Session) -> str | None:

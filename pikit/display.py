@@ -156,7 +156,7 @@ def session_html(session: Session) -> str:
     ]
     return _card("Session", _esc(session_title(session)), rows,
                  _note("session.context() is what the model sees at the leaf; "
-                       "pikit.widgets.Explorer(session) browses the tree."))
+                       "pikit.widgets.SessionExplorer(session) browses the tree."))
 
 
 # ------------------------------------------------------------------------------------ projection

@@ -22,9 +22,15 @@ Context sizes (``sizes``):
 The compactions already in the file are left out by default (they were taken under the real
 settings); ``keep_existing=True`` keeps them.
 
+A check whose context size (before any compaction there) exceeds the context window itself is
+an *overflow* (:attr:`SimulationResult.overflows`): under these settings that context would not
+have fit. :attr:`SimulationResult.final_tokens` is the size at the end of the branch, after the
+entries that follow the last check.
+
 Degenerate settings (``keepRecentTokens`` at or above the threshold, a threshold at or below
-zero) make Pi compact after nearly every assistant message, each compaction leaving the
-context above the threshold or even larger than before. The replay detects this *runaway*:
+zero) make Pi's trigger fire after nearly every assistant message, each compaction leaving the
+context above the threshold or even larger than before, or finding nothing to compact. The
+replay detects this *runaway*:
 after :data:`RUNAWAY_AFTER` ineffective compactions in a row (still above the threshold, not
 smaller, or nothing to compact) it records where (:attr:`SimulationResult.runaway`) and stops
 compacting at every check: it counts the checks that fire, and tries a real compaction only
@@ -99,6 +105,8 @@ class SimulationResult:
     usage_checks: int = 0  # checks whose size started from a recorded usage
     runaway: tuple[int, Any] | None = None  # (branch index, entry id) where compacting stopped paying
     runaway_checks: int = 0  # checks after it that fired but were not simulated
+    overflows: list[tuple[int, Any, int]] = field(default_factory=list)  # checks over the window: (index, id, size)
+    final_tokens: int = 0  # the simulated context size at the end of the branch (after its last entry)
 
     def __repr__(self) -> str:
         from .display import simulation_repr
@@ -121,11 +129,6 @@ class SimulationResult:
         """The largest simulated context size seen at a check point."""
         return max((t[2] for t in self.trace), default=0)
 
-    @property
-    def final_tokens(self) -> int:
-        """The simulated context size at the end of the branch."""
-        return self.trace[-1][3] if self.trace else 0
-
     def totals(self) -> dict[str, Any]:
         """Summary figures of the replay."""
         return {
@@ -137,7 +140,7 @@ class SimulationResult:
             "sizes": self.sizes, "checksFromUsage": self.usage_checks,
             "runawayAt": None if self.runaway is None else {"branchIndex": self.runaway[0],
                                                              "entryId": self.runaway[1]},
-            "checksNotCompacted": self.runaway_checks,
+            "checksNotCompacted": self.runaway_checks, "checksOverWindow": len(self.overflows),
         }
 
     def event_records(self) -> list[dict[str, Any]]:
@@ -158,7 +161,9 @@ class SimulationResult:
                             "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
                            for e in self.events],
                 "trace": [{"branchIndex": i, "entryId": eid, "tokens": after, "compacted": before != after}
-                          for i, eid, before, after in self.trace]}
+                          for i, eid, before, after in self.trace],
+                "overflows": [{"branchIndex": i, "entryId": eid, "tokens": tokens}
+                              for i, eid, tokens in self.overflows]}
 
 
 def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
@@ -266,6 +271,8 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
         if recorded is not None and recorded.usage is not None:
             result.usage_checks += 1
         before = ctx.tokens + offset
+        if before > context_window:
+            result.overflows.append((index, entry.id, before))
         if settings.should_compact(before, context_window) and runaway.tries():
             event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
             if event is None:
@@ -274,6 +281,7 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
                 result.events.append(event)
             runaway.record(index, entry.id, before, event)
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
+    result.final_tokens = ctx.tokens + (recorded.offset if recorded is not None else 0)
     return result
 
 

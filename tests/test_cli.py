@@ -180,6 +180,11 @@ def test_info_reports_damage(capsys: pytest.CaptureFixture[str], session_file: P
     assert report["problems"] == [{"kind": "damaged-line", "line": 12, "entryId": None,
                                    "message": report["problems"][0]["message"]}]
     assert err.startswith("pikit: warning: ") and "12" in err and err.count("\n") == 1
+    # The report lists the damage: the warning does not send the reader to the command they just ran.
+    code, out, err = run(capsys, "info", session_file)
+    assert code == 0 and "line 12:" in out and "pikit info" not in err
+    code, _, err = run(capsys, "tree", session_file)
+    assert code == 0 and f"(see `pikit info {session_file}`)" in err
 
 
 # ---------------------------------------------------------------- compact --dry-run
@@ -204,6 +209,35 @@ def test_compact_dry_run_plain(capsys: pytest.CaptureFixture[str], session_file:
     assert code == 0
     assert "nothing to compact" in out and "ac000008" in out
     assert "dry run" in err
+
+
+def test_compact_dry_run_says_why_there_is_nothing_to_compact(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                              sample_sessions: Path, shared_sessions: Path) -> None:
+    sample = sample_sessions / "refactor-auth.jsonl"
+    session = pikit.load(sample)
+    ctx = session.context()
+    assert ctx.compaction is not None and ctx.entries[0].entry is ctx.compaction
+    since = sum(pe.tokens for pe in ctx.entries[1:])  # what Pi's walk adds up after the last compaction
+    assert since == 7789
+    _, out, _ = run(capsys, "compact", sample, "--keep-recent-tokens", "4000,8000", "--dry-run")
+    assert (f"     8,000  nothing to compact: only {since:,} tokens since the last compaction, under "
+            "keepRecentTokens 8,000: all of it is kept") in out.splitlines()
+    # a leaf that is a compaction, a branch that starts with its only cut point, an empty file
+    chain = shared_sessions / "system-replay.jsonl"
+    _, out, _ = run(capsys, "compact", chain, "--leaf", "e0a8d9d0", "--keep-recent-tokens", "0", "--dry-run")
+    assert pikit.load(chain).entry("e0a8d9d0").type == "compaction"
+    assert "nothing to compact: the leaf is a compaction (Pi compacts nothing right after one)" in out
+    _, out, _ = run(capsys, "compact", sample, "--leaf", "8c444178", "--keep-recent-tokens", "8000", "--dry-run")
+    walk = pikit.trace_compaction(session.branch("8c444178"), 8000).cut
+    assert walk is not None and walk.reached_index == walk.start == 0
+    kept = session.context("8c444178").entries[walk.cut.first_kept_index].id
+    assert (f"nothing to compact: the newest {walk.running_sum(0):,} tokens reach keepRecentTokens 8,000 only at "
+            f"{session.branch('8c444178')[0].id}, the first entry in the context: the cut falls at {kept}, with no "
+            "message before it to summarize") in out
+    empty = tmp_path / "header.jsonl"
+    empty.write_text(json.dumps(HEADER) + "\n")
+    code, out, _ = run(capsys, "compact", empty, "--dry-run")
+    assert code == 0 and "nothing to compact: the branch is empty" in out and "None" not in out
 
 
 # ---------------------------------------------------------------- branch-summary --dry-run
@@ -356,6 +390,19 @@ def test_context_of_a_header_only_session(capsys: pytest.CaptureFixture[str], tm
                                        "sources": [], "estimates": [], "tokens": 0}}}
 
 
+def test_an_empty_branch_prints_no_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "header.jsonl"
+    path.write_text(json.dumps(HEADER) + "\n")
+    for argv in (["context"], ["info"], ["tree"], ["simulate", "--context-window", "1000"],
+                 ["simulate", "--context-window", "1000,2000"]):
+        code, out, err = run(capsys, argv[0], path, *argv[1:])
+        assert code == 0 and "None" not in out + err, (argv, out + err)
+    _, out, _ = run(capsys, "context", path)
+    assert out.startswith("context at none (empty branch)  (0 entries on the branch, 0 messages)")
+    _, out, _ = run(capsys, "info", path)
+    assert "0 entries, 0 roots, 0 labels, leaf none (empty branch)" in out
+
+
 # ---------------------------------------------------------------- as a real process
 def _pikit(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pikit", *(os.fspath(a) for a in args)]
@@ -406,6 +453,29 @@ def test_v1_ids_are_the_same_in_every_run_and_said_to_be_pikits(shared_sessions:
     info = subprocess.run([sys.executable, "-m", "pikit", "info", str(legacy)], capture_output=True, text=True,
                           timeout=120)
     assert "the ids shown are pikit's" in info.stdout and "pikit's" not in info.stderr
+    assert "have no ids" not in info.stdout and "pikit derives them from each entry" in info.stdout
     current = subprocess.run([sys.executable, "-m", "pikit", "tree", str(shared_sessions / "tree-basic.jsonl")],
                              capture_output=True, text=True, timeout=120)
     assert "pikit's" not in current.stderr + current.stdout
+
+
+def test_every_command_a_message_names_exists() -> None:
+    """A hint is a command to run: every `pikit COMMAND` written in the package names a real command."""
+    import argparse
+    import ast
+    import re
+
+    from pikit.cli.app import build_parser
+
+    parser = build_parser()
+    commands = set(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+    named: dict[str, str] = {}
+    package = Path(pikit.__file__).resolve().parent
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for word in re.findall(r"`pikit ([a-z][a-z-]*)", node.value):
+                    named[word] = path.name
+    assert {"info", "problems", "migrate", "context"} <= set(named)
+    unknown = {word: where for word, where in named.items() if word not in commands}
+    assert unknown == {}

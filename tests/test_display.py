@@ -84,3 +84,53 @@ def test_empty_session_and_context_display() -> None:
     ctx = session.context()
     assert repr(ctx) == "<Projection at None: 0 messages, 0 tokens>"
     assert "Projection" in ctx._repr_html_()
+
+
+def _resolves(dotted: str, namespace: dict[str, object]) -> bool:
+    """Whether ``pikit.a.b`` (a module path, then attributes) or ``session.x`` names something real."""
+    import importlib
+
+    head, *rest = dotted.split(".")
+    if head in namespace:
+        target: object = namespace[head]
+    else:
+        for cut in range(len(rest), -1, -1):
+            try:
+                target = importlib.import_module(".".join([head, *rest[:cut]]))
+            except ImportError:
+                continue
+            rest = rest[cut:]
+            break
+        else:
+            return False
+    for name in rest:
+        if not hasattr(target, name):
+            return False
+        target = getattr(target, name)
+    return True
+
+
+def test_every_name_a_card_hint_mentions_exists(refactor: Session) -> None:
+    """The notes under the cards name what to call next: each of those names must exist."""
+    objects = [*_objects(refactor), Session.from_entries([])]
+    named = set()
+    for obj in objects:
+        card = obj._repr_html_()  # type: ignore[attr-defined]
+        named.update(re.findall(r"\b(?:pikit|session)(?:\.[A-Za-z_]\w*)+", re.sub(r"<[^>]+>", " ", card)))
+    assert "pikit.widgets.SessionExplorer" in named and "session.context" in named
+    missing = sorted(n for n in named if not _resolves(n, {"session": refactor}))
+    assert missing == []
+
+
+def test_every_pikit_name_in_the_package_text_exists() -> None:
+    """Messages, notes and docstrings that name ``pikit.something`` name something that exists."""
+    import ast
+
+    package = Path(pikit.__file__).resolve().parent
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                missing += [f"{path.name}: {name}" for name in re.findall(r"\bpikit(?:\.[A-Za-z_]\w*)+", node.value)
+                            if not _resolves(name, {})]
+    assert missing == []

@@ -17,6 +17,7 @@ from pikit.errors import WriteError
 from pikit.export import PageSettings, render_page, write_page
 from pikit.export.page import CSP
 from pikit.export.tree import MAX_INDENT, render_tree
+from tests.procs import env as child_env
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
 SETTINGS = PageSettings("anthropic/claude-sonnet-4-5", 16_384, 3_000, 4_000)
@@ -111,7 +112,8 @@ def test_write_page_refuses_the_source_and_existing_files(refactor: Session, tmp
 def test_cli_export(tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     env_cmd = [sys.executable, "-m", "pikit", "export", str(SAMPLES / "quick-tour.jsonl"), "-o", str(out)]
-    done = subprocess.run(env_cmd, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    done = subprocess.run(env_cmd, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+                          env=child_env())
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith(f"wrote {out}: quick-tour — What does src/cart/total.ts compute?")
     assert "<h1>quick-tour — What does src/cart/total.ts compute? Keep it short.</h1>" in out.read_text("utf-8")
@@ -127,6 +129,21 @@ def test_empty_session_page() -> None:
     assert "No messages: the model would get an empty context." in page
     assert "leaf reset" in page and "Fewer than two assistant messages" in page
     assert "This branch has no compaction yet" in page and "run one" not in page
+    assert "None" not in page and "leaf none (empty branch) ·" in page
+    # the reset leaf of a session that has entries
+    page = render_page(pikit.load(str(SAMPLES / "quick-tour.jsonl")), SETTINGS, None)
+    assert "None" not in page and "leaf none (empty branch) ·" in page
+
+
+def test_cli_export_of_an_empty_branch(tmp_path: Path) -> None:
+    source = tmp_path / "header.jsonl"
+    source.write_text((SAMPLES / "quick-tour.jsonl").read_text("utf-8").splitlines()[0] + "\n", "utf-8")
+    out = tmp_path / "page.html"
+    done = subprocess.run([sys.executable, "-m", "pikit", "export", str(source), "-o", str(out)], capture_output=True,
+                          text=True, timeout=120, check=False, cwd=tmp_path, env=child_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"wrote {out}: header at none (empty branch) (open it in any browser; it loads nothing)\n"
+    assert "None" not in out.read_text("utf-8")
 
 
 def test_a_branch_without_compaction_says_so_for_a_page() -> None:

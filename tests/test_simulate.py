@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from pikit.settings import CompactionSettings
 from pikit.simulate import SimulationResult, simulate, sweep, threshold_table
 from pikit.summarizer import Summarizer
 from pikit.tokens import estimate_tokens
+from tests.procs import env as child_env
 
 WINDOW, RESERVE, KEEP = 16384, 3000, 4000
 SETTINGS = CompactionSettings(True, RESERVE, KEEP)
@@ -256,9 +256,9 @@ def test_threshold_table_row(replay: SimulationResult) -> None:
     assert row == {
         "contextWindow": WINDOW, "reserveTokens": RESERVE, "keepRecentTokens": KEEP, "threshold": 13384,
         "compactions": 2, "skipped": 0, "checks": len(replay.trace), "peakTokens": replay.peak_tokens,
-        "finalTokens": replay.trace[-1][3],
+        "finalTokens": replay.trace[-1][3],  # the leaf is the last check's assistant message
         "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in replay.events),
-        "runawayAt": None, "checksNotCompacted": 0,
+        "runawayAt": None, "checksNotCompacted": 0, "checksOverWindow": 0,
         "sizes": "estimate", "checksFromUsage": 0,
         "firstTriggerEntryId": "3c1a96da", "firstTriggerIndex": replay.events[0].branch_index,
     }
@@ -267,7 +267,8 @@ def test_threshold_table_row(replay: SimulationResult) -> None:
 
 def test_to_json_shape(replay: SimulationResult) -> None:
     data = replay.to_json()
-    assert list(data) == ["leaf", "totals", "events", "trace"]
+    assert list(data) == ["leaf", "totals", "events", "trace", "overflows"]
+    assert data["overflows"] == []
     assert data["leaf"] == "0ce8fc25"
     assert data["totals"] == replay.totals()
     assert len(data["events"]) == 2
@@ -285,7 +286,7 @@ def test_to_json_shape(replay: SimulationResult) -> None:
 
 def test_cli_agrees_with_the_api(sample_path: Path, sample: Session, offline: Summarizer,
                                  replay: SimulationResult, tmp_path: Path) -> None:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    env = child_env(PI_CODING_AGENT_DIR=str(tmp_path / "agent"))  # this checkout's pikit, from any folder
     done = subprocess.run(
         [sys.executable, "-m", "pikit", "simulate", str(sample_path), "--context-window", str(WINDOW),
          "--reserve-tokens", str(RESERVE), "--keep-recent-tokens", str(KEEP), "--sizes", "estimate", "--json"],
@@ -344,3 +345,46 @@ def test_usage_sizes_without_recorded_usage_are_estimates(offline: Summarizer) -
 def test_unknown_sizes_mode_is_refused(sample: Session, offline: Summarizer) -> None:
     with pytest.raises(ValueError, match="sizes"):
         simulate(sample, offline, context_window=WINDOW, settings=SETTINGS, sizes="tokens")
+
+
+# ---------------------------------------------------------------- the end of the branch, overflows
+
+
+def test_final_tokens_are_the_size_at_the_end_of_the_branch(sample: Session, offline: Summarizer) -> None:
+    """Entries after the last check count: the final size is `pikit context`'s at the leaf, not the last check's."""
+    branch = sample.branch()
+    leaf = next(e for i, e in enumerate(branch) if i > 40 and is_assistant(branch[i - 1])
+                and e.type == "message" and e.role == "user")
+    for sizes in ("usage", "estimate"):
+        result = simulate(sample, offline, context_window=10**9, settings=SETTINGS, leaf=leaf.id, keep_existing=True,
+                          sizes=sizes)
+        path = sample.branch(leaf.id)
+        expected = sample.context(leaf.id).tokens if sizes == "usage" else estimate(path)
+        assert result.final_tokens == result.totals()["finalTokens"] == expected
+        assert result.trace[-1][1] != leaf.id and result.final_tokens > result.trace[-1][3]
+        # peakTokens and the trace stay what the checks saw
+        assert result.peak_tokens == max(t[2] for t in result.trace)
+
+
+def test_final_tokens_after_a_simulated_compaction(sample: Session, offline: Summarizer) -> None:
+    result = simulate(sample, offline, sizes="estimate", context_window=WINDOW, settings=SETTINGS, leaf="10b305af")
+    # with nothing after the last check, the end of the branch is that check
+    assert sample.branch("10b305af")[-1].id == result.trace[-1][1]
+    assert result.final_tokens == result.trace[-1][3]
+    empty = simulate(Session.from_entries([]), offline, context_window=WINDOW, settings=SETTINGS)
+    assert empty.final_tokens == 0 and empty.overflows == [] and empty.totals()["checksOverWindow"] == 0
+
+
+def test_every_check_over_the_window_is_an_overflow(shared_sessions: Path, offline: Summarizer) -> None:
+    session = pikit.load(shared_sessions / "before-compaction.jsonl")
+    window = 64_000
+    result = simulate(session, offline, context_window=window, settings=CompactionSettings(True, 16384, 20000))
+    over = [(i, eid, before) for i, eid, before, _ in result.trace if before > window]
+    assert over and result.overflows == over
+    assert max(tokens for _, _, tokens in result.overflows) == result.peak_tokens > window
+    data = result.to_json()
+    assert data["overflows"] == [{"branchIndex": i, "entryId": eid, "tokens": t} for i, eid, t in over]
+    assert data["totals"]["checksOverWindow"] == len(over)
+    assert threshold_table([result])[0]["checksOverWindow"] == len(over)
+    roomy = simulate(session, offline, context_window=10**6, settings=CompactionSettings(True, 16384, 20000))
+    assert roomy.overflows == [] and roomy.peak_tokens < 10**6

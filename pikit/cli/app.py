@@ -251,6 +251,10 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
     p.set_defaults(run=_lazy("corpus:run_usage"))
 
+    p = sub.add_parser("problems", help="what the corpus index could not read: damaged lines, non-sessions, …")
+    _corpus_args(p)
+    p.set_defaults(run=_lazy("corpus:run_problems"))
+
 
 def _summarizer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summarizer", choices=["offline", "openai", "anthropic"], default=None,

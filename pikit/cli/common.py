@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Iterator
@@ -32,25 +33,28 @@ def terminal_progress(args: Any) -> Iterator[Progress]:
         yield line
 
 
-def open_session(args: Any, *, note_v1: bool = False) -> Session:
+def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) -> Session:
     """Load the command's FILE, with progress on an interactive terminal and a damage warning
-    (and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
+    (pointing to ``pikit info``, unless ``info_hint`` is false: ``info`` itself lists the damage;
+    and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
     with terminal_progress(args) as progress:
         session = load(path, strict=getattr(args, "strict", False), progress=progress)
     damaged = session.report.damaged_lines
     if damaged:
         lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
-        print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines} "
-              f"(see `pikit info {path}`)", file=sys.stderr)
+        hint = f" (see `pikit info {shlex.quote(path)}`)" if info_hint else ""
+        print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines}{hint}",
+              file=sys.stderr)
     if note_v1 and session.report.migrated_from == 1 and not getattr(args, "json", False):
         print(f"pikit: note: {V1_IDS_NOTE.format(path=path)}", file=sys.stderr)
     return session
 
 
 #: What ``info``, ``tree`` and ``context`` say about a version-1 file's entry ids.
-V1_IDS_NOTE = ("{path} is a version-1 session, whose entries have no ids: the ids shown are pikit's, derived from "
-               "each entry (the same in every run); `pikit migrate {path} -o OUT` writes a copy that keeps them")
+V1_IDS_NOTE = ("{path} is a version-1 session: the file stores no entry ids, so pikit derives them from each entry "
+               "(the same in every run) and the ids shown are pikit's; `pikit migrate {path} -o OUT` writes a copy "
+               "that keeps them")
 
 
 def session_settings(args: Any, session: Session) -> Settings:

@@ -6,7 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from ..describe import message_preview
+from ..describe import leaf_text, message_preview
 from ..formatting import fmt_int, plural
 from ..projection import Projection
 from ..tokens import message_usage, usage_total
@@ -62,7 +62,7 @@ def size_text(ctx: Projection) -> str:
 
 def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, tail: int | None = None) -> None:
     """The readable context listing: header figures, then one row per message."""
-    print(f"context at {ctx.leaf_id}  ({plural(len(ctx.path), 'entry')} on the branch, "
+    print(f"context at {leaf_text(ctx.leaf_id)}  ({plural(len(ctx.path), 'entry')} on the branch, "
           f"{plural(len(ctx.messages), 'message')})")
     print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}")
     print(size_text(ctx))

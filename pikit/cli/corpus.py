@@ -1,10 +1,11 @@
-"""``pikit sessions`` and ``pikit usage``: a sessions directory through the corpus index."""
+"""``pikit sessions``, ``pikit usage`` and ``pikit problems``: a sessions directory through the corpus index."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import math
+import shlex
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -54,7 +55,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         yield client
 
 
-def _open(args: argparse.Namespace, client: Any) -> Any:
+def _open(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Any:
+    """Open and scan the corpus; notes on stderr when there are no files, or (with ``note_problems``) problems."""
     from ..corpus import Corpus
 
     with terminal_progress(args) as progress:
@@ -65,9 +67,12 @@ def _open(args: argparse.Namespace, client: Any) -> Any:
     if report is not None and report.files == 0:
         where = args.dir or corpus.root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
-    if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
+    if note_problems and problems and (report is None or report.files
+                                       or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{n} {kind}" for kind, n in problems)
-        print(f"pikit: note: {listed} (SELECT * FROM problems)", file=sys.stderr)
+        command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
+                            *(["--index", shlex.quote(args.index)] if args.index else [])])
+        print(f"pikit: note: {listed} (`{command}` lists them)", file=sys.stderr)
     return corpus
 
 
@@ -121,6 +126,30 @@ def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
               f"{row[field['compactions']]:>7,} {row[field['cost']] or 0:>9,.2f}  "
               f"{str(row[field['session_id']])[:8]} {_short(title, 60)}")
     print(f"{len(rows):,} session(s)")
+
+
+_PROBLEM_FIELDS = ("path", "line", "kind", "message")
+
+
+def run_problems(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        corpus = _open(args, client, note_problems=False)
+        with corpus:
+            columns = ", ".join(f'"{c}"' for c in _PROBLEM_FIELDS)
+            rows = corpus.connection.execute(f"SELECT {columns} FROM problems ORDER BY path, line, kind, message"
+                                             ).fetchall()
+    if args.json:
+        _dump({"problems": [dict(zip(_PROBLEM_FIELDS, row, strict=True)) for row in rows]})
+        return 0
+    if not rows:
+        print("no problems")
+        return 0
+    width = min(max(len(str(kind)) for _, _, kind, _ in rows), 16)
+    for path, line, kind, message in rows:
+        where = f"{path}:{line}" if line is not None else str(path)
+        print(f"{kind!s:<{width}}  {where}: {message}")
+    print(f"{len(rows):,} problem(s)")
+    return 0
 
 
 def _check_usage_args(args: argparse.Namespace) -> None:

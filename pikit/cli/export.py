@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 
+from ..describe import leaf_text
 from .common import open_session, resolve_leaf, session_settings
 
 
@@ -24,5 +25,6 @@ def run(args: Namespace) -> int:
     window = args.context_window or lookup_model(model or "").context_window
     settings = PageSettings(model or "", window, effective.reserve_tokens, effective.keep_recent_tokens)
     path = write_page(session, settings, args.output, leaf, tree_filter=args.filter, overwrite=args.force)
-    print(f"wrote {path}: {session.title} at {leaf} (open it in any browser; it loads nothing)", file=sys.stderr)
+    print(f"wrote {path}: {session.title} at {leaf_text(leaf)} (open it in any browser; it loads nothing)",
+          file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ from argparse import Namespace
 from typing import Any
 
 from .. import write
+from ..describe import leaf_text
 from ..formatting import fmt_int, plural
 from .common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
 
@@ -30,7 +31,7 @@ def run_migrate(args: Namespace) -> int:
 
 
 def run_info(args: Namespace) -> int:
-    session = open_session(args)  # a version-1 file's ids: said below, in the report itself
+    session = open_session(args, info_hint=False)  # the damage and a version-1 file's ids: listed below
     report = session.report
     kinds: dict[str, int] = {}
     for entry in session.entries:
@@ -62,7 +63,7 @@ def run_info(args: Namespace) -> int:
         if report.migrated_from == 1:
             print(V1_IDS_NOTE.format(path=session.path))
     print(f"{plural(len(session), 'entry')}, {plural(info['roots'], 'root')}, {plural(info['labels'], 'label')}, "
-          f"leaf {session.leaf_id}")
+          f"leaf {leaf_text(session.leaf_id)}")
     for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
         print(f"  {fmt_int(n):>7}  {key}")
     if report.problems:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import itertools
 import sys
 from argparse import Namespace
+from typing import Any
 
+from ..describe import leaf_text
 from ..errors import PikitError
 from ..formatting import fmt_int, plural
 from ..settings import CompactionSettings
-from ..simulate import SimulationResult, sweep, threshold_table
+from ..simulate import RUNAWAY_AFTER, SimulationResult, sweep, threshold_table
 from .common import open_session, print_json, resolve_leaf, session_settings, terminal_progress
 
 #: The most replays one run makes (a sweep replays every window × reserve × keep).
@@ -29,9 +31,11 @@ def run(args: Namespace) -> int:
     from ..llm.select import get_summarizer
 
     summarizer = get_summarizer("offline")
-    for window, reserve in sorted({(w, r) for w in args.context_window for r in reserves if r >= w}):
+    degenerate = {(w, r) for w in args.context_window for r in reserves if r >= w} if effective.enabled else set()
+    for window, reserve in sorted(degenerate):
         print(f"pikit: warning: reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the "
-              "threshold is not positive, so Pi would compact after every assistant message", file=sys.stderr)
+              "threshold is not positive, so Pi's compaction trigger fires after every assistant message",
+              file=sys.stderr)
     settings = [CompactionSettings(effective.enabled, reserve, keep, args.model)
                 for reserve, keep in itertools.product(reserves, keeps)]
     with terminal_progress(args) as progress:
@@ -48,16 +52,24 @@ def run(args: Namespace) -> int:
     if len(runs) == 1:
         _print_run(runs[0], dropped)
         return 0
-    print(f"replay of {leaf} under {len(runs)} settings (offline summaries)")
+    print(f"replay of {leaf_text(leaf)} under {len(runs)} settings (offline summaries)")
     print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
-          f"{'peak':>9} {'final':>8}")
+          f"{'peak':>9} {'final':>8} {'over window':>11}")
     for row in threshold_table(runs):
         first = row["firstTriggerIndex"]
         print(f"{fmt_int(row['contextWindow']):>9} {fmt_int(row['reserveTokens']):>8} "
               f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} {row['compactions']:>11} "
-              f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8}")
+              f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8} "
+              f"{fmt_int(row['checksOverWindow']):>11}")
+    if any(r.overflows for r in runs):
+        print("over window: checks where the context exceeds the context window (it would not have fit)")
     return 0
+
+
+def _fired(r: SimulationResult, after: int = -1) -> list[tuple[int, Any, int, int]]:
+    """The checks after branch index ``after`` where Pi's trigger fired."""
+    return [t for t in r.trace if t[0] > after and r.settings.should_compact(t[2], r.context_window)]
 
 
 def runaway_note(r: SimulationResult) -> str:
@@ -65,13 +77,23 @@ def runaway_note(r: SimulationResult) -> str:
     assert r.runaway is not None
     index, entry_id = r.runaway
     s = r.settings
-    why = (f"keepRecentTokens {fmt_int(s.keep_recent_tokens)} ≥ the threshold {fmt_int(r.threshold)}: the kept part "
-           "alone is over it" if s.keep_recent_tokens >= r.threshold else
-           f"compacting did not bring the context under the threshold {fmt_int(r.threshold)}")
+    # The attempts in a row that made it a runaway: compactions that did not pay, or nothing to compact.
+    tried = sorted([(e.branch_index, True) for e in r.events] + [(i, False) for i, _, _ in r.skipped])
+    streak = {compacted for _, compacted in [t for t in tried if t[0] <= index][-RUNAWAY_AFTER:]}
+    outcome = " or ".join(text for compacted, text in (
+        (True, f"compacting did not bring the context under the threshold {fmt_int(r.threshold)}"),
+        (False, "there was nothing to compact")) if compacted in streak)
+    if s.keep_recent_tokens >= r.threshold:
+        outcome += (f" (keepRecentTokens {fmt_int(s.keep_recent_tokens)} ≥ the threshold {fmt_int(r.threshold)}: "
+                    "the kept part alone can be over it)")
+    checks_after = sum(1 for t in r.trace if t[0] > index)
+    fired = len(_fired(r, index))
+    compacted = sum(1 for e in r.events if e.branch_index > index)
     return (f"runaway (window {fmt_int(r.context_window)}, reserve {fmt_int(s.reserve_tokens)}, keep "
-            f"{fmt_int(s.keep_recent_tokens)}): from entry {entry_id} (branch index {index}) Pi would compact after "
-            f"nearly every assistant message, for little ({why}); the replay stopped compacting at every check "
-            f"there ({plural(r.runaway_checks, 'check')} fired without a simulated compaction)")
+            f"{fmt_int(s.keep_recent_tokens)}): at entry {entry_id} (branch index {index}) the trigger had fired "
+            f"{RUNAWAY_AFTER} times in a row without paying: {outcome}; after it, the trigger fired at "
+            f"{fmt_int(fired)} of the {plural(checks_after, 'check')} that followed, and the replay compacted only now "
+            f"and then ({fmt_int(fired - compacted)} of them fired without a simulated compaction)")
 
 
 def sizes_note(r: SimulationResult, dropped: int = 0) -> str:
@@ -92,23 +114,34 @@ def sizes_note(r: SimulationResult, dropped: int = 0) -> str:
 
 def _print_run(r: SimulationResult, dropped: int) -> None:
     t = r.totals()
-    print(f"replay of {r.leaf_id}: window {fmt_int(t['contextWindow'])}, reserve {fmt_int(t['reserveTokens'])} "
-          f"→ threshold {fmt_int(t['threshold'])}; keepRecentTokens {fmt_int(t['keepRecentTokens'])}")
+    print(f"replay of {leaf_text(r.leaf_id)}: window {fmt_int(t['contextWindow'])}, reserve "
+          f"{fmt_int(t['reserveTokens'])} → threshold {fmt_int(t['threshold'])}; keepRecentTokens "
+          f"{fmt_int(t['keepRecentTokens'])}")
     print(sizes_note(r, dropped))
+    untried = len(_fired(r)) - t["compactions"] - t["skipped"]
     print(f"{plural(t['checks'], 'check')} (after each assistant message), {plural(t['compactions'], 'compaction')}"
-          + (f", {plural(t['skipped'], 'trigger')} with nothing to compact" if t["skipped"] else ""))
+          + (f", {plural(t['skipped'], 'trigger')} with nothing to compact" if t["skipped"] else "")
+          + (f", {plural(untried, 'trigger')} not replayed (a runaway from entry {r.runaway[1]})"
+             if r.runaway is not None and untried else ""))
     if r.events:
         print(f"{'#':>3} {'after entry':<12} {'at':>6} {'before':>9} {'after':>8} {'kept from':<10} split")
         for i, e in enumerate(r.events, 1):
             print(f"{i:>3} {str(e.after_entry_id)[:12]:<12} {e.branch_index:>6} {fmt_int(e.tokens_before):>9} "
                   f"{fmt_int(e.tokens_after):>8} {str(e.first_kept_entry_id)[:10]:<10} "
                   f"{'yes' if e.is_split_turn else 'no'}")
-    print(f"peak {fmt_int(t['peakTokens'])} tokens, final {fmt_int(t['finalTokens'])}, removed "
-          f"{fmt_int(t['tokensRemoved'])} in total")
+    print(f"peak {fmt_int(t['peakTokens'])} tokens (at a check), final {fmt_int(t['finalTokens'])} (at the end of "
+          f"the branch), removed {fmt_int(t['tokensRemoved'])} in total")
+    if r.overflows:
+        first, largest = r.overflows[0], max(r.overflows, key=lambda o: o[2])
+        print(f"over the window: at {plural(len(r.overflows), 'check')} the context exceeds the context window "
+              f"{fmt_int(r.context_window)} (it would not have fit); the first after entry {first[1]} (at "
+              f"{first[0]}, {fmt_int(first[2])} tokens), the largest after {largest[1]} (at {largest[0]}, "
+              f"{fmt_int(largest[2])})")
     _sparkline(r)
 
 
 def _sparkline(r: SimulationResult, width: int = 72) -> None:
+    """The context size after each check as bars of eight heights, each an eighth of the scale."""
     sizes = [after for _, _, _, after in r.trace]
     if len(sizes) < 2:
         return
@@ -116,5 +149,9 @@ def _sparkline(r: SimulationResult, width: int = 72) -> None:
     step = max(1, len(sizes) // width)
     sampled = [max(sizes[i:i + step]) for i in range(0, len(sizes), step)]
     top = max(max(sampled), r.threshold, 1)
-    print("context: " + "".join(bars[min(7, int(s / top * 7.999))] for s in sampled)
-          + f"  (█ = {fmt_int(top)} tokens)")
+    scale = "the threshold" if top == r.threshold else "the largest size after a check"
+    each = "the size after one check" if step == 1 else \
+        f"the largest size after {'up to ' if len(sizes) % step else ''}{step} checks"
+    print("context after each check: " + "".join(bars[min(7, s * 8 // top)] for s in sampled))
+    print(f"  each bar: {each} (and any compaction there); heights in eighths of {fmt_int(top)} tokens ({scale}): "
+          f"█ = {fmt_int(-(-7 * top // 8))} to {fmt_int(top)}")

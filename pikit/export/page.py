@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
+from ..describe import leaf_text
 from ..formatting import fmt_int, plural
 from ..palette import LINES, SEGMENTS
 from ..session import CURRENT, Session
@@ -119,10 +120,14 @@ def _growth(session: Session, leaf: Any, settings: PageSettings, marks: Sequence
             + "".join(parts) + "</div>")
 
 
+def _leaf_html(leaf: Any) -> str:
+    return f"<code>{esc(leaf)}</code>" if leaf is not None else esc(leaf_text(leaf))
+
+
 def _head(session: Session, leaf: Any, settings: PageSettings) -> str:
     where = esc(os.path.basename(session.path)) if session.path else "a session held in memory"
     return (f"<header><h1>{esc(session.title)}</h1><div class=\"pikit-sub\">{where} · leaf "
-            f"<code>{esc(leaf)}</code> · model {esc(settings.model or 'not recorded')} · window "
+            f"{_leaf_html(leaf)} · model {esc(settings.model or 'not recorded')} · window "
             f"{fmt_int(settings.context_window)}, reserveTokens {fmt_int(settings.reserve_tokens)}, "
             f"keepRecentTokens {fmt_int(settings.keep_recent_tokens)}</div></header>")
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import pikit
 from pikit.cli import main
 from pikit.cli.demo import preview, project_root
 from pikit.cli.pager import pager_command
+from pikit.llm.offline import OfflineSummarizer
+from pikit.settings import CompactionSettings
+from pikit.simulate import SimulationResult, simulate
 from tests.procs import on_a_terminal
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
@@ -125,7 +130,7 @@ def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFi
 def test_simulate_says_how_sizes_were_measured(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6, "--keep-existing")
     assert "sizes: the recorded usage as in `pikit context` (every check), changed by simulated compactions" in out
-    assert "final 10,599 tokens" not in out and "final 10,599," in out  # `pikit context` reports 10,599 here
+    assert "final 10,599 (at the end of the branch)" in out  # `pikit context` reports 10,599 here
     assert "0 compactions" in out and "left out" not in out
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6)
     assert "the branch's 2 recorded compactions left out" in out
@@ -172,3 +177,90 @@ def test_piped_output_is_never_paged(tmp_path: Path) -> None:
                           env=env, timeout=60, check=False)
     assert done.returncode == 0 and "context at 0ce8fc25" in done.stdout
     assert not paged.exists()
+
+
+# ---------------------------------------------------------------- simulate: what the output says is what happened
+@pytest.fixture
+def before_compaction(shared_sessions: Path) -> Path:
+    return shared_sessions / "before-compaction.jsonl"
+
+
+def _replay(path: Path, window: int, reserve: int, keep: int) -> SimulationResult:
+    return simulate(pikit.load(path), OfflineSummarizer(), context_window=window,
+                    settings=CompactionSettings(True, reserve, keep))
+
+
+@pytest.mark.parametrize(("shared", "window", "reserve", "keep"), [
+    (False, 16384, 3000, 4000),  # the threshold tops the scale, one bar per check
+    (False, 8000, 3000, 20000),  # the largest size does
+    (True, 64000, 16384, 20000),  # 484 checks: a bar per 6
+])
+def test_simulate_sparkline_legend_says_what_the_bars_are(capsys: pytest.CaptureFixture[str], before_compaction: Path,
+                                                          shared: bool, window: int, reserve: int, keep: int) -> None:
+    path = before_compaction if shared else SAMPLE
+    _, out, _ = run(capsys, "simulate", path, "--context-window", window, "--reserve-tokens", reserve,
+                    "--keep-recent-tokens", keep)
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("context after each check: ")]
+    bars = lines[at].removeprefix("context after each check: ")
+    legend = re.fullmatch(r"  each bar: the (?:size after one check|largest size after (?:up to )?(\d+) checks) "
+                          r"\(and any compaction there\); heights in eighths of ([\d,]+) tokens \((.+)\): "
+                          r"█ = ([\d,]+) to ([\d,]+)", lines[at + 1])
+    assert legend is not None, lines[at + 1]
+    step = int(legend[1] or 1)
+    top, low, high = (int(legend[i].replace(",", "")) for i in (2, 4, 5))
+    result = _replay(path, window, reserve, keep)
+    sizes = [after for _, _, _, after in result.trace]
+    assert step == max(1, len(sizes) // 72)
+    sampled = [max(sizes[i:i + step]) for i in range(0, len(sizes), step)]
+    assert len(bars) == len(sampled)
+    assert top == high == max([*sampled, result.threshold])
+    assert legend[3] == ("the threshold" if top == result.threshold else "the largest size after a check")
+    for bar, size in zip(bars, sampled, strict=True):
+        level = "▁▂▃▄▅▆▇█".index(bar)
+        assert level * top / 8 <= size and (size < (level + 1) * top / 8 or size == top), (bar, size)
+        assert (bar == "█") == (low <= size <= high), (bar, size)
+
+
+def test_simulate_flags_every_check_over_the_window(capsys: pytest.CaptureFixture[str],
+                                                   before_compaction: Path) -> None:
+    path = before_compaction
+    _, out, _ = run(capsys, "simulate", path, "--context-window", 64000)
+    result = _replay(path, 64000, 16384, 20000)
+    over = [t for t in result.trace if t[2] > 64000]
+    largest = max(over, key=lambda t: t[2])
+    assert largest[2] == result.peak_tokens == 125_555
+    assert (f"over the window: at {len(over)} checks the context exceeds the context window 64,000 (it would not "
+            f"have fit); the first after entry {over[0][1]} (at {over[0][0]}, {over[0][2]:,} tokens), the largest "
+            f"after {largest[1]} (at {largest[0]}, 125,555)") in out
+    _, out, _ = run(capsys, "simulate", path, "--context-window", "64000,1000000", "--keep-recent-tokens", 20000)
+    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith(("64,000", "1,000,000"))]
+    assert [row[-1] for row in rows] == [f"{len(over):,}", "0"]
+    _, out, _ = run(capsys, "simulate", path, "--context-window", 10**6)
+    assert "over the window" not in out
+
+
+@pytest.mark.parametrize(("window", "reserve"), [(16384, 3000), (8000, 9000)])
+def test_simulate_warnings_agree_with_the_counts(capsys: pytest.CaptureFixture[str], window: int,
+                                                 reserve: int) -> None:
+    """keepRecentTokens 20,000 over these thresholds: nothing is ever compacted, and no line says Pi compacts."""
+    _, out, err = run(capsys, "simulate", SAMPLE, "--context-window", window, "--reserve-tokens", reserve,
+                      "--keep-recent-tokens", 20000)
+    result = _replay(SAMPLE, window, reserve, 20000)
+    assert result.events == [] and result.runaway is not None
+    fired = [t for t in result.trace if t[2] > result.threshold]
+    untried = len(fired) - len(result.skipped)
+    assert untried > 0
+    assert (f"{len(result.trace)} checks (after each assistant message), 0 compactions, {len(result.skipped)} "
+            f"triggers with nothing to compact, {untried} triggers not replayed (a runaway from entry "
+            f"{result.runaway[1]})") in out
+    assert "would compact" not in err
+    if result.threshold > 0:
+        index = result.runaway[0]
+        after = [t for t in fired if t[0] > index]
+        assert "there was nothing to compact" in err and "did not bring the context under" not in err
+        assert (f"the trigger fired at {len(after)} of the {sum(1 for t in result.trace if t[0] > index)} checks "
+                f"that followed, and the replay compacted only now and then ({len(after)} of them fired without a "
+                "simulated compaction)") in err
+    else:
+        assert "the threshold is not positive, so Pi's compaction trigger fires after every assistant message" in err

@@ -84,3 +84,34 @@ def test_mistakes_are_one_line(tmp_path: Path, sample_corpus: Path) -> None:
     (tmp_path / "empty").mkdir()
     result = _run("usage", str(tmp_path / "empty"), "--index", str(tmp_path / "e.duckdb"))
     assert result.returncode == 0 and "no session files" in result.stderr
+
+
+def test_problems_lists_the_index_problems_and_the_note_points_to_it(sample_corpus: Path, tmp_path: Path) -> None:
+    import shlex
+
+    from pikit.corpus import Corpus
+
+    index = str(tmp_path / "i.duckdb")
+    plain = _run("sessions", str(sample_corpus), "--index", index)
+    (note,) = [line for line in plain.stderr.splitlines() if line.startswith("pikit: note:")]
+    assert "SELECT" not in note
+    hint = note.split("`")[1]
+    assert hint == f"pikit problems {shlex.quote(str(sample_corpus))} --index {shlex.quote(index)}"
+    listed = _run(*shlex.split(hint)[1:])  # the hint, run as written
+    assert listed.returncode == 0 and listed.stderr == ""
+    with Corpus.open(sample_corpus, index=index) as corpus:
+        table = corpus.problems
+    expected = [{"path": row.path, "line": None if row.line is None or row.line != row.line else int(row.line),
+                 "kind": row.kind, "message": row.message} for row in table.itertuples()]
+    assert len(expected) == 2
+    assert _json("problems", str(sample_corpus), "--index", index) == {"problems": expected}
+    lines = listed.stdout.splitlines()
+    assert lines[-1] == "2 problem(s)"
+    for line, problem in zip(lines, expected, strict=False):
+        assert problem["kind"] in line and f"{problem['path']}:{problem['line']}: {problem['message']}" in line
+    damaged = {problem["path"] for problem in expected}
+    whole = next(p for p in sorted(sample_corpus.rglob("*.jsonl")) if str(p.resolve()) not in damaged)
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "clean" / whole.name).write_bytes(whole.read_bytes())
+    clean = _run("problems", str(tmp_path / "clean"), "--index", str(tmp_path / "c.duckdb"))
+    assert clean.returncode == 0 and clean.stdout == "no problems\n"

@@ -282,7 +282,8 @@ def test_a_larger_summary_is_refused_with_the_numbers_until_allowed(compaction_c
     message = panel.message.value
     assert "is larger than what it replaces" in message and "nothing written" in message
     assert f"({refused.summary_tokens:,} tokens)" in message and f"({refused.replaced_tokens:,} tokens)" in message
-    assert f"from {refused.tokens_before:,} to {refused.tokens_after:,} tokens" in message
+    assert (f"by Pi&#x27;s estimate, the context would grow from {refused.estimated_before:,} to "
+            f"{refused.tokens_after:,} tokens") in message
     assert "allow a larger summary" in message and "--allow-larger-summary" not in message
     assert panel.write_anyway_button.layout.display is None
     # Write it anyway: the refused summary, without asking the summarizer again.
