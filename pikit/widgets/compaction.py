@@ -446,7 +446,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         return str(candidate)
 
     def _show_output(self, path: str) -> None:
-        """Put ``path`` in the **write to** box, shown inertly; while the box shows it, runs write to ``path`` itself."""
+        """Show ``path`` in the **write to** box, inertly; while the box shows it, runs write to ``path`` itself."""
         self._output_path = path
         self.output.value = visible(path)
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any

@@ -178,3 +178,21 @@ def test_html_cards_of_the_core_objects_are_inert(hostile: pikit.Session) -> Non
         card.encode("utf-8")
         assert "\x1b" not in repr(obj)
     assert "^[]52;c;" in hostile._repr_html_()  # type: ignore[attr-defined]
+
+
+def test_a_session_file_name_that_is_not_utf8_is_shown_inertly_and_written_beside(
+        hostile_path: Path, tmp_path: Path, before: list[str]) -> None:
+    target = os.fsdecode(os.fsencode(tmp_path) + b"/undecodable \xff \x1b[2J.jsonl")
+    Path(target).write_bytes(hostile_path.read_bytes())
+    session = pikit.load(target)
+    SessionExplorer(session)
+    panel = CompactionPanel(session, session.entries[9].id, settings=Settings({}))
+    check(before)
+    assert "undecodable \ufffd ^[[2J.compacted-" in panel.output.value  # the box shows it inertly ...
+    panel.keep_recent_tokens = 1
+    panel.run()
+    assert panel.status == "done", panel.message.value
+    written = panel.runs[-1].path
+    assert written.startswith(target[:-len(".jsonl")] + ".compacted-")  # ... the run writes the exact name
+    assert Path(written).is_file()
+    check(before)

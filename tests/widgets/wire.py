@@ -27,7 +27,7 @@ __all__ = ["NOT_INERT", "check_sent", "from_browser", "new_widgets", "strings"]
 #: C1 controls, bidi controls, lone surrogates.
 NOT_INERT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
                        "\ud800-\udfff]")
-_SESSION = Session(key=b"")
+_SESSION = Session(key=b"pikit-tests")  # (signed, as a kernel signs its messages)
 
 
 def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
