@@ -25,6 +25,7 @@ __all__ = ["html_text", "inert", "visible"]
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
 _FOR_PAGES = re.compile(f"[{_CONTROLS}]")
+# Each of them is unprintable to Python (Cc, Cf, Cs), so printable text needs no look.
 
 
 def _show(match: re.Match[str]) -> str:
@@ -43,7 +44,7 @@ def _show(match: re.Match[str]) -> str:
 
 def inert(text: str) -> str:
     """``text`` for a terminal: control characters made visible (newlines and tabs kept)."""
-    return _FOR_TERMINALS.sub(_show, text)
+    return text if text.isprintable() else _FOR_TERMINALS.sub(_show, text)
 
 
 def visible(text: str) -> str:
@@ -52,7 +53,7 @@ def visible(text: str) -> str:
     The result is valid UTF-8 (lone surrogates become U+FFFD) and holds no character that
     changes how the text around it is shown.
     """
-    return _FOR_PAGES.sub(_show, text)
+    return text if text.isprintable() else _FOR_PAGES.sub(_show, text)
 
 
 def html_text(value: Any) -> str:

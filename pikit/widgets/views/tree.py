@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ... import jsjson
 from ...entry import Entry
 from ...inert import visible
@@ -70,7 +72,10 @@ class TreeLayout:
     def encode(self) -> bytes:
         """The rows as compact UTF-8 JSON (lone surrogates in ids as escapes): one binary buffer,
         cheap for ipywidgets to send."""
-        return jsjson.stringify_bytes(self.rows)
+        try:
+            return orjson.dumps(self.rows)
+        except TypeError:  # a lone surrogate in an id, which orjson refuses: written as JavaScript writes it
+            return jsjson.stringify_bytes(self.rows)
 
 
 def anchor_rows(by_id: Mapping[Any, Entry], index: Mapping[Any, int], leaf: Any) -> tuple[int, int]:
