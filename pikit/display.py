@@ -4,21 +4,22 @@
 :class:`~pikit.projection.ProjectedEntry`, :class:`~pikit.preparation.Preparation` and
 :class:`~pikit.simulate.SimulationResult` delegate ``__repr__`` and ``_repr_html_`` here, so
 the classes stay small and this module is imported only when an object is displayed. It uses
-the standard library, the palette and the number format, nothing else.
+the standard library, the palette, the number format and :mod:`pikit.inert`, nothing else.
 
 A repr is one line of a bounded length: session text appears in it through ``repr`` (quotes,
 control characters shown as escapes) and cut short. The HTML is a small card of facts; every
-piece of session text in it is escaped, quotes included.
+piece of session text in it is escaped, quotes included, with control characters, bidi
+controls and lone surrogates made visible (:func:`pikit.inert.html_text`).
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .describe import entry_kind, entry_preview, message_preview, session_title
 from .formatting import fmt_int, plural
+from .inert import html_text as _esc
 from .palette import LINES, SEGMENT_LABELS, SEGMENTS, role_color
 from .tokens import estimate_tokens
 
@@ -57,10 +58,6 @@ _DIM = "color: var(--jp-ui-font-color2, #666);"
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _esc(value: Any) -> str:
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
-
-
 def _cut(text: Any, width: int) -> str:
     one_line = " ".join(str(text).split()) if text is not None else ""
     return one_line if len(one_line) <= width else one_line[:max(width - 1, 0)].rstrip() + "…"

@@ -153,3 +153,20 @@ def test_a_branch_without_compaction_says_so_for_a_page() -> None:
     assert "This branch has no compaction yet: what the model sees at the leaf carries no compaction summary." \
         in page
     assert "run one to see" not in page  # the widgets' text, for widgets that can run one
+
+
+def test_unsafe_characters_are_shown_inertly_in_every_part_of_the_page(tmp_path: Path) -> None:
+    from tests.widgets.synthetic import TWINS, hostile_session_lines, write_session
+    from tests.widgets.wire import NOT_INERT
+
+    session = pikit.load(write_session(tmp_path / "hostile.jsonl", hostile_session_lines()))
+    compaction = next(e.id for e in session.entries if e.type == "compaction")
+    for leaf in (session.leaf_id, TWINS[0], compaction):  # ids, labels, names, paths and models all unsafe
+        page = render_page(session, SETTINGS, leaf, tree_filter="all")
+        assert not NOT_INERT.search(page), NOT_INERT.findall(page)
+        for shown in ("\ufffd", "^@", "^[]52;c;cm0gLXJmIH4K^G^[[2J", "M-^[31m", "&lt;U+202E&gt;evil&lt;U+202C&gt;"):
+            assert shown in page
+        tags, handlers = _parse(page)
+        assert not {"script", "img"} & tags and handlers == []
+    written = write_page(session, SETTINGS, tmp_path / "page.html", TWINS[0])
+    assert Path(written).read_bytes() == render_page(session, SETTINGS, TWINS[0]).rstrip("\n").encode() + b"\n"

@@ -79,7 +79,8 @@ def _open(args: argparse.Namespace, client: Any, *, note_problems: bool = True) 
 def _dump(value: Any) -> None:
     from .. import jsjson
 
-    sys.stdout.write(jsjson.stringify(value) + "\n")
+    sys.stdout.buffer.write(jsjson.stringify_bytes(value) + b"\n")  # exact: not through the inert stream
+    sys.stdout.flush()
 
 
 def _plain_value(value: Any) -> Any:

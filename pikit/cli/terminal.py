@@ -2,50 +2,29 @@
 
 Session text, labels, names and ids are untrusted: an escape sequence in them could write
 to the clipboard (OSC 52), clear the screen or set the window title if printed as it is.
-:func:`inert` shows every control character visibly, as ``cat -v`` and ``less`` do (``^[``
-for ESC, ``^M`` for a carriage return, ``^?`` for DEL, ``M-^[`` for the C1 controls),
-bidirectional overrides as ``<U+202E>``, and a lone surrogate as U+FFFD. Newlines and tabs
-stay. :func:`inert_streams` routes everything the command line prints for people through
-it; ``--json`` output is written as bytes to the underlying buffer and stays exact.
+:func:`~pikit.inert.inert` shows every control character visibly, as ``cat -v`` and ``less``
+do (``^[`` for ESC, ``^M`` for a carriage return, ``^?`` for DEL, ``M-^[`` for the C1
+controls), bidirectional overrides as ``<U+202E>``, and a lone surrogate as U+FFFD. Newlines
+and tabs stay. :func:`inert_streams` routes everything the command line prints for people
+through it; ``--json`` output is written as bytes to the underlying buffer and stays exact.
 :func:`cut_echoes` keeps an error line short when it echoes a long value the user gave.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from ..errors import echo
+from ..inert import inert
 
 __all__ = ["InertStream", "cut_echoes", "inert", "inert_streams", "trusted"]
 
 #: A value the user gave that is longer than this is cut when an error line echoes it
 #: (a real path, up to this long, is shown whole).
 ECHOED_WHOLE = 256
-
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def _show(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if code < 0x20:
-        return "^" + chr(code + 0x40)
-    if code == 0x7F:
-        return "^?"
-    if code <= 0x9F:
-        return "M-^" + chr(code - 0x80 + 0x40)
-    if 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    return f"<U+{code:04X}>"
-
-
-def inert(text: str) -> str:
-    """``text`` with control characters made visible (newlines and tabs kept)."""
-    return _UNSAFE.sub(_show, text)
 
 
 def cut_echoes(message: str, values: Iterable[str]) -> str:

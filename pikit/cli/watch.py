@@ -10,7 +10,6 @@ the ``event`` key.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -18,6 +17,7 @@ from argparse import Namespace
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from .. import jsjson
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ..following import Follower
 from ..formatting import MISSING, fmt_int, fmt_percent, plural
@@ -270,9 +270,9 @@ def run(args: Namespace) -> int:
 
     def show() -> None:
         status = gauge.reading()
-        if args.json:  # the contract, exact: not through the inert stream
-            out = trusted(sys.stdout)
-            out.write(json.dumps(status.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        if args.json:  # the contract, exact as JSON.stringify writes it (bytes, not through the inert stream)
+            out = sys.stdout.buffer
+            out.write(jsjson.stringify_bytes(status.to_json()) + b"\n")
             out.flush()
         else:
             screen.draw(render(status, follower.path, follower.engine, notice, screen.color))

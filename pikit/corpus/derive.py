@@ -121,7 +121,7 @@ def _threshold(cwd: Any, provider: Any, model: Any) -> tuple[int | None, int | N
     try:  # the project's .pi/settings.json where the session's cwd exists here, else the global file
         project = cwd if isinstance(cwd, str) and cwd else "/nonexistent"
         reserve = load_settings(cwd=project).for_model(f"{provider}/{model}").reserve_tokens
-    except (PikitError, OSError):
+    except (PikitError, OSError, ValueError):  # ValueError: a NUL in the cwd, which names no folder
         reserve = None
     return window, reserve
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -170,10 +169,5 @@ def write_page(session: Session, settings: PageSettings, output: str | os.PathLi
     """Write the page to ``output`` (a new file unless ``overwrite``; never the session file)."""
     from ..write import write_new
 
-    text = render_page(session, settings, leaf, tree_filter=tree_filter)
-    # A lone surrogate in session text cannot be UTF-8: the page shows U+FFFD in its place.
-    page = _LONE_SURROGATE.sub("\ufffd", text.rstrip("\n")).encode("utf-8")
+    page = render_page(session, settings, leaf, tree_filter=tree_filter).rstrip("\n").encode("utf-8")
     return write_new(output, [page], source=session.path, overwrite=overwrite)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")

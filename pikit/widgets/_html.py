@@ -1,17 +1,19 @@
 """HTML building blocks shared by the widgets: escaping, numbers, message bodies, the stylesheet.
 
-Every piece of text that comes from a session goes through :func:`esc` (``html.escape`` with
-quotes) before it reaches an HTML string; nothing here inserts session text any other way.
+Every piece of text that comes from a session goes through :func:`esc` before it reaches an
+HTML string (:func:`pikit.inert.html_text`: control characters, bidirectional controls and lone
+surrogates made visible, then ``html.escape`` with quotes); nothing here inserts session text
+any other way.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..formatting import fmt_delta, fmt_int, plural
+from ..inert import html_text as esc
 from ..message import MessageView, TextBlock, ThinkingBlock, ToolCall
 from ..message import view as view_message
 from ..palette import css_variables
@@ -32,11 +34,6 @@ __all__ = [
 _LONG_CHARS = 600
 _LONG_LINES = 10
 _MAX_BODY_CHARS = 20_000
-
-
-def esc(value: Any) -> str:
-    """``value`` as text, HTML-escaped (quotes included): safe in element content and attributes."""
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
 
 
 _ROLE_CLASS = {

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import anywidget
 import ipywidgets as widgets
-import orjson
 import traitlets
 
+from .. import jsjson
 from ._base import error_output
 from ._html import CSS, error_box
 from .views.browser import BROWSER_COLUMNS, browser_rows
@@ -52,6 +52,10 @@ class SessionTable(anywidget.AnyWidget):
     :data:`~pikit.widgets.views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
     ``selected_path`` (the session file of the row last clicked). ``shown_count`` is how many
     rows match the search; ``render_ms`` the time the browser took to first paint.
+
+    A path that is not valid UTF-8 (a lone surrogate, as Python reads an undecodable file name)
+    cannot travel to the page and back as it is: its row holds it with ``\\udXXX`` escapes, and
+    ``files`` maps that form back to the path.
     """
 
     _esm = Path(__file__).with_name("_browser.js")
@@ -70,12 +74,17 @@ class SessionTable(anywidget.AnyWidget):
 
     def __init__(self, rows: list[list[Any]], *, height: int = 420, **kwargs: Any) -> None:
         columns = [[c.title, c.numeric, c.width] for c in BROWSER_COLUMNS]
-        super().__init__(rows_data=orjson.dumps(rows), columns=columns, height=height, **kwargs)
+        self.files: dict[str, str] = {}
+        for row in rows:
+            sent = row[0].encode("utf-8", "backslashreplace").decode("utf-8")
+            if sent != row[0]:
+                self.files[sent], row[0] = row[0], sent
+        super().__init__(rows_data=jsjson.stringify_bytes(rows), columns=columns, height=height, **kwargs)
 
     @property
     def rows(self) -> list[list[Any]]:
         """The rows sent to the browser (see :func:`~pikit.widgets.views.browser.browser_rows`)."""
-        rows: list[list[Any]] = orjson.loads(self.rows_data)
+        rows: list[list[Any]] = jsjson.loads(self.rows_data)
         return rows
 
 
@@ -86,8 +95,9 @@ class SessionBrowser(widgets.VBox):
     fast with thousands of rows (only the rows in view are in the page; sorting and searching
     run in the browser). ``selected_path`` (a traitlet) is the session shown below: set it
     from Python to open one, or observe it. Parts: ``table`` (a :class:`SessionTable`),
-    ``detail`` (the box the explorer goes in), ``explorer`` (the open
-    :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel time the last open took.
+    ``detail`` (the box the explorer goes in, or the error when a session cannot be opened),
+    ``explorer`` (the open :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel
+    time the last open took.
     ``explorer_options`` are passed to each :class:`SessionExplorer`.
     """
 
@@ -115,15 +125,14 @@ class SessionBrowser(widgets.VBox):
             return
         start = time.perf_counter()
         from .. import load
-        from ..errors import PikitError
         from .explorer import SessionExplorer
 
         try:
-            session = load(path)
-        except PikitError as exc:
+            session = load(self.table.files.get(path, path))
+            self.explorer = SessionExplorer(session, **self._options)  # it shows the session's name and path
+        except Exception as exc:  # shown here: an observer's error would only reach the kernel's log
             self.detail.children = [widgets.HTML(error_box(f"cannot open {path}", exc))]
             self.explorer = None
             return
-        self.explorer = SessionExplorer(session, **self._options)  # it shows the session's name and path
         self.detail.children = [self.explorer]
         self.open_ms = (time.perf_counter() - start) * 1000

@@ -18,6 +18,7 @@ from ..describe import session_title
 from ..entry import Entry
 from ..errors import PikitError, SettingsError, SummarizerOutputError
 from ..formatting import fmt_int, plural
+from ..inert import visible
 from ..preparation import Preparation, prepare_compaction
 from ..session import CURRENT, Session
 from ..settings import Settings, load_settings
@@ -167,6 +168,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.instructions = widgets.Textarea(description="focus", placeholder="optional extra instructions",
                                              layout=widgets.Layout(width="520px", height="48px"))
         self.output = widgets.Text(description="write to", value="", layout=widgets.Layout(width="620px"))
+        self._output_path = ""
         self.output.add_class("pikit-output-path")
         self.in_place_box = widgets.Checkbox(description="append to the source file instead (in place)",
                                              value=False, indent=False, layout=widgets.Layout(width="auto"))
@@ -241,7 +243,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     def _model_options(self, session_model: str) -> list[tuple[str, str]]:
         from ..llm.models import MODELS
 
-        options = [(f"session model ({session_model or 'not recorded'})", "")]
+        options = [(visible(f"session model ({session_model or 'not recorded'})"), "")]
         overrides: Mapping[str, Any] = {}
         if self.settings is not None:
             try:
@@ -443,15 +445,25 @@ class CompactionPanel(LeafWidget, widgets.VBox):
             n += 1
         return str(candidate)
 
+    def _show_output(self, path: str) -> None:
+        """Show ``path`` in the **write to** box, inertly; while the box shows it, runs write to ``path`` itself."""
+        self._output_path = path
+        self.output.value = visible(path)
+
+    def _output_target(self) -> str:
+        if self._output_path and self.output.value == visible(self._output_path):
+            return self._output_path
+        return self.output.value.strip() or self._default_output()
+
     def _update_output_default(self) -> None:
         if self.in_place:
-            self.output.value = self.session.path or ""
+            self._show_output(self.session.path or "")
             self.output.disabled = True
         else:
             self.output.disabled = False
-            if not self.output.value or self.output.value == self.session.path or \
-                    Path(self.output.value).exists():
-                self.output.value = self._default_output()
+            target = self._output_target()
+            if not self.output.value or target == self.session.path or Path(target).exists():
+                self._show_output(self._default_output())
 
     def _step(self, value: int, text: str) -> None:
         self.progress.value = value
@@ -491,7 +503,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self._step(3, "writing…")
         if self.in_place:
             return write_entry(self.session, result.entry, in_place=True)
-        return write_entry(self.session, result.entry, output=self.output.value.strip() or self._default_output())
+        return write_entry(self.session, result.entry, output=self._output_target())
 
     def _drop_refused(self) -> None:
         self._refused = None
@@ -575,6 +587,6 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.update_compared()
         self.update_chart()
         if not self.in_place:
-            self.output.value = self._default_output()
+            self._show_output(self._default_output())
         self._callbacks(run.result, run.path)
         return run.result

@@ -11,6 +11,7 @@ import traitlets
 from ..describe import session_title
 from ..diff import ProjectionDiff, diff_contexts
 from ..formatting import fmt_int
+from ..inert import visible
 from ..projection import Projection
 from ..session import Session
 from ._html import error_box, style_widget
@@ -21,7 +22,8 @@ __all__ = ["ContextDiff", "leaf_choices"]
 
 
 def leaf_choices(session: Session, *, limit: int = 200) -> list[tuple[str, Any]]:
-    """``(text, id)`` options for picking a leaf: branch tips and labeled entries, newest first."""
+    """``(text, id)`` options for picking a leaf: branch tips and labeled entries, newest first
+    (the texts shown with :func:`pikit.inert.visible`, the ids exact)."""
     state = state_for(session)
     children = session.tree()["children"]
     tips = [e for e in session.entries if e.id is not None and e.id not in children and e.id in session.by_id]
@@ -35,7 +37,7 @@ def leaf_choices(session: Session, *, limit: int = 200) -> list[tuple[str, Any]]
         label = session.labels.get(entry.id)
         kind, text = state.preview(entry)
         head = f"[{label}] " if label else ""
-        out.append((f"{head}{entry.id} · {kind} · {text[:60]}", entry.id))
+        out.append((visible(f"{head}{entry.id} · {kind} · {text[:60]}"), entry.id))
         if len(out) >= limit:
             break
     return out
@@ -45,7 +47,7 @@ def _compactions(session: Session) -> list[tuple[str, Any]]:
     out = []
     for entry in session.entries:
         if entry.type == "compaction" and entry.id in session.by_id:
-            out.append((f"{entry.id} · tokensBefore {fmt_int(entry.data.get('tokensBefore'))}", entry.id))
+            out.append((visible(f"{entry.id} · tokensBefore {fmt_int(entry.data.get('tokensBefore'))}"), entry.id))
     return out
 
 
@@ -76,7 +78,7 @@ class ContextDiff(widgets.VBox):
         choices = leaf_choices(session)
         for leaf in (a, b, session.leaf_id):
             if leaf is not None and leaf in session and all(v != leaf for _, v in choices):
-                choices.insert(0, (f"{leaf} · {self.state.preview(session.by_id[leaf])[1][:60]}", leaf))
+                choices.insert(0, (visible(f"{leaf} · {self.state.preview(session.by_id[leaf])[1][:60]}"), leaf))
         self.pick_a = widgets.Dropdown(options=choices, description="a", value=None,
                                        layout=widgets.Layout(width="48%"))
         self.pick_b = widgets.Dropdown(options=choices, description="b", value=None,
@@ -126,7 +128,7 @@ class ContextDiff(widgets.VBox):
         for picker, value in ((self.pick_a, self.a), (self.pick_b, self.b), (self.pick_compaction, self.compaction)):
             values = [v for _, v in picker.options]
             if value not in values and value is not None:
-                picker.options = [(f"{value}", value), *picker.options]
+                picker.options = [(visible(f"{value}"), value), *picker.options]
             if picker.value != value:
                 picker.value = value
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ import traitlets
 from ..describe import session_title
 from ..following import Follower
 from ..formatting import plural
+from ..inert import visible
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES
 from ._base import LeafWidget
@@ -193,7 +193,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
 
     def _on_tree_select(self, entry_id: Any, text: str | None) -> None:
         self.selected_id = entry_id
-        self.editor.value = text or ""
+        self.editor.value = visible(text or "")  # shown inertly; the exact text is tree.editor_text
 
     def _on_tree_leaf(self, change: dict[str, Any]) -> None:
         self.leaf_id = change["new"]
@@ -275,4 +275,4 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.leaf_info.value = (
             f'<div class="pikit-sub">Leaf <span class="pikit-id pikit-leaf-id">{esc(leaf)}</span>'
             + (f' {label_pill(label)}' if label else "")
-            + f" · {esc(kind)} · depth {fmt_int(depth)} — {html.escape(text[:120])}</div>")
+            + f" · {esc(kind)} · depth {fmt_int(depth)} — {esc(text[:120])}</div>")

@@ -18,9 +18,9 @@ from typing import Any
 
 import anywidget
 import ipywidgets as widgets
-import orjson
 import traitlets
 
+from ..jsjson import loads as json_loads
 from ..session import CURRENT, Session
 from ..tree import FILTER_MODES, selection
 from ._base import Callbacks, LeafWidget, error_output
@@ -125,7 +125,7 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         Decoded from :attr:`rows_data` on each access (only the compact bytes are kept, which
         spares the garbage collector ~10 objects per row on big trees).
         """
-        rows: list[list[Any]] = orjson.loads(self.rows_data)
+        rows: list[list[Any]] = json_loads(self.rows_data)
         return rows
 
     @property

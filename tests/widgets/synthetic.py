@@ -4,7 +4,9 @@
 turns of user → assistant (tool calls) → tool results → assistant answer, abandoned branches
 forking off earlier user messages, labels, a session name and compactions on the main branch.
 :func:`hostile_session_lines` builds a small session whose every text field carries HTML that
-would run script if it were inserted unescaped.
+would run script if it were inserted unescaped, and the characters no widget or JSON stream may
+pass on as they are (:data:`UNSAFE`: lone surrogates, NUL, terminal escapes, bidi overrides),
+in the text, the ids, the labels, the name, the cwd, tool names, file paths and model names.
 
 Both return JSON lines (without newlines); :func:`write_session` writes them to a file.
 """
@@ -13,15 +15,25 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PAYLOAD", "big_session_lines", "deep_session_lines", "hostile_session_lines", "write_session"]
+from pikit.jsjson import stringify
+
+__all__ = ["PAYLOAD", "TWINS", "UNSAFE", "big_session_lines", "deep_session_lines", "hostile_session_lines",
+           "write_session"]
 
 #: HTML that runs script when inserted unescaped: sets ``window.__pikit_pwned``.
 PAYLOAD = '<script>window.__pikit_pwned=1</script><img src=x onerror="window.__pikit_pwned=2">'
+#: Characters that are valid in a Pi session (JSON) but must never reach a widget, a page or a
+#: terminal as they are: lone surrogates (valid JSON escapes, not valid UTF-8), NUL, an OSC 52
+#: clipboard write, a clear-screen, a title change, a C1 CSI, bidi overrides and isolates.
+UNSAFE = ("lone \ud800 and \udfff NUL \x00 ESC \x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J\x1b]0;owned\x07 "
+          "C1 \x9b31m bidi \u202eevil\u202c \u2066iso\u2069 \u200f")
+#: Two sibling entry ids that differ only in a lone surrogate (the same once it is replaced).
+TWINS = ("twin \ud800", "twin \ud801")
 
 _WORDS = ("auth", "login", "token", "session", "refactor", "parser", "queue", "cache", "budget", "window",
           "compaction", "tree", "branch", "fork", "leaf", "summary", "module", "test", "fixture", "retry",
@@ -38,8 +50,9 @@ def _ms(moment: datetime) -> int:
 
 
 class _Builder:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, encode: Callable[[Any], str] | None = None) -> None:
         self.rng = random.Random(seed)
+        self.encode = encode or (lambda entry: json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         self.lines: list[str] = []
         self.clock = _START
         self.counter = 0
@@ -52,18 +65,18 @@ class _Builder:
         self.counter += 1
         return f"{self.counter:08x}"
 
-    def add(self, kind: str, parent: str | None, **fields: Any) -> str:
+    def add(self, kind: str, parent: str | None, entry_id: str | None = None, **fields: Any) -> str:
         self.clock += timedelta(seconds=self.rng.randint(1, 20))
-        entry_id = self.new_id()
+        entry_id = entry_id or self.new_id()
         entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": _iso(self.clock), **fields}
         if kind == "message":
             entry["message"] = {**fields["message"], "timestamp": _ms(self.clock)}
-        self.lines.append(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+        self.lines.append(self.encode(entry))
         self.last_id = entry_id
         return entry_id
 
-    def message(self, parent: str | None, message: dict[str, Any]) -> str:
-        return self.add("message", parent, message=message)
+    def message(self, parent: str | None, message: dict[str, Any], entry_id: str | None = None) -> str:
+        return self.add("message", parent, entry_id, message=message)
 
     def usage(self, context: int) -> dict[str, Any]:
         return {"input": context // 10, "output": 150, "cacheRead": context - context // 10, "cacheWrite": 0,
@@ -142,41 +155,49 @@ def big_session_lines(entries: int = 10_000, *, seed: int = 7, fork_every: int =
 
 
 def hostile_session_lines() -> list[str]:
-    """A small branched session with script-bearing HTML in every field that reaches a widget."""
-    b = _Builder(1)
-    b.lines.append(json.dumps({"type": "session", "version": 3, "id": "hostile", "timestamp": _iso(_START),
-                               "cwd": "/tmp/" + PAYLOAD}))
+    """A small branched session with script-bearing HTML and :data:`UNSAFE` characters in every field
+    that reaches a widget, a page or a JSON stream, written as Pi writes JSON (lone surrogates as
+    ``\\udXXX`` escapes). The compaction's id carries :data:`UNSAFE`; so does the id of the entry
+    an abandoned branch starts at, which ends in the two :data:`TWINS` (the first with an unsafe
+    model name); the session's leaf is a label with an unsafe id."""
+    bad = PAYLOAD + UNSAFE
+    b = _Builder(1, stringify)
+    b.lines.append(stringify({"type": "session", "version": 3, "id": "hostile" + UNSAFE, "timestamp": _iso(_START),
+                              "cwd": "/tmp/" + bad}))
     root = b.add("model_change", None, provider="anthropic", modelId="claude-sonnet-4-5")
-    system = b.message(root, {"role": "system", "content": "system " + PAYLOAD})
-    b.add("session_info", system, name="name " + PAYLOAD)
-    user = b.message(b.last_id, {"role": "user", "content": "user " + PAYLOAD})
+    system = b.message(root, {"role": "system", "content": "system " + bad})
+    b.add("session_info", system, name="name " + bad)
+    user = b.message(b.last_id, {"role": "user", "content": "user " + bad})
     assistant = b.message(user, {
         "role": "assistant",
-        "content": [{"type": "text", "text": "assistant " + PAYLOAD},
-                    {"type": "toolCall", "id": "c1", "name": "bash<img src=x onerror=1>",
-                     "arguments": {"command": PAYLOAD}}],
+        "content": [{"type": "text", "text": "assistant " + bad}, {"type": "thinking", "thinking": "think " + bad},
+                    {"type": "toolCall", "id": "c1", "name": "bash<img src=x onerror=1>" + UNSAFE,
+                     "arguments": {"command": bad, "path": "src/" + bad}}],
         "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse",
         "usage": b.usage(1200)})
-    result = b.message(assistant, {"role": "toolResult", "toolCallId": "c1", "toolName": "bash" + PAYLOAD,
-                                   "content": [{"type": "text", "text": ("tool " + PAYLOAD + " ") * 40}],
+    result = b.message(assistant, {"role": "toolResult", "toolCallId": "c1", "toolName": "bash" + bad,
+                                   "content": [{"type": "text", "text": ("tool " + bad + " ") * 40}],
                                    "isError": False})
-    answer = b.message(result, {"role": "assistant", "content": [{"type": "text", "text": "done " + PAYLOAD}],
+    answer = b.message(result, {"role": "assistant", "content": [{"type": "text", "text": "done " + bad}],
                                 "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
                                 "usage": b.usage(1500)})
-    second = b.message(answer, {"role": "user", "content": "again " + PAYLOAD})
-    b.message(second, {"role": "assistant", "content": [{"type": "text", "text": "ok " + PAYLOAD}],
+    second = b.message(answer, {"role": "user", "content": "again " + bad})
+    b.message(second, {"role": "assistant", "content": [{"type": "text", "text": "ok " + bad}],
                        "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
                        "usage": b.usage(1700)})
-    b.add("custom_message", b.last_id, customType="note" + PAYLOAD, content="custom " + PAYLOAD, display=True)
-    b.add("compaction", b.last_id, summary="summary " + PAYLOAD, firstKeptEntryId=second, tokensBefore=1800,
-          details={"readFiles": [PAYLOAD], "modifiedFiles": []})
-    b.add("branch_summary", b.last_id, fromId=answer, summary="branch " + PAYLOAD)
-    b.add("context_edit", b.last_id, targetId=second, replacement={"content": "edited " + PAYLOAD})
-    # An abandoned branch from the first answer.
-    alt = b.message(answer, {"role": "user", "content": "alt " + PAYLOAD})
-    b.message(alt, {"role": "assistant", "content": [{"type": "text", "text": "alt answer " + PAYLOAD}],
-                    "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop"})
-    b.add("label", b.last_id, targetId=alt, label="label " + PAYLOAD)
+    b.add("custom_message", b.last_id, customType="note" + bad, content="custom " + bad, display=True)
+    b.add("compaction", b.last_id, "compaction " + UNSAFE, summary="summary " + bad, firstKeptEntryId=second,
+          tokensBefore=1800, details={"readFiles": [bad], "modifiedFiles": ["src/" + bad]})
+    b.add("branch_summary", b.last_id, fromId=answer, summary="branch " + bad)
+    b.add("context_edit", b.last_id, targetId=second, replacement={"content": "edited " + bad})
+    # An abandoned branch from the first answer, on entries whose ids are unsafe too.
+    alt = b.message(answer, {"role": "user", "content": "alt " + bad}, "alt " + UNSAFE)
+    twin = b.message(alt, {"role": "assistant", "content": [{"type": "text", "text": "alt answer " + bad}],
+                           "provider": "provider " + UNSAFE, "model": "model " + bad, "stopReason": "error",
+                           "errorMessage": "error " + bad}, TWINS[0])
+    b.message(alt, {"role": "assistant", "content": [{"type": "text", "text": "the other twin"}],
+                    "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop"}, TWINS[1])
+    b.add("label", twin, "label " + UNSAFE, targetId=alt, label="label " + bad)
     return b.lines
 
 
@@ -184,7 +205,7 @@ def write_session(path: str | Path, lines: Iterable[str]) -> Path:
     """Write session ``lines`` to ``path`` (one per line) and return the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")  # lone surrogates are escapes: valid UTF-8
     return target
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...formatting import fmt_int
+from ...inert import visible
 
 __all__ = ["BROWSER_COLUMNS", "BrowserColumn", "browser_rows"]
 
@@ -56,21 +57,22 @@ def _shown(field: str, value: Any) -> str:
         return f"{float(value):,.2f}"
     if isinstance(value, int | float):
         return fmt_int(value)
-    return " ".join(str(value).split())[:300]
+    return visible(" ".join(str(value).split())[:300])
 
 
 def browser_rows(sessions: Iterable[Mapping[str, Any]]) -> list[list[Any]]:
     """``[path, sort keys per column..., shown texts per column...]`` for each session row.
 
     ``sessions`` are records of the corpus ``sessions`` table. The session column shows its
-    name, else its first user message. Texts are plain: the browser puts them in the page
-    with ``textContent`` only.
+    name, else its first user message. Texts are plain, shown with :func:`pikit.inert.visible`
+    (control characters, bidi controls and lone surrogates made visible): the browser puts
+    them in the page with ``textContent`` only. The path stays exact.
     """
     rows = []
     for record in sessions:
         values = {c.field: _value(record.get(c.field)) for c in BROWSER_COLUMNS if c.field != "title"}
         values["title"] = _value(record.get("name")) or _value(record.get("first_user_message")) or ""
-        keys = [values[c.field] if c.numeric else str(values[c.field] or "").lower() for c in BROWSER_COLUMNS]
+        keys = [values[c.field] if c.numeric else visible(str(values[c.field] or "")).lower() for c in BROWSER_COLUMNS]
         shown = [_shown(c.field, values[c.field]) for c in BROWSER_COLUMNS]
         rows.append([str(record.get("path")), *keys, *shown])
     return rows

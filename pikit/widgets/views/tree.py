@@ -4,6 +4,10 @@
 :meth:`pikit.Session.flatten`: active branch first, single-child chains flat) and gives each row
 its nearest shown ancestor row, so the browser marks the active path itself. Widgets keep only
 the encoded bytes (:meth:`TreeLayout.encode`), not the row lists. No kernel needed.
+
+A row's badge, label and text are shown with :func:`pikit.inert.visible` (control characters,
+bidi controls and lone surrogates made visible); its id stays exact, lone surrogates included
+(as JSON escapes), so that a click sends back the very id of the row.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ... import jsjson
 from ...entry import Entry
+from ...inert import visible
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -64,8 +70,12 @@ class TreeLayout:
     leaf_row: int
 
     def encode(self) -> bytes:
-        """The rows as compact UTF-8 JSON: one binary buffer, cheap for ipywidgets to send."""
-        return orjson.dumps(self.rows)
+        """The rows as compact UTF-8 JSON (lone surrogates in ids as escapes): one binary buffer,
+        cheap for ipywidgets to send."""
+        try:
+            return orjson.dumps(self.rows)
+        except TypeError:  # a lone surrogate in an id, which orjson refuses: written as JavaScript writes it
+            return jsjson.stringify_bytes(self.rows)
 
 
 def anchor_rows(by_id: Mapping[Any, Entry], index: Mapping[Any, int], leaf: Any) -> tuple[int, int]:
@@ -127,6 +137,7 @@ def tree_layout(session: Session, leaf: Any, mode: str, search: str, *,
         kind, badge, text = describe(entry, row_kind)
         parent = entry.parent_id
         parent_row = index[parent] if parent in index and parent != row.id else ancestors.row(row.id)
-        rows.append([json_id(row.id), row.indent, parent_row, kind, badge, row.label or "", text, row.children])
+        rows.append([json_id(row.id), row.indent, parent_row, kind, visible(badge), visible(row.label or ""),
+                     visible(text), row.children])
     anchor, leaf_row = anchor_rows(by_id, index, leaf)
     return TreeLayout(rows, index, [row.id for row in flat], anchor, leaf_row)

@@ -1,0 +1,62 @@
+"""Session text shown, never obeyed: on a terminal, in a page, in a widget.
+
+Session text, labels, names, ids and paths are untrusted. An escape sequence in them could
+write to the clipboard (OSC 52), clear the screen or set the window title if printed as it
+is; a bidirectional override reorders what follows it on screen (``\\u202eexe.txt`` reads as
+``txt.exe``); a lone surrogate (a valid JSON escape, ``\\ud800``) is not valid UTF-8, so it
+cannot be written to a terminal, a page or a widget's message at all.
+
+:func:`inert` shows every control character as ``cat -v`` and ``less`` do (``^[`` for ESC,
+``^M`` for a carriage return, ``^@`` for NUL, ``^?`` for DEL, ``M-^[`` for the C1 controls),
+bidirectional controls as ``<U+202E>``, and a lone surrogate as U+FFFD; newlines and tabs
+stay. :func:`visible` is the same for pages and widgets, where a carriage return is a line
+break and stays too; :func:`html_text` escapes that for HTML. JSON output keeps every
+character exact instead (:mod:`pikit.jsjson` writes lone surrogates as escapes).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+__all__ = ["html_text", "inert", "visible"]
+
+_CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
+_FOR_PAGES = re.compile(f"[{_CONTROLS}]")
+# Each of them is unprintable to Python (Cc, Cf, Cs), so printable text needs no look.
+
+
+def _show(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    if code <= 0x9F:
+        return "M-^" + chr(code - 0x80 + 0x40)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"<U+{code:04X}>"
+
+
+def inert(text: str) -> str:
+    """``text`` for a terminal: control characters made visible (newlines and tabs kept)."""
+    return text if text.isprintable() else _FOR_TERMINALS.sub(_show, text)
+
+
+def visible(text: str) -> str:
+    """``text`` for a page or a widget: as :func:`inert`, carriage returns kept too.
+
+    The result is valid UTF-8 (lone surrogates become U+FFFD) and holds no character that
+    changes how the text around it is shown.
+    """
+    return text if text.isprintable() else _FOR_PAGES.sub(_show, text)
+
+
+def html_text(value: Any) -> str:
+    """``value`` as text for HTML: :func:`visible`, then escaped (quotes included), so it is
+    safe in element content and in attribute values."""
+    return html.escape(visible(value if isinstance(value, str) else str(value)), quote=True)
