@@ -95,10 +95,10 @@ class EntryError(PikitError):
 
 
 class UnknownEntryError(EntryError, KeyError):
-    """An entry id that the session does not hold."""
+    """An entry id that the session does not hold (nor an id starting with it)."""
 
     def __init__(self, entry_id: str, where: str = "the session") -> None:
-        super().__init__(entry_id, f"no entry with id {entry_id!r} in {where}")
+        super().__init__(entry_id, f"no entry id is or starts with {entry_id!r} in {where}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])

@@ -30,9 +30,8 @@ def compaction_history(session: Session, leaf: Any = CURRENT, *, new_ids: Sequen
     projection the compaction leaves (Pi does not record it). ``new_ids`` are flagged ``new``.
     """
     state = state_for(session)
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
     out = []
-    for entry in session.branch(leaf_id) if leaf_id is not None else []:
+    for entry in session.branch(leaf):
         if entry.type != "compaction":
             continue
         before = entry.data.get("tokensBefore")

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import traitlets
 
 from pikit import Session
 from pikit.settings import Settings
-from pikit.widgets import BudgetBar, ContextDiff, ContextView, budget_segments, context_rows
+from pikit.widgets import (
+    BudgetBar,
+    CompactionPanel,
+    CompactionStepper,
+    ContextDiff,
+    ContextView,
+    SessionExplorer,
+    TreeView,
+    budget_segments,
+    compaction_history,
+    context_rows,
+)
+from pikit.widgets._state import state_for
+from pikit.widgets.views.tree import tree_layout
 
 
 def row_sources(html: str) -> list[str]:
@@ -198,3 +212,51 @@ def test_real_count_total_is_bounded_then_on_demand(compaction_chain: Session) -
     total = view.count_all()
     assert total > 0 and "pikit-real-total" in view.header.value
     assert view.count_button.layout.display == "none"
+
+
+def _three_ways(session: Session, entry_id: str) -> list[Any]:
+    """The id, a unique prefix of it, and the Entry: each names the same entry (as on the command line)."""
+    others = [k for k in session.by_id if k != entry_id]
+    prefix = next(entry_id[:n] for n in range(1, len(entry_id)) if not any(k.startswith(entry_id[:n]) for k in others))
+    return [entry_id, prefix, session.resolve(prefix)]
+
+
+def test_every_widget_takes_an_id_a_prefix_or_an_entry(tree_basic: Session, compaction_chain: Session) -> None:
+    target = "2397c884"
+    builders = [lambda ref: ContextView(tree_basic, ref, encoding=None), lambda ref: BudgetBar(tree_basic, ref),
+                lambda ref: TreeView(tree_basic, ref), lambda ref: SessionExplorer(tree_basic, ref),
+                lambda ref: CompactionStepper(tree_basic, ref), lambda ref: CompactionPanel(tree_basic, ref)]
+    for build in builders:
+        for ref in _three_ways(tree_basic, target):
+            widget = build(ref)
+            assert widget.leaf_id == target
+            widget.leaf_id = None
+            widget.leaf_id = ref  # the trait reads it the same way
+            assert widget.leaf_id == target
+    for ref in _three_ways(tree_basic, target):
+        diff = ContextDiff(tree_basic, ref, ref)
+        assert (diff.a, diff.b) == (target, target) and diff.diff is not None and diff.diff.totals.same
+        assert [p.tokens_after for p in compaction_history(tree_basic, ref)] == []
+        layout = tree_layout(tree_basic, ref, "all", "", describe=lambda e, kind: (*kind(e), ""))
+        assert layout.ids[layout.leaf_row] == target
+        assert state_for(tree_basic).projection(ref).leaf_id == target
+    for ref in _three_ways(compaction_chain, "799eac36"):
+        assert ContextDiff(compaction_chain, compaction=ref).compaction == "799eac36"
+        assert [p.id for p in compaction_history(compaction_chain, ref)] == ["050385be", "799eac36"]
+    for ref in _three_ways(tree_basic, "b8e7df9b"):
+        explorer = SessionExplorer(tree_basic)
+        assert explorer.select(ref) is None and explorer.leaf_id == "b8e7df9b" == explorer.selected_id
+
+
+def test_a_widget_names_an_unknown_or_ambiguous_id(tree_basic: Session, compaction_chain: Session) -> None:
+    stranger = compaction_chain.entries[0]
+    with pytest.raises(traitlets.TraitError) as caught:
+        ContextView(tree_basic, stranger)
+    assert str(caught.value) == f"no entry id is or starts with {stranger.id!r} in {tree_basic.path}"
+    view = ContextView(tree_basic, encoding=None)
+    with pytest.raises(traitlets.TraitError, match=r"prefix '1e' is ambiguous: 2 entries start with it \(1e2feb89"):
+        view.leaf_id = "1e"
+    with pytest.raises(traitlets.TraitError, match="'zz'"):
+        ContextDiff(tree_basic, "zz", None)
+    with pytest.raises(traitlets.TraitError, match="'2397c884' is not a compaction"):
+        ContextDiff(tree_basic, compaction="2397")
