@@ -175,7 +175,15 @@ class Corpus:
         return pd.DataFrame(self.usage_rows(by, **options))
 
     def search(self, words: str) -> list[str]:
-        """Paths of the sessions whose user or assistant text contains every word (case-insensitive), sorted."""
+        """Paths of the sessions whose messages hold every word (each somewhere in them, in any case, also
+        inside a longer word), sorted.
+
+        What is searched is the index's search text: the text blocks of every user and
+        assistant message (the first 4,000 characters of each), in any entry of the file,
+        on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
+        messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
+        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this.
+        """
         terms = [w.lower() for w in words.split() if w]
         if not terms:
             return []
