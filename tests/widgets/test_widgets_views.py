@@ -24,6 +24,7 @@ from pikit.widgets import (
     context_rows,
 )
 from pikit.widgets._state import state_for
+from pikit.widgets.views.context import context_page
 from pikit.widgets.views.tree import tree_layout
 
 
@@ -74,8 +75,9 @@ def test_context_view_silent_entries_and_paging(compaction_chain: Session) -> No
     assert view.pages == -(-len(view.rows) // 5)
     assert view.current_page == view.pages - 1  # the leaf's end is shown first
     last_page = row_sources(view.body.value)
-    view.page = 0
-    assert row_sources(view.body.value) == [r.entry.entry.id for r in view.rows[:5]]
+    assert last_page == [r.entry.entry.id for r in view.rows[-5:]]  # a whole page of the newest rows
+    view.page = 0  # the oldest rows, what the pages counted back from the newest leave over
+    assert row_sources(view.body.value) == [r.entry.entry.id for r in view.rows[:len(view.rows) % 5 or 5]]
     assert last_page != row_sources(view.body.value)
     buttons = {b._dom_classes[0]: b for b in view.pager.children if hasattr(b, "on_click")}
     buttons["pikit-page-next"].click()
@@ -260,3 +262,38 @@ def test_a_widget_names_an_unknown_or_ambiguous_id(tree_basic: Session, compacti
         ContextDiff(tree_basic, "zz", None)
     with pytest.raises(traitlets.TraitError, match="'2397c884' is not a compaction"):
         ContextDiff(tree_basic, compaction="2397")
+
+
+def _conversation(messages: int) -> Session:
+    """A linear session of ``messages`` user and assistant messages, numbered in their text."""
+    from tests.entries import asst, session_of, text, user
+
+    entries = [user(f"m{i:04d}", f"m{i - 1:04d}" if i else None, i, f"message {i + 1}") if i % 2 == 0 else
+               asst(f"m{i:04d}", f"m{i - 1:04d}", i, text(f"message {i + 1}")) for i in range(messages)]
+    return session_of({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z",
+                       "cwd": "/"}, entries)
+
+
+def test_a_context_opens_on_a_whole_page_of_its_newest_messages() -> None:
+    view = ContextView(_conversation(52), encoding=None)  # 52 messages, pages of 50
+    assert (view.pages, view.current_page) == (2, 1)
+    assert view.page_view is not None and len(view.page_view.rows) == 50
+    assert row_sources(view.body.value) == [f"m{i:04d}" for i in range(2, 52)]
+    assert view.page_view.label == "rows 3–52 of 52 · page 2/2"
+    assert "message 52" in view.body.value and "message 3<" in view.body.value
+    view.page = 0
+    assert row_sources(view.body.value) == ["m0000", "m0001"]
+    assert view.page_view.label == "rows 1–2 of 52 · page 1/2"
+    view.leaf_id = "m0050"  # another leaf opens on its last page again: 51 messages, rows 2–51
+    assert view.current_page == 1 and view.page_view.label == "rows 2–51 of 51 · page 2/2"
+
+
+def test_pages_cover_every_row_once() -> None:
+    session = _conversation(123)
+    rows = context_rows(session.context())
+    for size in (1, 7, 50, 122, 123, 500):
+        pages = [context_page(session.context(), rows, k, size, labels={}) for k in range(-(-len(rows) // size))]
+        seen = [view.row.index for page in pages for view in page.rows]
+        assert seen == list(range(123)), size
+        assert len(pages[-1].rows) == min(size, 123)
+        assert context_page(session.context(), rows, -1, size, labels={}) == pages[-1]

@@ -263,11 +263,18 @@ class ContextPage:
 
 def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int, *, labels: Mapping[Any, str],
                  count: Callable[[ContextRow], int] | None = None) -> ContextPage:
-    """Page ``page`` (0-based; ``-1``: the last) of ``rows`` of ``p``, ``size`` rows a page."""
+    """Page ``page`` (0-based; ``-1``: the last) of ``rows`` of ``p``, ``size`` rows a page.
+
+    Pages are counted back from the newest row, so the last page (the one a context opens on)
+    is always a whole page of the newest ``size`` rows; the first page holds what is left,
+    the oldest rows (52 rows in pages of 50: rows 1–2, then rows 3–52).
+    """
     size = max(1, size)
     pages = max(1, -(-len(rows) // size))
     page = pages - 1 if page < 0 else min(page, pages - 1)
-    chunk = rows[page * size:(page + 1) * size]
+    stop = len(rows) - (pages - 1 - page) * size
+    start = max(0, stop - size)
+    chunk = rows[start:stop]
     estimates = p.estimates
     ctx = p.size
     out = []
@@ -280,7 +287,7 @@ def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int
                            count(row) if count is not None else None,
                            usage_total(usage) if usage is not None else None,
                            ctx.usage_index == row.index and not ctx.stale))
-    return ContextPage(tuple(out), page, pages, page * size + 1 if chunk else 0, len(rows))
+    return ContextPage(tuple(out), page, pages, start + 1 if chunk else 0, len(rows))
 
 
 _MARKERS = {"omitted": ("omitted", "omitted by edit "), "replaced": ("replaced", "replaced by edit ")}
