@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PikitError
+from ..formatting import fmt_int
 
 _SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
                    "name", "first_user_message", "size", "entries", "messages", "user_messages",
@@ -64,7 +65,7 @@ def _open(args: argparse.Namespace, client: Any) -> Any:
         where = args.dir or corpus.root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
     if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
-        listed = ", ".join(f"{n} {kind}" for kind, n in problems)
+        listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
         print(f"pikit: note: {listed} (SELECT * FROM problems)", file=sys.stderr)
     return corpus
 

@@ -40,15 +40,16 @@ def run(args: Namespace) -> int:
     if len(runs) == 1:
         _print_run(runs[0], dropped)
         return 0
-    print(f"replay of {leaf} under {len(runs)} settings (offline summaries)")
+    print(f"replay of {leaf} under {fmt_int(len(runs))} settings (offline summaries)")
     print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
           f"{'peak':>9} {'final':>8}")
     for row in threshold_table(runs):
         first = row["firstTriggerIndex"]
         print(f"{fmt_int(row['contextWindow']):>9} {fmt_int(row['reserveTokens']):>8} "
-              f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} {row['compactions']:>11} "
-              f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8}")
+              f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} "
+              f"{fmt_int(row['compactions']):>11} {'-' if first is None else fmt_int(first):>9} "
+              f"{fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8}")
     return 0
 
 
@@ -92,7 +93,8 @@ def _print_run(r: SimulationResult, dropped: int) -> None:
     if r.events:
         print(f"{'#':>3} {'after entry':<12} {'at':>6} {'before':>9} {'after':>8} {'kept from':<10} split")
         for i, e in enumerate(r.events, 1):
-            print(f"{i:>3} {str(e.after_entry_id)[:12]:<12} {e.branch_index:>6} {fmt_int(e.tokens_before):>9} "
+            print(f"{fmt_int(i):>3} {str(e.after_entry_id)[:12]:<12} {fmt_int(e.branch_index):>6} "
+                  f"{fmt_int(e.tokens_before):>9} "
                   f"{fmt_int(e.tokens_after):>8} {str(e.first_kept_entry_id)[:10]:<10} "
                   f"{'yes' if e.is_split_turn else 'no'}")
     print(f"peak {fmt_int(t['peakTokens'])} tokens, final {fmt_int(t['finalTokens'])}, removed "

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..formatting import plural
 from ..session import CURRENT, Session
 from ..summarizer import Summarizer, SummaryRequest, SummaryResult
 from ._state import state_for
@@ -101,7 +102,7 @@ class Reporting:
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         self.calls += 1
         what = {"history": "the history", "turn_prefix": "the split turn's beginning"}.get(request.kind, request.kind)
-        self.report(f"summarizing {what} ({len(request.messages)} messages) with {self.name}…")
+        self.report(f"summarizing {what} ({plural(len(request.messages), 'message')}) with {self.name}…")
         return self.inner.summarize(request)
 
 

@@ -128,7 +128,7 @@ class ContextHeader:
 def _rule(p: Projection) -> str:
     size = p.size
     if size.usage_index is not None and not size.stale:
-        return (f"usage {fmt_int(size.usage_tokens)} recorded on message #{size.usage_index + 1} "
+        return (f"usage {fmt_int(size.usage_tokens)} recorded on message #{fmt_int(size.usage_index + 1)} "
                 f"+ {fmt_int(size.trailing_tokens)} estimated after it")
     if size.stale:
         return "all estimated: an edit or a compaction came after the last recorded usage"
@@ -258,7 +258,7 @@ class ContextPage:
         """``rows a–b of n · page i/k``."""
         last = self.first + len(self.rows) - 1 if self.rows else 0
         return (f"rows {fmt_int(self.first)}–{fmt_int(last)} of {fmt_int(self.total)} · "
-                f"page {self.page + 1}/{self.pages}")
+                f"page {fmt_int(self.page + 1)}/{fmt_int(self.pages)}")
 
 
 def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int, *, labels: Mapping[Any, str],
@@ -335,7 +335,7 @@ def _row_html(view: RowView) -> str:
                 f'<td class="pikit-num">–</td><td><div class="pikit-sub">{what}</div>'
                 f'<div class="pikit-pre">{esc(entry_preview(pe.entry))}</div></td></tr>')
     return (f'<tr class="{classes}" data-entry-id="{source}" data-index="{row.index}">'
-            f'<td class="pikit-num">{row.index + 1}</td>'
+            f'<td class="pikit-num">{fmt_int(row.index + 1)}</td>'
             f'<td>{role_badge(row.message.get("role"))}{_source_html(view)}</td>'
             f'<td class="pikit-num pikit-figures">{_figures(view)}</td>'
             f"<td>{message_body(row.message)}</td></tr>")
