@@ -297,3 +297,22 @@ def test_pages_cover_every_row_once() -> None:
         assert seen == list(range(123)), size
         assert len(pages[-1].rows) == min(size, 123)
         assert context_page(session.context(), rows, -1, size, labels={}) == pages[-1]
+
+
+def test_the_legend_says_what_not_itemized_is(compaction_chain: Session, context_edits: Session) -> None:
+    from pikit.tokens import estimate_tokens, message_usage, usage_total
+
+    p = compaction_chain.context()
+    k = p.size.usage_index
+    assert k is not None and not p.size.stale
+    # what the code computes, worked out here: the usage reported on message k beyond Pi's estimates
+    # of what it covers (the system prompt and every message up to k), the messages after it cancelling out
+    covered = sum(e for m, e in zip(p.messages[:k + 1], p.estimates[:k + 1], strict=True) if m.get("role") != "system")
+    system = estimate_tokens(p.system_message) if p.system_message is not None else 0
+    expected = usage_total(message_usage(p.messages[k])) - covered - system
+    assert budget_segments(p).unitemized == expected > 0
+    bar = BudgetBar(compaction_chain).html.value
+    note = "(reported usage beyond Pi&#x27;s estimates of the messages it covers)"  # escaped as all text is
+    assert f"not itemized <b>{expected:,}</b> <span class=\"pikit-dim pikit-legend-note\">{note}</span>" in bar
+    assert "usage the provider reported" in bar and "tool definitions" in bar  # the hint says more
+    assert "not itemized" not in BudgetBar(context_edits).html.value  # all estimated: nothing unaccounted for
