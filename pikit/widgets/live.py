@@ -239,7 +239,7 @@ class LiveBar(widgets.VBox):
             self.status.value = ""
             return
         session = self.explorer.session
-        state = "● live" if self.live else "⏸ paused at the leaf you chose"
+        state = "● live" if self.live else "‖ paused at the leaf you chose"
         change = self.last_change
         last = ""
         if change is not None:
