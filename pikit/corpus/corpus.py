@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PikitError
+from ..jsjson import without_lone_surrogates
 from . import index as _index
 from .discover import default_root
 from .schema import TABLES
@@ -182,9 +183,10 @@ class Corpus:
         assistant message (the first 4,000 characters of each), in any entry of the file,
         on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
         messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
-        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this.
+        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this. A lone
+        surrogate in a word is read as U+FFFD, as the index holds it in the text.
         """
-        terms = [w.lower() for w in words.split() if w]
+        terms = [without_lone_surrogates(w).lower() for w in words.split() if w]
         if not terms:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))

@@ -12,6 +12,7 @@ import ipywidgets as widgets
 import orjson
 import traitlets
 
+from .. import jsjson
 from ._base import error_output
 from ._html import CSS, error_box
 from .views.browser import BROWSER_COLUMNS, browser_rows
@@ -85,7 +86,7 @@ class SessionTable(anywidget.AnyWidget):
         wanted = None if paths is None else set(paths)
         kept = None if wanted is None else [i for i, path in enumerate(self._paths) if path in wanted]
         with self.hold_sync():
-            self.matches = orjson.dumps({"search": search, "rows": kept})
+            self.matches = jsjson.stringify_bytes({"search": search, "rows": kept})  # words may hold lone surrogates
             self.shown_count = len(self._paths) if kept is None else len(kept)
 
     @property

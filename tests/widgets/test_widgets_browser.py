@@ -121,3 +121,15 @@ def test_a_failing_search_says_so_and_shows_no_rows(tmp_path: Path) -> None:
     assert _kept(browser) == set() and browser.table.shown_count == 0
     assert browser.errors.layout.display is None
     assert "cannot search the messages for “makefile”" in browser.errors.outputs[0]["data"]["text/html"]
+
+
+def test_a_lone_surrogate_in_the_words_finds_what_the_command_line_finds(corpus: Corpus, cli_index: Path) -> None:
+    words = "makefile \udced\udca0\udc80"  # what Python makes of the bytes ED A0 80 in an argument
+    proc = procs.pikit("sessions", SAMPLE_CORPUS, "--index", cli_index, "--json", "--search", words, timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr.decode()
+    assert json.loads(proc.stdout)["sessions"] == []
+    browser = SessionBrowser(corpus)
+    browser.table.search = words
+    assert _kept(browser) == set() and browser.errors.layout.display == "none"
+    browser.table.search = "makefile \ud800"  # as a page may send it
+    assert _kept(browser) == set() and browser.table.matches.decode("utf-8")  # valid UTF-8 for the page
