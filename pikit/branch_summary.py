@@ -28,7 +28,7 @@ def collect_branch(session: Session, old_leaf: Any, target: Any) -> tuple[list[E
     """The abandoned entries (oldest first) and the common ancestor id, leaving ``old_leaf`` for ``target``."""
     if not old_leaf:
         return [], None
-    session.entry(old_leaf)
+    old_leaf = session.resolve_leaf(old_leaf)
     ancestor = session.common_ancestor(old_leaf, target)
     entries: list[Entry] = []
     seen: set[Any] = set()

@@ -135,7 +135,7 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
     Raises :class:`PikitError` when there is nothing to compact, and whatever the
     summarizer raises (:class:`~pikit.errors.SummarizerError`) when it fails.
     """
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    leaf_id = session.resolve_leaf(leaf)
     if leaf_id is None:
         raise EntryError(None, "the leaf is reset (empty branch): nothing to compact")
     branch = session.branch(leaf_id)
@@ -210,9 +210,11 @@ def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summar
     The entry goes where the leaf lands (Pi's ``/tree`` selection of ``target``);
     ``fromId`` is ``old_leaf`` (or ``"root"`` when there was none).
     """
-    entries, ancestor = collect_branch(session, old_leaf, target)
+    old_leaf = session.resolve_leaf(old_leaf) if old_leaf else None
+    target_entry = session.entry(target)
+    entries, ancestor = collect_branch(session, old_leaf, target_entry.id)
     prep = prepare_branch(entries, budget, ancestor)
-    new_leaf, _ = selection(session.entry(target))
+    new_leaf, _ = selection(target_entry)
     usage: dict[str, Any] | None = None
     if prep.messages:
         text, usage = _summarize(summarizer, SummaryRequest("branch", prep.conversation_text, prep.messages,
@@ -237,10 +239,10 @@ def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summar
 
 def label_entry(session: Session, target: Any, label: str | None, leaf: Any = CURRENT) -> dict[str, Any]:
     """A ``label`` entry setting (or, with an empty label, clearing) the label of ``target``."""
-    session.entry(target)
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    target_id = session.entry(target).id
+    leaf_id = session.resolve_leaf(leaf)
     entry: dict[str, Any] = {"type": "label", "id": new_id(session.by_id), "parentId": leaf_id,
-                             "timestamp": iso_now(), "targetId": target}
+                             "timestamp": iso_now(), "targetId": target_id}
     if label:
         entry["label"] = label
     return entry
@@ -257,7 +259,8 @@ def context_edit_entry(session: Session, target: Any, replacement: Mapping[str, 
                                     or not isinstance(replacement["content"], str | list)):
         raise EntryError(target, "a context edit replacement must be None or {'content': str | list}")
     entry = session.entry(target)
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    target = entry.id
+    leaf_id = session.resolve_leaf(leaf)
     if leaf_id is None or target not in {e.id for e in session.branch(leaf_id)}:
         raise EntryError(target, f"entry {target!r} is not on the branch at {leaf_id!r}")
     editable = entry.type == "custom_message" or (

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from . import jsjson
 from .content import content_text
 from .entry import Entry
+from .formatting import fmt_int, plural
 from .message import CONTENT_ROLES, MessageView, ToolCall, view
 
 if TYPE_CHECKING:
@@ -26,14 +27,10 @@ def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(c.name, c.arguments) for c in v.list_blocks if type(c) is ToolCall] if v.role == "assistant" else []
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
 def _content_preview(v: MessageView) -> str:
     text = v.text(" ")
     if v.images:
-        text = f"{text} [{_plural(v.images, 'image')}]".strip()
+        text = f"{text} [{plural(v.images, 'image')}]".strip()
     if v.role == "toolResult":
         return f"{v.tool_name or 'tool'}{' ERROR' if v.is_error else ''}: {text}"
     if v.role == "custom":
@@ -98,7 +95,8 @@ def entry_preview(entry: Entry) -> str:
     if kind == "custom_message":
         return f"<{data.get('customType')}> {content_text(data.get('content'), ' ')}"
     if kind == "compaction":
-        return f"compaction: kept from {data.get('firstKeptEntryId')}, {data.get('tokensBefore')} tokens before"
+        before = fmt_int(data.get("tokensBefore"))
+        return f"compaction: kept from {data.get('firstKeptEntryId')}, {before} tokens before"
     if kind == "branch_summary":
         return f"branch summary from {data.get('fromId')}: {data.get('summary') or ''}"
     if kind == "context_edit":

@@ -359,6 +359,6 @@ def diff_compaction(session: Session, compaction_id: Any) -> ProjectionDiff:
     """
     entry = session.entry(compaction_id)
     if entry.type != "compaction":
-        raise ValueError(f"entry {compaction_id!r} is a {entry.type}, not a compaction")
+        raise ValueError(f"entry {entry.id!r} is a {entry.type}, not a compaction")
     parent = entry.parent_id if entry.parent_id in session else None
     return diff_contexts(session.context(parent), session.context(compaction_id))

@@ -234,7 +234,8 @@ def entry_html(projected: ProjectedEntry) -> str:
 # ------------------------------------------------------------------------------------ preparation
 def preparation_repr(preparation: Preparation) -> str:
     """One line: where the cut falls, what is summarized and kept."""
-    split = f", split turn (prefix {len(preparation.turn_prefix_messages)})" if preparation.is_split_turn else ""
+    prefix = fmt_int(len(preparation.turn_prefix_messages))
+    split = f", split turn (prefix {prefix})" if preparation.is_split_turn else ""
     return (f"<Preparation at {preparation.projection.leaf_id!r} keepRecentTokens="
             f"{fmt_int(preparation.keep_recent_tokens)}: summarize "
             f"{plural(len(preparation.messages_to_summarize), 'message')}{split}, keep from "
@@ -244,8 +245,8 @@ def preparation_repr(preparation: Preparation) -> str:
 
 def _files(names: list[str]) -> str:
     shown = ", ".join(_cut(n, 60) for n in names[:5])
-    more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
-    return _esc(f"{len(names)}: {shown}{more}" if names else "none")
+    more = f" (+{fmt_int(len(names) - 5)} more)" if len(names) > 5 else ""
+    return _esc(f"{fmt_int(len(names))}: {shown}{more}" if names else "none")
 
 
 def preparation_html(preparation: Preparation) -> str:
@@ -258,7 +259,7 @@ def preparation_html(preparation: Preparation) -> str:
         ("keepRecentTokens", fmt_int(preparation.keep_recent_tokens)),
         ("tokens before", fmt_int(preparation.tokens_before)),
         ("first kept entry", f"{_code(preparation.first_kept_entry_id)} (context entry "
-                             f"#{preparation.first_kept_index})"),
+                             f"#{fmt_int(preparation.first_kept_index)})"),
         ("split turn", "yes: the turn's beginning (" + plural(len(preparation.turn_prefix_messages), "message")
          + f", ≈{fmt_int(prefix)} tokens) is summarized separately" if preparation.is_split_turn else "no"),
         ("to summarize", f"{plural(len(preparation.messages_to_summarize), 'message')}, ≈{fmt_int(summarized)} tokens"),

@@ -112,10 +112,10 @@ class EntryError(PikitError):
 
 
 class UnknownEntryError(EntryError, KeyError):
-    """An entry id that the session does not hold."""
+    """An entry id that the session does not hold (nor an id starting with it)."""
 
     def __init__(self, entry_id: str, where: str = "the session") -> None:
-        super().__init__(entry_id, f"no entry with id {echo(entry_id)} in {where}")
+        super().__init__(entry_id, f"no entry id is or starts with {echo(entry_id)} in {where}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])

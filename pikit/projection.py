@@ -481,12 +481,13 @@ def _kept_and_after(session: Session, leaf: Entry, compaction: Entry) -> list[En
 
 
 def project(session: Session, leaf_id: Any, indexed: bool = True) -> Projection:
-    """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context).
+    """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context; any leaf
+    :meth:`~pikit.session.Session.resolve_leaf` reads).
 
     With the session's ancestry index the cost is the size of the context, not the depth
     of the branch; a session with parent cycles falls back to walking the branch.
     """
-    return _project(session, leaf_id, indexed)
+    return _project(session, session.resolve_leaf(leaf_id), indexed)
 
 
 def _project(session: Session, leaf_id: Any, indexed: bool) -> Projection:

@@ -10,7 +10,7 @@ from . import jsjson
 from . import tree as _tree
 from .ancestry import Ancestry, build_ancestry, extend_ancestry
 from .entry import Entry
-from .errors import PikitError, UnknownEntryError, echo
+from .errors import EntryError, UnknownEntryError, echo
 from .loading import LoadReport, Problem
 from .migration import CURRENT_VERSION, migrate, new_id
 from .timestamps import iso_now
@@ -25,6 +25,8 @@ __all__ = ["Session"]
 # The leaf argument's default: "the session's current leaf" (None means the empty reset leaf).
 CURRENT: Any = object()
 
+_SHOWN_MATCHES = 5  # ids an ambiguous prefix error lists
+
 
 class Session:
     """A Pi session held in memory, read-only.
@@ -32,6 +34,10 @@ class Session:
     ``entries`` is the file order (the header excluded). ``by_id`` maps each id to its
     entry (a later duplicate id wins, as in Pi). ``leaf_id`` starts at the last entry and
     can be moved (:meth:`navigate`, or plain assignment); it never changes the file.
+
+    Every method taking an entry id or a leaf reads it as the command line does: an id, a
+    unique prefix of one, or an :class:`Entry` (:meth:`entry`). A leaf may also be
+    ``CURRENT`` (the default: the current leaf) or ``None`` (the empty leaf).
     """
 
     def __init__(self, header: Mapping[str, Any], entries: list[Entry], *, path: str | None = None,
@@ -208,30 +214,49 @@ class Session:
         return iter(self.entries)
 
     def __contains__(self, entry_id: object) -> bool:
+        """Whether the session holds an entry with exactly this id (an :class:`Entry`: its id)."""
+        if isinstance(entry_id, Entry):
+            entry_id = entry_id.id
         return _hashable(entry_id) and entry_id in self.by_id
 
-    def __getitem__(self, entry_id: str) -> Entry:
+    def __getitem__(self, entry_id: Any) -> Entry:
         return self.entry(entry_id)
 
     def entry(self, entry_id: Any) -> Entry:
-        """The entry with this id; :class:`UnknownEntryError` if there is none."""
+        """The entry ``entry_id`` names, as the command line reads an id.
+
+        ``entry_id`` is an id, a unique prefix of one (an exact id wins over longer ids it
+        starts), or an :class:`Entry` (standing for its id). Every method and function that
+        takes an entry id or a leaf resolves it here. An unknown id raises
+        :class:`UnknownEntryError`, an ambiguous prefix :class:`EntryError`; both name it.
+        """
+        if isinstance(entry_id, Entry):
+            entry_id = entry_id.id
         if _hashable(entry_id):
             found = self.by_id.get(entry_id)
             if found is not None:
                 return found
-        raise UnknownEntryError(str(entry_id), self.path or "the session")
-
-    def resolve(self, prefix: str) -> Entry:
-        """The entry whose id is ``prefix`` or uniquely starts with it."""
-        if prefix in self.by_id:
-            return self.by_id[prefix]
-        matches = [k for k in self.by_id if isinstance(k, str) and k.startswith(prefix)]
+        where = self.path or "the session"
+        if not isinstance(entry_id, str) or not entry_id:
+            raise UnknownEntryError(str(entry_id), where)
+        matches = [k for k in self.by_id if isinstance(k, str) and k.startswith(entry_id)]
         if len(matches) == 1:
             return self.by_id[matches[0]]
         if matches:
-            raise PikitError(f"entry id prefix {echo(prefix)} is ambiguous ({len(matches)} entries); "
-                             "give more characters")
-        raise UnknownEntryError(prefix, self.path or "the session")
+            shown = ", ".join(sorted(matches)[:_SHOWN_MATCHES]) + (", ..." if len(matches) > _SHOWN_MATCHES else "")
+            raise EntryError(entry_id, f"entry id prefix {echo(entry_id)} is ambiguous: {len(matches)} entries start "
+                                       f"with it ({shown}); give more characters")
+        raise UnknownEntryError(entry_id, where)
+
+    def resolve(self, prefix: str) -> Entry:
+        """The entry whose id is ``prefix`` or uniquely starts with it (see :meth:`entry`)."""
+        return self.entry(prefix)
+
+    def resolve_leaf(self, leaf: Any = CURRENT) -> Any:
+        """The entry id ``leaf`` names: ``CURRENT`` is the current leaf, ``None`` the empty leaf
+        (before the first entry), anything else as :meth:`entry` reads it."""
+        leaf_id = self.leaf_id if leaf is CURRENT else leaf
+        return None if leaf_id is None else self.entry(leaf_id).id
 
     @property
     def id(self) -> str:
@@ -269,10 +294,8 @@ class Session:
     # ------------------------------------------------------------------ tree
     def branch(self, leaf: Any = CURRENT) -> list[Entry]:
         """The entries from the root down to ``leaf`` (default: the current leaf)."""
-        leaf_id = self.leaf_id if leaf is CURRENT else leaf
-        if leaf_id is None:
-            return []
-        return _tree.path_to(self.by_id, self.entry(leaf_id))
+        leaf_id = self.resolve_leaf(leaf)
+        return [] if leaf_id is None else _tree.path_to(self.by_id, self.by_id[leaf_id])
 
     def branch_ids(self, leaf: Any = CURRENT) -> list[Any]:
         """Ids of :meth:`branch`."""
@@ -280,8 +303,7 @@ class Session:
 
     def children(self, entry_id: Any) -> list[Any]:
         """Child ids of an entry in Pi's display order (oldest first)."""
-        self.entry(entry_id)
-        return list(self._child_map().get(entry_id, ()))
+        return list(self._child_map().get(self.entry(entry_id).id, ()))
 
     @property
     def roots(self) -> list[Any]:
@@ -324,7 +346,7 @@ class Session:
         anything else makes it the leaf and returns ``None``.
         """
         target = self.entry(target_id)
-        if target_id == self.leaf_id:
+        if target.id == self.leaf_id:
             return None  # already there: nothing moves (as in Pi)
         new_leaf, text = _tree.selection(target)
         self.leaf_id = new_leaf
@@ -332,9 +354,9 @@ class Session:
 
     def flatten(self, leaf: Any = CURRENT, mode: str = "default", search: str = "") -> list[_tree.TreeRow]:
         """The rows of a ``/tree``-like view: active branch first, chains kept flat, filtered."""
+        leaf_id = self.resolve_leaf(leaf)
         children = self._child_map()
         assert self._roots is not None
-        leaf_id = self.leaf_id if leaf is CURRENT else leaf
         return _tree.flatten(self, self._roots, children, leaf_id, mode, search)
 
     # ------------------------------------------------------------------ projection
@@ -342,9 +364,7 @@ class Session:
         """What the model sees at ``leaf``: messages with their sources and token figures."""
         from .projection import project
 
-        leaf_id = self.leaf_id if leaf is CURRENT else leaf
-        if leaf_id is not None:
-            self.entry(leaf_id)
+        leaf_id = self.resolve_leaf(leaf)
         # One projection walks its branch; from the second on, the ancestry index pays off.
         self._projections += 1
         return project(self, leaf_id, indexed=self._projections > 1)

@@ -251,8 +251,8 @@ def simulate(session: Session, summarizer: Summarizer, *, context_window: int, s
     """
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
-    branch = session.branch(leaf_id) if leaf_id is not None else []
+    leaf_id = session.resolve_leaf(leaf)
+    branch = session.branch(leaf_id)
     result = SimulationResult(leaf_id, context_window, settings, sizes=sizes)
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import PikitError, Session, UnknownEntryError
+from pikit import EntryError, PikitError, Session, UnknownEntryError
 from pikit.entry import Entry
+from tests.conftest import SESSIONS
 
 HEADER = {"type": "session", "version": 3, "id": "sess-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 
@@ -312,3 +313,178 @@ def test_empty_session_from_entries() -> None:
     s = Session.from_entries([])
     assert len(s) == 0 and s.leaf_id is None and s.roots == [] and s.branch() == []
     assert s.context().messages == [] and s.context().tokens == 0
+
+
+# ---------------------------------------------------------------- ids as on the command line
+def _shared_session(name: str) -> Session:
+    path = SESSIONS / name
+    if not path.is_file():
+        pytest.fail(f"shared session {path} not found; set PIKIT_SHARED to the shared/ folder", pytrace=False)
+    return pikit.load(path)
+
+
+@pytest.fixture
+def forked() -> Session:
+    """tree-basic: a fork, a label, a branch summary; ids such as 2397c884."""
+    return _shared_session("tree-basic.jsonl")
+
+
+@pytest.fixture
+def chain() -> Session:
+    """compaction-chain: a linear session with two compactions."""
+    return _shared_session("compaction-chain.jsonl")
+
+
+def _prefix(session: Session, entry_id: str) -> str:
+    """The shortest prefix of ``entry_id`` that no other id of ``session`` starts with."""
+    others = [k for k in session.by_id if k != entry_id]
+    size = next(n for n in range(1, len(entry_id)) if not any(k.startswith(entry_id[:n]) for k in others))
+    return entry_id[:size]
+
+
+def _forms(session: Session, entry_id: str) -> list[Any]:
+    """The ways a caller names an entry: its id, a unique prefix, the Entry itself."""
+    prefix = _prefix(session, entry_id)
+    assert prefix != entry_id and prefix not in session.by_id
+    return [entry_id, prefix, session.resolve(prefix)]
+
+
+def _fresh(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry made now, without what differs between two makings (its new id and time)."""
+    return {k: v for k, v in entry.items() if k not in ("id", "timestamp")}
+
+
+def test_context_takes_a_unique_prefix_as_the_command_line_does(forked: Session) -> None:
+    assert forked.context("2397").leaf_id == "2397c884"
+    assert forked.context("2397").messages == forked.context("2397c884").messages
+    assert forked.context("2397").messages != forked.context().messages  # not the current leaf
+
+
+def test_an_ambiguous_prefix_names_it_and_what_matched(forked: Session) -> None:
+    with pytest.raises(EntryError) as caught:
+        forked.context("1e")
+    assert not isinstance(caught.value, UnknownEntryError)
+    message = str(caught.value)
+    assert "'1e'" in message and "2 entries" in message and "1e2feb89" in message and "1e39ef8e" in message
+    assert "\n" not in message
+
+
+def test_an_unknown_prefix_names_it_and_says_nothing_matched(forked: Session) -> None:
+    with pytest.raises(UnknownEntryError) as caught:
+        forked.context("77")
+    assert str(caught.value) == f"no entry id is or starts with '77' in {forked.path}"
+
+
+def test_errors_name_the_id_not_an_object(forked: Session, chain: Session) -> None:
+    stranger = chain.entries[0]  # an Entry of another session
+    for call in (forked.entry, forked.context, forked.branch, forked.children, forked.navigate, forked.flatten):
+        with pytest.raises(UnknownEntryError) as caught:
+            call(stranger)
+        assert str(caught.value) == f"no entry id is or starts with {stranger.id!r} in {forked.path}"
+
+
+def test_an_entry_is_in_the_session_that_holds_its_id(forked: Session, chain: Session) -> None:
+    assert forked.entries[3] in forked and forked.entries[3].id in forked
+    assert chain.entries[0] not in forked
+    assert "2397" not in forked  # membership is exact; prefixes are for look-ups
+
+
+def test_current_and_none_keep_their_meaning(forked: Session) -> None:
+    assert forked.resolve_leaf() == forked.resolve_leaf(pikit.session.CURRENT) == forked.leaf_id
+    assert forked.resolve_leaf(None) is None
+    assert forked.branch(None) == [] and forked.context(None).messages == []
+    forked.navigate("2397")
+    assert forked.leaf_id == "2397c884" and forked.context().leaf_id == "2397c884"
+
+
+_SESSION_CALLS: dict[str, Any] = {
+    "entry": lambda s, ref: s.entry(ref).id,
+    "getitem": lambda s, ref: s[ref].id,
+    "resolve_leaf": lambda s, ref: s.resolve_leaf(ref),
+    "branch": lambda s, ref: [e.id for e in s.branch(ref)],
+    "branch_ids": lambda s, ref: s.branch_ids(ref),
+    "children": lambda s, ref: s.children(ref),
+    "common_ancestor a": lambda s, ref: s.common_ancestor(ref, "f57dd6ab"),
+    "common_ancestor b": lambda s, ref: s.common_ancestor("f57dd6ab", ref),
+    "navigate": lambda s, ref: (s.navigate(ref), s.leaf_id),
+    "flatten": lambda s, ref: [(r.id, r.is_leaf, r.on_active_path) for r in s.flatten(ref)],
+    "context": lambda s, ref: (s.context(ref).leaf_id, s.context(ref).sources, s.context(ref).tokens),
+}
+
+
+@pytest.mark.parametrize("name", list(_SESSION_CALLS))
+@pytest.mark.parametrize("target", ["2397c884", "b62ac1fe", "1e39ef8e"])
+def test_every_session_method_takes_an_id_a_prefix_or_an_entry(name: str, target: str) -> None:
+    call = _SESSION_CALLS[name]
+    results = []
+    for form in _forms(_shared_session("tree-basic.jsonl"), target):
+        results.append(call(_shared_session("tree-basic.jsonl"), form))  # a fresh session: navigate moves the leaf
+    assert results[0] == results[1] == results[2]
+
+
+def _forked_lines(s: Session, ref: Any) -> list[Any]:
+    from pikit.write import fork_lines
+
+    return [_fresh(json.loads(line)) for line in fork_lines(s, ref)[1:]]
+
+
+def _core_calls() -> dict[str, tuple[str, str, Any]]:
+    """name: (shared session, target entry, call(session, ref)) of each core function taking an id or a leaf."""
+    from pikit.branch_summary import collect_branch
+    from pikit.compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry
+    from pikit.diff import diff_compaction, diff_leaves
+    from pikit.llm.offline import OfflineSummarizer
+    from pikit.projection import project
+    from pikit.settings import CompactionSettings
+    from pikit.simulate import simulate
+
+    offline = OfflineSummarizer()
+    forked, chain = "tree-basic.jsonl", "compaction-chain.jsonl"
+    return {
+        "label_entry": (forked, "2397c884", lambda s, ref: _fresh(label_entry(s, ref, "here", leaf=ref))),
+        "context_edit_entry": (forked, "5c9c1898", lambda s, ref: _fresh(context_edit_entry(s, ref, None, leaf=ref))),
+        "collect_branch old": (forked, "2397c884", lambda s, ref: collect_branch(s, ref, "f57dd6ab")),
+        "collect_branch target": (forked, "b8e7df9b", lambda s, ref: collect_branch(s, "f57dd6ab", ref)),
+        "build_branch_summary old": (forked, "2397c884", lambda s, ref: _fresh(
+            build_branch_summary(s, ref, "18074ae5", summarizer=offline).entry)),
+        "build_branch_summary target": (forked, "b8e7df9b", lambda s, ref: _fresh(
+            build_branch_summary(s, "2397c884", ref, summarizer=offline).entry)),
+        "diff_leaves": (forked, "2397c884", lambda s, ref: diff_leaves(s, ref, "f57dd6ab").to_json()),
+        "fork_lines": (forked, "2397c884", _forked_lines),
+        "project": (forked, "2397c884", lambda s, ref: (project(s, ref).leaf_id, project(s, ref).sources)),
+        "diff_compaction": (chain, "799eac36", lambda s, ref: diff_compaction(s, ref).to_json()),
+        "build_compaction": (chain, "f796ffa1", lambda s, ref: _fresh(
+            build_compaction(s, ref, keep_recent_tokens=2000, summarizer=offline).entry)),
+        "simulate": (chain, "f796ffa1", lambda s, ref: simulate(
+            s, offline, context_window=30_000, leaf=ref, settings=CompactionSettings(True, 4000, 2000)).to_json()),
+    }
+
+
+@pytest.mark.parametrize("name", list(_core_calls()))
+def test_every_core_function_takes_an_id_a_prefix_or_an_entry(name: str) -> None:
+    file, target, call = _core_calls()[name]
+    session = _shared_session(file)
+    results = [call(session, form) for form in _forms(session, target)]
+    assert results[0] == results[1] == results[2]
+
+
+def test_every_frame_chart_and_page_takes_an_id_a_prefix_or_an_entry(chain: Session) -> None:
+    from pikit import charts, frames
+    from pikit.export import PageSettings, render_page
+    from pikit.export.tree import render_tree
+
+    settings = PageSettings("anthropic/claude", 200_000, 16_384, 20_000)
+    calls: list[Any] = [
+        lambda ref: frames.entries(chain, ref).to_dict("records"),
+        lambda ref: frames.messages(chain, ref).to_dict("records"),
+        lambda ref: frames.compactions(chain, ref).to_dict("records"),
+        lambda ref: frames.context_trace(chain, ref).to_dict("records"),
+        lambda ref: frames.sweep_keep_recent(chain, ref, [2000, 8000]).to_dict("records"),
+        lambda ref: [line.get_ydata().tolist() for line in charts.context_growth(chain, leaf=ref).axes[0].lines],
+        lambda ref: render_tree(chain, ref),
+        lambda ref: render_page(chain, settings, ref),
+    ]
+    for call in calls:
+        results = [call(form) for form in _forms(chain, "0f021ea5")]
+        assert results[0] == results[1] == results[2]
+        assert results[0] != call(None)  # the leaf mattered

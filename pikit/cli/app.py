@@ -238,7 +238,8 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
 def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
     p = sub.add_parser("sessions", help="every session of a directory, newest first (indexed, incremental)")
     _corpus_args(p)
-    p.add_argument("--search", metavar="WORDS", help="only sessions whose messages contain every word")
+    p.add_argument("--search", metavar="WORDS", help="only sessions whose user and assistant message text holds "
+                   "every word (any case; not thinking, tool calls or tool output; as SessionBrowser searches)")
     p.set_defaults(run=_lazy("corpus:run_sessions"))
 
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")

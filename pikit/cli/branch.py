@@ -44,6 +44,7 @@ def run(args: Namespace) -> int:
         budget = f"budget {fmt_int(prep.budget)}" if prep.budget else "no budget"
         print(f"{old} → {target} (common ancestor {prep.common_ancestor_id}, {budget}): "
               f"{plural(len(prep.entries), 'entry')} left behind, {plural(len(prep.messages), 'message')} gathered, "
-              f"{plural(prep.total_tokens, 'token')}; files read {len(read)}, modified {len(modified)}")
+              f"{plural(prep.total_tokens, 'token')}; files read {fmt_int(len(read))}, "
+              f"modified {fmt_int(len(modified))}")
     print("(dry run: nothing written)", file=sys.stderr)
     return 0

@@ -82,8 +82,9 @@ def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
                 continue
             split = "yes" if prep.is_split_turn else "no"
             print(f"{fmt_int(int(keep)):>10}  {str(prep.first_kept_entry_id)[:9]:<9} {split:<5} "
-                  f"{len(prep.messages_to_summarize):>9} {len(prep.turn_prefix_messages):>6} "
-                  f"{fmt_int(prep.kept_tokens):>8}  {len(prep.read_files)}/{len(prep.modified_files)}")
+                  f"{fmt_int(len(prep.messages_to_summarize)):>9} {fmt_int(len(prep.turn_prefix_messages)):>6} "
+                  f"{fmt_int(prep.kept_tokens):>8}  "
+                  f"{fmt_int(len(prep.read_files))}/{fmt_int(len(prep.modified_files))}")
         last = next((t.preparation for t in reversed(list(per.values())) if t.preparation is not None), None)
         if last is not None and last.previous_summary:
             print(f"updates the previous summary: {one_line(last.previous_summary, 90)}")

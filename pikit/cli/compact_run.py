@@ -76,10 +76,10 @@ def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender
     prep = result.preparation
     print(f"appended compaction {result.entry['id']} to {path}")
     print(f"  summarized {plural(len(prep.messages_to_summarize), 'message')}"
-          + (f" + a split turn's first {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
+          + (f" + a split turn's first {fmt_int(len(prep.turn_prefix_messages))}" if prep.is_split_turn else "")
           + f"; kept from {prep.first_kept_entry_id}")
     print(f"  tokens {fmt_int(result.tokens_before)} → {fmt_int(result.tokens_after)}; "
-          f"files read {len(prep.read_files)}, modified {len(prep.modified_files)}")
+          f"files read {fmt_int(len(prep.read_files))}, modified {fmt_int(len(prep.modified_files))}")
     return 0
 
 

@@ -87,7 +87,7 @@ def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, ta
         usage = message_usage(message)
         total = usage_total(usage) if usage is not None else None
         role = str(message.get("role"))
-        row = f"{i:>3}  {role:<17} {str(source)[:8]:<8} {fmt_int(est):>7}"
+        row = f"{fmt_int(i):>3}  {role:<17} {str(source)[:8]:<8} {fmt_int(est):>7}"
         if counts:
             row += f" {fmt_int(counts[i]):>7}"
         row += f" {fmt_int(total) if total is not None else '':>8}  "

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PikitError, echo
+from ..formatting import fmt_int
 from .common import terminal_progress
 
 _SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
@@ -69,7 +70,7 @@ def _open(args: argparse.Namespace, client: Any, *, note_problems: bool = True) 
         print(f"pikit: no session files in {where}", file=sys.stderr)
     if note_problems and problems and (report is None or report.files
                                        or any(kind != "no-sessions" for kind, _ in problems)):
-        listed = ", ".join(f"{n} {kind}" for kind, n in problems)
+        listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
         command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
                             *(["--index", shlex.quote(args.index)] if args.index else [])])
         print(f"pikit: note: {listed} (`{command}` lists them)", file=sys.stderr)

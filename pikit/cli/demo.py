@@ -97,7 +97,7 @@ def _run_notebooks(root: Path) -> int:
                 raise
         nbformat.write(nb, out_dir / name)
         cells = sum(1 for c in nb.cells if c.cell_type == "code")
-        print(f"{cells} code cells ran without error")
+        print(f"{plural(cells, 'code cell')} ran without error")
     print(f"executed notebooks (with outputs) saved in {out_dir}")
     return 0
 

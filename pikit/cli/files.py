@@ -71,7 +71,7 @@ def run_info(args: Namespace) -> int:
         for p in report.problems[:50]:
             print(f"  {p}")
         if len(report.problems) > 50:
-            print(f"  … {len(report.problems) - 50} more (use --json for all)")
+            print(f"  … {fmt_int(len(report.problems) - 50)} more (use --json for all)")
     else:
         print("no problems found")
     if os.path.getsize(args.file) != report.bytes:

@@ -27,5 +27,7 @@ def run(args: Namespace) -> int:
         print("model overrides:")
         for model, values in overrides.items():
             marker = "  ←" if model == args.model else ""
-            print(f"  {model}: " + ", ".join(f"{k}={v}" for k, v in values.items()) + marker)
+            shown = (f"{k}={fmt_int(v) if isinstance(v, int | float) and not isinstance(v, bool) else v}"
+                     for k, v in values.items())
+            print(f"  {model}: " + ", ".join(shown) + marker)
     return 0

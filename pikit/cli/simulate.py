@@ -52,15 +52,16 @@ def run(args: Namespace) -> int:
     if len(runs) == 1:
         _print_run(runs[0], dropped)
         return 0
-    print(f"replay of {leaf_text(leaf)} under {len(runs)} settings (offline summaries)")
+    print(f"replay of {leaf_text(leaf)} under {fmt_int(len(runs))} settings (offline summaries)")
     print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
           f"{'peak':>9} {'final':>8} {'over window':>11}")
     for row in threshold_table(runs):
         first = row["firstTriggerIndex"]
         print(f"{fmt_int(row['contextWindow']):>9} {fmt_int(row['reserveTokens']):>8} "
-              f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} {row['compactions']:>11} "
-              f"{'-' if first is None else first:>9} {fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8} "
+              f"{fmt_int(row['keepRecentTokens']):>7} {fmt_int(row['threshold']):>9} "
+              f"{fmt_int(row['compactions']):>11} {'-' if first is None else fmt_int(first):>9} "
+              f"{fmt_int(row['peakTokens']):>9} {fmt_int(row['finalTokens']):>8} "
               f"{fmt_int(row['checksOverWindow']):>11}")
     if any(r.overflows for r in runs):
         print("over window: checks where the context exceeds the context window (it would not have fit)")
@@ -126,7 +127,8 @@ def _print_run(r: SimulationResult, dropped: int) -> None:
     if r.events:
         print(f"{'#':>3} {'after entry':<12} {'at':>6} {'before':>9} {'after':>8} {'kept from':<10} split")
         for i, e in enumerate(r.events, 1):
-            print(f"{i:>3} {str(e.after_entry_id)[:12]:<12} {e.branch_index:>6} {fmt_int(e.tokens_before):>9} "
+            print(f"{fmt_int(i):>3} {str(e.after_entry_id)[:12]:<12} {fmt_int(e.branch_index):>6} "
+                  f"{fmt_int(e.tokens_before):>9} "
                   f"{fmt_int(e.tokens_after):>8} {str(e.first_kept_entry_id)[:10]:<10} "
                   f"{'yes' if e.is_split_turn else 'no'}")
     print(f"peak {fmt_int(t['peakTokens'])} tokens (at a check), final {fmt_int(t['finalTokens'])} (at the end of "
@@ -135,8 +137,8 @@ def _print_run(r: SimulationResult, dropped: int) -> None:
         first, largest = r.overflows[0], max(r.overflows, key=lambda o: o[2])
         print(f"over the window: at {plural(len(r.overflows), 'check')} the context exceeds the context window "
               f"{fmt_int(r.context_window)} (it would not have fit); the first after entry {first[1]} (at "
-              f"{first[0]}, {fmt_int(first[2])} tokens), the largest after {largest[1]} (at {largest[0]}, "
-              f"{fmt_int(largest[2])})")
+              f"{fmt_int(first[0])}, {fmt_int(first[2])} tokens), the largest after {largest[1]} "
+              f"(at {fmt_int(largest[0])}, {fmt_int(largest[2])})")
     _sparkline(r)
 
 

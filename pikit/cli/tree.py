@@ -48,7 +48,7 @@ def print_tree(session: Session, leaf: Any, mode: str, search: str, *, limit: in
         row = rows[index]
         marker = "▶" if row.is_leaf else ("•" if row.on_active_path else " ")
         label = f" [{row.label}]" if row.label else ""
-        fork = f" ⑂{row.children}" if row.branch_point else ""
+        fork = f" ⑂{fmt_int(row.children)}" if row.branch_point else ""
         prefix = f"{'  ' * row.indent}{marker} {str(row.id)[:8]}{label}{fork} "
         entry = row.entry
         text = f"{entry.role}: {entry_preview(entry)}" if entry.type == "message" else entry_preview(entry)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PikitError, echo
+from ..jsjson import without_lone_surrogates
 from ..progress import Progress
 from . import index as _index
 from .discover import default_root
@@ -182,8 +183,17 @@ class Corpus:
         return pd.DataFrame(self.usage_rows(by, **options))
 
     def search(self, words: str) -> list[str]:
-        """Paths of the sessions whose user or assistant text contains every word (case-insensitive), sorted."""
-        terms = [w.lower() for w in words.split() if w]
+        """Paths of the sessions whose messages hold every word (each somewhere in them, in any case, also
+        inside a longer word), sorted.
+
+        What is searched is the index's search text: the text blocks of every user and
+        assistant message (the first 4,000 characters of each), in any entry of the file,
+        on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
+        messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
+        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this. A lone
+        surrogate in a word is read as U+FFFD, as the index holds it in the text.
+        """
+        terms = [without_lone_surrogates(w).lower() for w in words.split() if w]
         if not terms:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))

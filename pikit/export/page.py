@@ -133,7 +133,7 @@ def _head(session: Session, leaf: Any, settings: PageSettings) -> str:
 
 def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *, tree_filter: str = "default") -> str:
     """The page of ``session`` at ``leaf`` (default: the session's leaf) as one HTML string."""
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    leaf_id = session.resolve_leaf(leaf)
     projection = session.context(leaf_id)
     budget = render_budget(budget_view(projection, model=settings.model, window=settings.context_window,
                                        reserve=settings.reserve_tokens, keep=settings.keep_recent_tokens,

@@ -48,7 +48,7 @@ def _row(row: TreeRow) -> str:
     kind = role_badge(entry.role) if entry.type == "message" else \
         f'<span class="pikit-badge pikit-kind-meta">{esc(entry.type)}</span>'
     label = label_pill(row.label) if row.label else ""
-    fork = f'<span class="pikit-fork" title="{row.children} branches">⋔{row.children}</span>' \
+    fork = f'<span class="pikit-fork" title="{plural(row.children, "branch")}">⋔{fmt_int(row.children)}</span>' \
         if row.branch_point else ""
     text = " ".join(entry_preview(entry).split())
     if len(text) > PREVIEW:

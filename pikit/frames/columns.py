@@ -123,8 +123,9 @@ def shorten(text: Any, width: int = PREVIEW_WIDTH) -> str:
 
 # ---------------------------------------------------------------------------------- leaves
 def leaf_id(session: Session, leaf: Any) -> Any:
-    """The entry id ``leaf`` names: :data:`CURRENT` is the session's current leaf, None the empty leaf."""
-    return session.leaf_id if leaf is CURRENT else leaf
+    """The entry id ``leaf`` names: :data:`CURRENT` is the session's current leaf, None the empty leaf
+    (see :meth:`pikit.session.Session.resolve_leaf`)."""
+    return session.resolve_leaf(leaf)
 
 
 def hashable(value: Any) -> bool:

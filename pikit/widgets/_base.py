@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import traitlets
 
-from ..session import CURRENT
+from ..errors import PikitError
 from ._html import error_box, esc
 from ._state import SessionState, state_for
 
@@ -31,11 +31,13 @@ __all__ = ["Callbacks", "LeafWidget", "error_output", "resolve_leaf"]
 
 
 def resolve_leaf(session: Session, leaf_id: Any) -> Any:
-    """``leaf_id`` checked against ``session`` (``CURRENT``: the session's leaf; ``None``: the reset leaf)."""
-    leaf = session.leaf_id if leaf_id is CURRENT else leaf_id
-    if leaf is not None and leaf not in session:
-        raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-    return leaf
+    """The entry id ``leaf_id`` names in ``session`` (``CURRENT``: the session's leaf; ``None``: the reset
+    leaf; an id, a unique prefix or an :class:`~pikit.entry.Entry`, as
+    :meth:`~pikit.session.Session.resolve_leaf` reads them); a :class:`traitlets.TraitError` if none."""
+    try:
+        return session.resolve_leaf(leaf_id)
+    except PikitError as exc:
+        raise traitlets.TraitError(str(exc)) from None
 
 
 class LeafWidget(traitlets.HasTraits):

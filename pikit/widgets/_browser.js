@@ -3,11 +3,14 @@
 // Model state (from Python):
 //   rows_data:  UTF-8 JSON bytes of [[path, key_0..key_n-1, text_0..text_n-1], ...]
 //   columns:    [[title, numeric, width], ...]
-//   search:     words; a row is shown when every word is in one of its texts (case-insensitive)
+//   search:     the words typed (set here, after a short pause in typing; the kernel searches for them)
+//   matches:    UTF-8 JSON bytes of {"search": words, "rows": [row indexes] | null}: the rows the kernel's
+//               search kept for those words (null: every row); until they come the count says "searching"
+//   searchable: whether the search box is on (the kernel has message text to search)
 //   sort_column, sort_descending: the order (clicking a heading sets them)
 //   selected_path: the row last clicked (set here, read by Python)
 //   row_height, height: pixels
-// Written back: shown_count (rows matching the search), render_ms (view creation to first paint).
+// Written back: render_ms (view creation to first paint).
 // Session text only ever reaches the DOM through textContent, never innerHTML.
 
 function render({ model, el }) {
@@ -19,7 +22,6 @@ function render({ model, el }) {
   const search = document.createElement("input");
   search.type = "search";
   search.className = "pikit-browser-search";
-  search.placeholder = "search sessions… (all words must match)";
   search.value = model.get("search") || "";
   const count = document.createElement("span");
   count.className = "pikit-browser-count";
@@ -39,27 +41,40 @@ function render({ model, el }) {
   el.appendChild(root);
 
   const decoder = new TextDecoder();
+  const number = (n) => n.toLocaleString("en-US");
   let rows = [];
   let order = [];
-  let lowered = [];
+  let kept = null;
+  let keptFor = "";
   const rowH = () => model.get("row_height") || 26;
   const columns = () => model.get("columns") || [];
   const template = () => columns().map((c) => c[2] || "1fr").join(" ");
 
-  function readRows() {
-    const data = model.get("rows_data");
-    try { rows = JSON.parse(typeof data === "string" ? data : decoder.decode(data)); } catch (e) { rows = []; }
-    const n = columns().length;
-    lowered = rows.map((r) => r.slice(1 + n, 1 + 2 * n).join("\u0001").toLowerCase());
+  function readJSON(name, fallback) {
+    const data = model.get(name);
+    try { return JSON.parse(typeof data === "string" ? data : decoder.decode(data)); } catch (e) { return fallback; }
+  }
+
+  function readRows() { rows = readJSON("rows_data", []); }
+
+  function readMatches() {
+    const matches = readJSON("matches", { search: "", rows: null });
+    kept = Array.isArray(matches.rows) ? matches.rows.filter((i) => i >= 0 && i < rows.length) : null;
+    keptFor = String(matches.search || "");
+  }
+
+  function setSearchable() {
+    const on = !!model.get("searchable");
+    search.disabled = !on;
+    search.placeholder = on ? "search the messages… (user and assistant text; every word must occur)"
+      : "search needs the corpus: SessionBrowser(corpus)";
+    search.title = on ? "the text of the sessions' user and assistant messages, as pikit sessions --search "
+      + "searches it" : "a sessions DataFrame holds no message text to search";
   }
 
   function compute() {
     const n = columns().length;
-    const words = (model.get("search") || "").toLowerCase().split(/\s+/).filter((w) => w);
-    order = [];
-    for (let i = 0; i < rows.length; i++) {
-      if (words.every((w) => lowered[i].includes(w))) order.push(i);
-    }
+    order = kept === null ? rows.map((_, i) => i) : kept.slice();
     const col = model.get("sort_column");
     const sign = model.get("sort_descending") ? -1 : 1;
     if (col >= 0 && col < n) {
@@ -71,9 +86,9 @@ function render({ model, el }) {
         return (x < y ? -1 : 1) * sign;
       });
     }
-    count.textContent = order.length + " of " + rows.length + " sessions";
-    model.set("shown_count", order.length);
-    model.save_changes();
+    const pending = keptFor !== (model.get("search") || "") || keptFor !== search.value;
+    count.textContent = (pending ? "searching… " : "") + number(order.length) + " of " + number(rows.length)
+      + " sessions";
   }
 
   function drawHead() {
@@ -134,14 +149,21 @@ function render({ model, el }) {
   }
 
   viewport.style.height = (model.get("height") || 420) + "px";
-  readRows(); compute(); drawHead(); paint();
-  search.addEventListener("input", () => { model.set("search", search.value); model.save_changes(); });
+  readRows(); readMatches(); setSearchable(); compute(); drawHead(); paint();
+  let typing = null;
+  search.addEventListener("input", () => {
+    compute();
+    clearTimeout(typing);
+    typing = setTimeout(() => { model.set("search", search.value); model.save_changes(); }, 150);
+  });
   viewport.addEventListener("scroll", schedule);
-  model.on("change:rows_data", () => { readRows(); compute(); paint(); });
+  model.on("change:rows_data", () => { readRows(); readMatches(); compute(); paint(); });
   model.on("change:search", () => {
     if (search.value !== model.get("search")) search.value = model.get("search");
-    viewport.scrollTop = 0; compute(); paint();
+    compute();
   });
+  model.on("change:matches", () => { readMatches(); viewport.scrollTop = 0; compute(); paint(); });
+  model.on("change:searchable", setSearchable);
   model.on("change:sort_column", () => { compute(); drawHead(); paint(); });
   model.on("change:sort_descending", () => { compute(); drawHead(); paint(); });
   model.on("change:selected_path", schedule);

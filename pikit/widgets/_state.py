@@ -57,6 +57,7 @@ class SessionState:
     # ------------------------------------------------------------------ projections
     def projection(self, leaf_id: Any) -> Projection:
         """The projection at ``leaf_id`` (``None``: the empty reset leaf), kept for a few moves."""
+        leaf_id = self.session.resolve_leaf(leaf_id)
         key = ("leaf", leaf_id)
         cached = self._projections.get(key)
         if cached is not None:

@@ -40,6 +40,7 @@ function render({ model, el }) {
   el.appendChild(root);
 
   const decoder = new TextDecoder();
+  const number = (n) => Number(n).toLocaleString("en-US");  // 1,234: the thousands separator of pikit's numbers
   const readRows = () => {
     const data = model.get("rows_data");
     if (!data) return [];
@@ -99,8 +100,8 @@ function render({ model, el }) {
     if (level > 10) {
       const depth = document.createElement("span");
       depth.className = "pikit-tree-depth";
-      depth.textContent = "↳" + level;
-      depth.title = "indent level " + level;
+      depth.textContent = "↳" + number(level);
+      depth.title = "indent level " + number(level);
       div.appendChild(depth);
     }
     const kind = document.createElement("span");
@@ -120,8 +121,8 @@ function render({ model, el }) {
     if (r[7] > 1) {
       const fork = document.createElement("span");
       fork.className = "pikit-tree-fork";
-      fork.textContent = r[7] + " branches";
-      fork.title = "the tree forks here: " + r[7] + " branches start at this entry";
+      fork.textContent = number(r[7]) + " branches";
+      fork.title = "the tree forks here: " + number(r[7]) + " branches start at this entry";
       div.appendChild(fork);
     }
     div.title = r[0] + (r[5] ? " [" + r[5] + "]" : "") + "\n" + r[6];

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anywidget
 import ipywidgets as widgets
@@ -46,12 +47,15 @@ _BROWSER_CSS = """
 
 
 class SessionTable(anywidget.AnyWidget):
-    """The table part of :class:`SessionBrowser`: virtualized rows, sorting and searching in the browser.
+    """The table part of :class:`SessionBrowser`: virtualized rows, sorted in the browser.
 
-    Traits: ``search`` (words, all must match one of a row's texts), ``sort_column`` (index in
+    Traits: ``search`` (the words typed in the search box), ``matches`` (JSON bytes of
+    ``{"search": words, "rows": [row indexes]}``: the rows kept for those words, ``null``
+    for every row; the kernel works them out, see :class:`SessionBrowser`), ``searchable``
+    (whether the search box is on), ``sort_column`` (index in
     :data:`~pikit.widgets.views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
     ``selected_path`` (the session file of the row last clicked). ``shown_count`` is how many
-    rows match the search; ``render_ms`` the time the browser took to first paint.
+    rows the search keeps; ``render_ms`` the time the browser took to first paint.
 
     A path that is not valid UTF-8 (a lone surrogate, as Python reads an undecodable file name)
     cannot travel to the page and back as it is: its row holds it with ``\\udXXX`` escapes, and
@@ -64,6 +68,8 @@ class SessionTable(anywidget.AnyWidget):
     rows_data = traitlets.Bytes(b"[]").tag(sync=True)
     columns: traitlets.List[Any] = traitlets.List().tag(sync=True)
     search = traitlets.Unicode("").tag(sync=True)
+    matches = traitlets.Bytes(b'{"search":"","rows":null}').tag(sync=True)
+    searchable = traitlets.Bool(False).tag(sync=True)
     sort_column = traitlets.Int(0).tag(sync=True)
     sort_descending = traitlets.Bool(True).tag(sync=True)
     selected_path = traitlets.Unicode("").tag(sync=True)
@@ -74,12 +80,22 @@ class SessionTable(anywidget.AnyWidget):
 
     def __init__(self, rows: list[list[Any]], *, height: int = 420, **kwargs: Any) -> None:
         columns = [[c.title, c.numeric, c.width] for c in BROWSER_COLUMNS]
+        self._paths = [row[0] for row in rows]
         self.files: dict[str, str] = {}
         for row in rows:
             sent = row[0].encode("utf-8", "backslashreplace").decode("utf-8")
             if sent != row[0]:
                 self.files[sent], row[0] = row[0], sent
-        super().__init__(rows_data=jsjson.stringify_bytes(rows), columns=columns, height=height, **kwargs)
+        super().__init__(rows_data=jsjson.stringify_bytes(rows), columns=columns, height=height,
+                         shown_count=len(rows), **kwargs)
+
+    def keep(self, search: str, paths: Iterable[str] | None) -> None:
+        """Show only the rows of ``paths`` (``None``: every row), found for the words ``search``."""
+        wanted = None if paths is None else set(paths)
+        kept = None if wanted is None else [i for i, path in enumerate(self._paths) if path in wanted]
+        with self.hold_sync():
+            self.matches = jsjson.stringify_bytes({"search": search, "rows": kept})  # words may hold lone surrogates
+            self.shown_count = len(self._paths) if kept is None else len(kept)
 
     @property
     def rows(self) -> list[list[Any]]:
@@ -92,8 +108,12 @@ class SessionBrowser(widgets.VBox):
     """Every session of a corpus in one table; clicking a row opens it in a :class:`SessionExplorer` below.
 
     ``source`` is a :class:`pikit.corpus.Corpus` or its ``sessions`` DataFrame. The table stays
-    fast with thousands of rows (only the rows in view are in the page; sorting and searching
-    run in the browser). ``selected_path`` (a traitlet) is the session shown below: set it
+    fast with thousands of rows (only the rows in view are in the page; sorting runs in the
+    browser). The search box searches what ``pikit sessions --search`` and
+    :meth:`Corpus.search <pikit.corpus.Corpus.search>` do, the text of the user and assistant
+    messages in the corpus index (every word must occur, in any case), not the columns
+    shown; it needs the Corpus (a DataFrame alone has no message text, so the box is off).
+    ``selected_path`` (a traitlet) is the session shown below: set it
     from Python to open one, or observe it. Parts: ``table`` (a :class:`SessionTable`),
     ``detail`` (the box the explorer goes in, or the error when a session cannot be opened),
     ``explorer`` (the open :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel
@@ -105,8 +125,10 @@ class SessionBrowser(widgets.VBox):
 
     def __init__(self, source: Corpus | pd.DataFrame, *, height: int = 420,
                  explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        sessions: pd.DataFrame = source if not hasattr(source, "sessions") else source.sessions
-        self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height)
+        self.corpus = cast("Corpus", source) if hasattr(source, "sessions") else None
+        sessions = cast("pd.DataFrame", source) if self.corpus is None else self.corpus.sessions
+        self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height,
+                                  searchable=self.corpus is not None)
         self.detail = widgets.VBox()
         self.explorer: SessionExplorer | None = None
         self.errors = error_output()
@@ -116,6 +138,25 @@ class SessionBrowser(widgets.VBox):
         self.add_class("pikit-session-browser")
         traitlets.link((self.table, "selected_path"), (self, "selected_path"))
         self.observe(self._open, names=["selected_path"])
+        self.table.observe(self._search, names=["search"])
+
+    def _search(self, change: dict[str, Any]) -> None:
+        words = change["new"]
+        if self.corpus is None or not words.split():
+            self.table.keep(words, None)
+            return
+        from IPython.display import HTML
+
+        try:
+            paths = self.corpus.search(words)
+        except Exception as exc:  # a closed index, a failing query: said under the table, which keeps no row
+            self.errors.clear_output()
+            self.errors.append_display_data(HTML(error_box(f"cannot search the messages for “{words}”", exc)))
+            self.errors.layout.display = None
+            self.table.keep(words, [])
+            return
+        self.errors.layout.display = "none"
+        self.table.keep(words, paths)
 
     def _open(self, change: dict[str, Any]) -> None:
         path = change["new"]

@@ -32,7 +32,10 @@ class ContextView(LeafWidget, widgets.VBox):
     the provider-reported usage where known, omitted/replaced markers, the compaction summary
     block and the kept range. Long content is collapsible; pages of ``page_size`` rows keep it fast.
 
-    Set ``leaf_id`` to show another leaf; ``page`` is 0-based (``-1`` shows the last page).
+    Set ``leaf_id`` to show another leaf; ``page`` is 0-based (``-1`` shows the last page). A
+    leaf opens on its last page, and pages are counted back from the newest message, so that
+    page always shows the newest ``page_size`` messages (the end of the context, with enough
+    before it); the first page holds the oldest that are left over.
     Real counts are shown per message; the total is counted at once when at most
     ``count_limit`` messages are new to the counter (else the **count all** button does it),
     which keeps a leaf move cheap on very long branches.

@@ -14,6 +14,7 @@ from ..formatting import fmt_int
 from ..inert import visible
 from ..projection import Projection
 from ..session import Session
+from ._base import resolve_leaf
 from ._html import error_box, style_widget
 from ._state import SessionState, state_for
 from .views.diff import DiffView, diff_frame, diff_view, render_diff_header, render_diff_rows
@@ -67,6 +68,7 @@ class ContextDiff(widgets.VBox):
                  **kwargs: Any) -> None:
         self.session = session
         self.state: SessionState = state_for(session)
+        a, b = resolve_leaf(session, a), resolve_leaf(session, b)
         self.diff: ProjectionDiff | None = None
         self.view: DiffView | None = None
         self.render_ms = 0.0
@@ -110,15 +112,12 @@ class ContextDiff(widgets.VBox):
 
     @traitlets.validate("a", "b")
     def _check_leaf(self, proposal: dict[str, Any]) -> Any:
-        leaf = proposal["value"]
-        if leaf is not None and leaf not in self.session:
-            raise traitlets.TraitError(f"no entry {leaf!r} in the session")
-        return leaf
+        return resolve_leaf(self.session, proposal["value"])
 
     @traitlets.validate("compaction")
     def _check_compaction(self, proposal: dict[str, Any]) -> Any:
-        value = proposal["value"]
-        if value is not None and (value not in self.session or self.session.by_id[value].type != "compaction"):
+        value = resolve_leaf(self.session, proposal["value"])
+        if value is not None and self.session.by_id[value].type != "compaction":
             raise traitlets.TraitError(f"{value!r} is not a compaction entry of the session")
         return value
 

@@ -206,7 +206,7 @@ class LiveBar(widgets.VBox):
         if change is not None and change.reloaded:
             news.append(f"↻ The file was loaded again: {esc(change.reloaded)}")
         elif change is not None and change.branch_switch is not None:
-            news.append(f"⑂ {esc(str(change.branch_switch))}")
+            news.append(f"⋔ {esc(str(change.branch_switch))}")
         entry = self.explorer.session.by_id.get(compaction_id) if compaction_id is not None else None
         if entry is not None:
             self.callout_id = compaction_id
@@ -248,7 +248,7 @@ class LiveBar(widgets.VBox):
             self.status.value = ""
             return
         session = self.explorer.session
-        state = "● live" if self.live else "⏸ paused at the leaf you chose"
+        state = "● live" if self.live else "‖ paused at the leaf you chose"
         change = self.last_change
         last = ""
         if change is not None:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..formatting import plural
 from ..session import CURRENT, Session
 from ..summarizer import Summarizer, SummaryRequest, SummaryResult
 from ._state import state_for
@@ -30,9 +31,8 @@ def compaction_history(session: Session, leaf: Any = CURRENT, *, new_ids: Sequen
     projection the compaction leaves (Pi does not record it). ``new_ids`` are flagged ``new``.
     """
     state = state_for(session)
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
     out = []
-    for entry in session.branch(leaf_id) if leaf_id is not None else []:
+    for entry in session.branch(leaf):
         if entry.type != "compaction":
             continue
         before = entry.data.get("tokensBefore")
@@ -102,7 +102,7 @@ class Reporting:
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         self.calls += 1
         what = {"history": "the history", "turn_prefix": "the split turn's beginning"}.get(request.kind, request.kind)
-        self.report(f"summarizing {what} ({len(request.messages)} messages) with {self.name}…")
+        self.report(f"summarizing {what} ({plural(len(request.messages), 'message')}) with {self.name}…")
         return self.inner.summarize(request)
 
 

@@ -46,11 +46,21 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
     page.wait_for_function("() => document.querySelector('.pikit-browser-heading[data-column=\"6\"]')"
                            ".textContent.includes('▼')", timeout=10_000)
     assert _value(jupyter_server, "[browser.table.sort_column, browser.table.sort_descending]") == [6, True]
-    # search narrows the rows
+    # search keeps the sessions whose messages hold the words: those of corpus.search (and pikit sessions
+    # --search), not those whose shown columns do
     table.locator(".pikit-browser-search").fill("makefile")
-    page.wait_for_function("() => document.querySelectorAll('.pikit-browser-row').length >= 1", timeout=10_000)
-    shown = _value(jupyter_server, "browser.table.shown_count")
-    assert 1 <= shown < 37
+    found = _value(jupyter_server, "sorted(corpus.search('makefile'))")
+    assert 2 < len(found) < 37
+    count = table.locator(".pikit-browser-count")
+    page.wait_for_function("n => document.querySelector('.pikit-browser-count').textContent === n + ' of 37 sessions'",
+                           arg=str(len(found)), timeout=20_000)
+    assert _value(jupyter_server, "browser.table.shown_count") == len(found)
+    shown = table.locator(".pikit-browser-row").evaluate_all("rows => rows.map(r => r.dataset.path)")
+    assert shown and set(shown) <= set(found)
+    table.locator(".pikit-browser-search").fill("anthropic")  # in the models column, in no message
+    page.wait_for_function("() => document.querySelector('.pikit-browser-count').textContent === '0 of 37 sessions'",
+                           timeout=20_000)
+    assert count.text_content() == "0 of 37 sessions"
     table.locator(".pikit-browser-search").fill("")
     page.wait_for_function("() => document.querySelectorAll('.pikit-browser-row').length >= 10", timeout=10_000)
 

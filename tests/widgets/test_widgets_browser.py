@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from pikit.corpus import Corpus
 from pikit.widgets import SessionBrowser, SessionExplorer
 from pikit.widgets.views.browser import BROWSER_COLUMNS, browser_rows
+from tests import procs
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[2] / "data" / "sample_corpus" / "sessions"
 
@@ -62,3 +64,72 @@ def test_thousands_of_rows_are_cheap() -> None:
     assert time.perf_counter() - start < 2.0
     assert len(browser.table.rows) == 5000
     assert browser.table.rows[0][1 + len(BROWSER_COLUMNS) + 2] == "<b>session 0</b>"  # plain text, set as text
+
+
+def _kept(browser: SessionBrowser) -> set[str]:
+    """The paths of the rows the table shows for its search (what the page draws)."""
+    kept = json.loads(browser.table.matches)
+    assert kept["search"] == browser.table.search
+    rows = browser.table.rows
+    return {rows[i][0] for i in kept["rows"]} if kept["rows"] is not None else {r[0] for r in rows}
+
+
+@pytest.fixture(scope="module")
+def cli_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli-index") / "corpus.duckdb"
+
+
+# "makefile" is in 35 sessions' messages but in the shown columns of 2; "anthropic" is in the models
+# column of many and in no message.
+@pytest.mark.parametrize("words", ["makefile", "MAKEFILE parser", "anthropic", "no-such-word-anywhere", ""])
+def test_the_search_box_finds_what_pikit_sessions_search_finds(corpus: Corpus, cli_index: Path, words: str) -> None:
+    proc = procs.pikit("sessions", SAMPLE_CORPUS, "--index", cli_index, "--json",
+                       *(["--search", words] if words else []), timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    listed = {row["path"] for row in json.loads(proc.stdout)["sessions"]}
+    browser = SessionBrowser(corpus)
+    assert browser.table.searchable
+    browser.table.search = words  # what typing in the page does
+    assert _kept(browser) == listed == (set(corpus.search(words)) if words else set(corpus.sessions.path))
+    assert browser.table.shown_count == len(listed)
+
+
+def test_the_search_reads_message_text_not_the_columns(corpus: Corpus) -> None:
+    browser = SessionBrowser(corpus)
+    n = len(BROWSER_COLUMNS)
+    in_columns = {r[0] for r in browser.table.rows if "makefile" in " ".join(r[1 + n:]).lower()}
+    browser.table.search = "makefile"
+    assert len(_kept(browser)) == 35 and len(in_columns) == 2 and in_columns < _kept(browser)
+    browser.table.search = "anthropic"  # a models column word, in no message
+    assert _kept(browser) == set() and browser.table.shown_count == 0
+    browser.table.search = "  "
+    assert len(_kept(browser)) == 37
+
+
+def test_a_sessions_frame_alone_has_no_text_to_search(corpus: Corpus) -> None:
+    browser = SessionBrowser(corpus.sessions)
+    assert not browser.table.searchable
+    browser.table.search = "makefile"
+    assert len(_kept(browser)) == 37 and browser.table.shown_count == 37
+
+
+def test_a_failing_search_says_so_and_shows_no_rows(tmp_path: Path) -> None:
+    opened = Corpus.open(SAMPLE_CORPUS, index=tmp_path / "index.duckdb", workers=1)
+    browser = SessionBrowser(opened)
+    opened.close()
+    browser.table.search = "makefile"
+    assert _kept(browser) == set() and browser.table.shown_count == 0
+    assert browser.errors.layout.display is None
+    assert "cannot search the messages for “makefile”" in browser.errors.outputs[0]["data"]["text/html"]
+
+
+def test_a_lone_surrogate_in_the_words_finds_what_the_command_line_finds(corpus: Corpus, cli_index: Path) -> None:
+    words = "makefile \udced\udca0\udc80"  # what Python makes of the bytes ED A0 80 in an argument
+    proc = procs.pikit("sessions", SAMPLE_CORPUS, "--index", cli_index, "--json", "--search", words, timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr.decode()
+    assert json.loads(proc.stdout)["sessions"] == []
+    browser = SessionBrowser(corpus)
+    browser.table.search = words
+    assert _kept(browser) == set() and browser.errors.layout.display == "none"
+    browser.table.search = "makefile \ud800"  # as a page may send it
+    assert _kept(browser) == set() and browser.table.matches.decode("utf-8")  # valid UTF-8 for the page

@@ -4,13 +4,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import traitlets
 
 from pikit import Session
 from pikit.settings import Settings
-from pikit.widgets import BudgetBar, ContextDiff, ContextView, budget_segments, context_rows
+from pikit.widgets import (
+    BudgetBar,
+    CompactionPanel,
+    CompactionStepper,
+    ContextDiff,
+    ContextView,
+    SessionExplorer,
+    TreeView,
+    budget_segments,
+    compaction_history,
+    context_rows,
+)
+from pikit.widgets._state import state_for
+from pikit.widgets.views.context import context_page
+from pikit.widgets.views.tree import tree_layout
 
 
 def row_sources(html: str) -> list[str]:
@@ -60,8 +75,9 @@ def test_context_view_silent_entries_and_paging(compaction_chain: Session) -> No
     assert view.pages == -(-len(view.rows) // 5)
     assert view.current_page == view.pages - 1  # the leaf's end is shown first
     last_page = row_sources(view.body.value)
-    view.page = 0
-    assert row_sources(view.body.value) == [r.entry.entry.id for r in view.rows[:5]]
+    assert last_page == [r.entry.entry.id for r in view.rows[-5:]]  # a whole page of the newest rows
+    view.page = 0  # the oldest rows, what the pages counted back from the newest leave over
+    assert row_sources(view.body.value) == [r.entry.entry.id for r in view.rows[:len(view.rows) % 5 or 5]]
     assert last_page != row_sources(view.body.value)
     buttons = {b._dom_classes[0]: b for b in view.pager.children if hasattr(b, "on_click")}
     buttons["pikit-page-next"].click()
@@ -198,3 +214,105 @@ def test_real_count_total_is_bounded_then_on_demand(compaction_chain: Session) -
     total = view.count_all()
     assert total > 0 and "pikit-real-total" in view.header.value
     assert view.count_button.layout.display == "none"
+
+
+def _three_ways(session: Session, entry_id: str) -> list[Any]:
+    """The id, a unique prefix of it, and the Entry: each names the same entry (as on the command line)."""
+    others = [k for k in session.by_id if k != entry_id]
+    prefix = next(entry_id[:n] for n in range(1, len(entry_id)) if not any(k.startswith(entry_id[:n]) for k in others))
+    return [entry_id, prefix, session.resolve(prefix)]
+
+
+def test_every_widget_takes_an_id_a_prefix_or_an_entry(tree_basic: Session, compaction_chain: Session) -> None:
+    target = "2397c884"
+    builders = [lambda ref: ContextView(tree_basic, ref, encoding=None), lambda ref: BudgetBar(tree_basic, ref),
+                lambda ref: TreeView(tree_basic, ref), lambda ref: SessionExplorer(tree_basic, ref),
+                lambda ref: CompactionStepper(tree_basic, ref), lambda ref: CompactionPanel(tree_basic, ref)]
+    for build in builders:
+        for ref in _three_ways(tree_basic, target):
+            widget = build(ref)
+            assert widget.leaf_id == target
+            widget.leaf_id = None
+            widget.leaf_id = ref  # the trait reads it the same way
+            assert widget.leaf_id == target
+    for ref in _three_ways(tree_basic, target):
+        diff = ContextDiff(tree_basic, ref, ref)
+        assert (diff.a, diff.b) == (target, target) and diff.diff is not None and diff.diff.totals.same
+        assert [p.tokens_after for p in compaction_history(tree_basic, ref)] == []
+        layout = tree_layout(tree_basic, ref, "all", "", describe=lambda e, kind: (*kind(e), ""))
+        assert layout.ids[layout.leaf_row] == target
+        assert state_for(tree_basic).projection(ref).leaf_id == target
+    for ref in _three_ways(compaction_chain, "799eac36"):
+        assert ContextDiff(compaction_chain, compaction=ref).compaction == "799eac36"
+        assert [p.id for p in compaction_history(compaction_chain, ref)] == ["050385be", "799eac36"]
+    for ref in _three_ways(tree_basic, "b8e7df9b"):
+        explorer = SessionExplorer(tree_basic)
+        assert explorer.select(ref) is None and explorer.leaf_id == "b8e7df9b" == explorer.selected_id
+
+
+def test_a_widget_names_an_unknown_or_ambiguous_id(tree_basic: Session, compaction_chain: Session) -> None:
+    stranger = compaction_chain.entries[0]
+    with pytest.raises(traitlets.TraitError) as caught:
+        ContextView(tree_basic, stranger)
+    assert str(caught.value) == f"no entry id is or starts with {stranger.id!r} in {tree_basic.path}"
+    view = ContextView(tree_basic, encoding=None)
+    with pytest.raises(traitlets.TraitError, match=r"prefix '1e' is ambiguous: 2 entries start with it \(1e2feb89"):
+        view.leaf_id = "1e"
+    with pytest.raises(traitlets.TraitError, match="'zz'"):
+        ContextDiff(tree_basic, "zz", None)
+    with pytest.raises(traitlets.TraitError, match="'2397c884' is not a compaction"):
+        ContextDiff(tree_basic, compaction="2397")
+
+
+def _conversation(messages: int) -> Session:
+    """A linear session of ``messages`` user and assistant messages, numbered in their text."""
+    from tests.entries import asst, session_of, text, user
+
+    entries = [user(f"m{i:04d}", f"m{i - 1:04d}" if i else None, i, f"message {i + 1}") if i % 2 == 0 else
+               asst(f"m{i:04d}", f"m{i - 1:04d}", i, text(f"message {i + 1}")) for i in range(messages)]
+    return session_of({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z",
+                       "cwd": "/"}, entries)
+
+
+def test_a_context_opens_on_a_whole_page_of_its_newest_messages() -> None:
+    view = ContextView(_conversation(52), encoding=None)  # 52 messages, pages of 50
+    assert (view.pages, view.current_page) == (2, 1)
+    assert view.page_view is not None and len(view.page_view.rows) == 50
+    assert row_sources(view.body.value) == [f"m{i:04d}" for i in range(2, 52)]
+    assert view.page_view.label == "rows 3–52 of 52 · page 2/2"
+    assert "message 52" in view.body.value and "message 3<" in view.body.value
+    view.page = 0
+    assert row_sources(view.body.value) == ["m0000", "m0001"]
+    assert view.page_view.label == "rows 1–2 of 52 · page 1/2"
+    view.leaf_id = "m0050"  # another leaf opens on its last page again: 51 messages, rows 2–51
+    assert view.current_page == 1 and view.page_view.label == "rows 2–51 of 51 · page 2/2"
+
+
+def test_pages_cover_every_row_once() -> None:
+    session = _conversation(123)
+    rows = context_rows(session.context())
+    for size in (1, 7, 50, 122, 123, 500):
+        pages = [context_page(session.context(), rows, k, size, labels={}) for k in range(-(-len(rows) // size))]
+        seen = [view.row.index for page in pages for view in page.rows]
+        assert seen == list(range(123)), size
+        assert len(pages[-1].rows) == min(size, 123)
+        assert context_page(session.context(), rows, -1, size, labels={}) == pages[-1]
+
+
+def test_the_legend_says_what_not_itemized_is(compaction_chain: Session, context_edits: Session) -> None:
+    from pikit.tokens import estimate_tokens, message_usage, usage_total
+
+    p = compaction_chain.context()
+    k = p.size.usage_index
+    assert k is not None and not p.size.stale
+    # what the code computes, worked out here: the usage reported on message k beyond Pi's estimates
+    # of what it covers (the system prompt and every message up to k), the messages after it cancelling out
+    covered = sum(e for m, e in zip(p.messages[:k + 1], p.estimates[:k + 1], strict=True) if m.get("role") != "system")
+    system = estimate_tokens(p.system_message) if p.system_message is not None else 0
+    expected = usage_total(message_usage(p.messages[k])) - covered - system
+    assert budget_segments(p).unitemized == expected > 0
+    bar = BudgetBar(compaction_chain).html.value
+    note = "(reported usage beyond Pi&#x27;s estimates of the messages it covers)"  # escaped as all text is
+    assert f"not itemized <b>{expected:,}</b> <span class=\"pikit-dim pikit-legend-note\">{note}</span>" in bar
+    assert "usage the provider reported" in bar and "tool definitions" in bar  # the hint says more
+    assert "not itemized" not in BudgetBar(context_edits).html.value  # all estimated: nothing unaccounted for

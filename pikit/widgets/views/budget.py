@@ -40,11 +40,14 @@ class BudgetSegments:
 
     @property
     def unitemized(self) -> int:
-        """How much the context size by Pi's rule exceeds the estimates (0 when it does not).
+        """The part of the context size no estimate accounts for: ``tokens - total`` (0 when negative).
 
-        When the size comes from provider-reported usage it includes what the session file
-        does not itemize (a system prompt and tool declarations Pi did not record, tokenizer
-        differences); the bar shows it as its own segment.
+        It is not 0 only when the size starts from a usage the provider reported (Pi's rule:
+        that usage plus the estimates of the messages after it). Then it is the usage beyond
+        Pi's estimates of what it covers, the system prompt and the messages up to the one
+        that recorded it: what the file does not itemize (tool definitions, a system prompt it
+        does not record) and where ``ceil(chars / 4)`` counts low. The bar shows it as its
+        own segment; the legend says what it is.
         """
         return max(0, self.tokens - self.total)
 
@@ -120,8 +123,10 @@ def budget_view(projection: Projection, *, model: str, window: int, reserve: int
 
 _HINTS = {
     "system": "the current system prompt (replayed from the system messages)",
-    "unitemized": "the provider-reported usage exceeds the estimates of what the file holds "
-                  "(e.g. a system prompt or tool list Pi did not record)",
+    "unitemized": "the context size starts from the usage the provider reported; this much of that usage is "
+                  "beyond Pi's estimates of the system prompt and the messages it covers: what the file does not "
+                  "itemize (tool definitions, a system prompt it does not record) and where ceil(chars / 4) "
+                  "counts low",
     "summary": "the compaction summary",
     "kept": "older messages the compaction kept verbatim",
 }
@@ -198,10 +203,16 @@ def _track(view: BudgetView, scale: _Scale) -> str:
             f'<div class="pikit-budget-axis">{axis}</div>')
 
 
+#: What the legend says after a part's figure (the hint says more).
+_NOTES = {"unitemized": "reported usage beyond Pi's estimates of the messages it covers"}
+
+
 def _legend(view: BudgetView) -> str:
     legend = "".join(
         f'<span title="{esc(hint)}"><span class="pikit-swatch pikit-budget-{key}"></span>{esc(label)} '
-        f"<b>{fmt_int(value)}</b></span>"
+        f"<b>{fmt_int(value)}</b>"
+        + (f' <span class="pikit-dim pikit-legend-note">({esc(_NOTES[key])})</span>' if key in _NOTES else "")
+        + "</span>"
         for key, label, value, hint in _parts(view.segments) if value > 0 or key in ("system", "new"))
     legend += ('<span title="Pi compacts when the context size passes it"><span class="pikit-swatch '
                'pikit-swatch-line"></span>threshold = window − reserve</span>'

@@ -225,7 +225,8 @@ def _bars(plot: _Plot, x: float, number: int, point: CompactionPoint) -> list[st
                      f'<text x="{bx + _BAR / 2:.1f}" y="{plot.y(value) - 3:.1f}" font-size="10" '
                      f'text-anchor="middle">{esc(fmt_short(value))}</text>')
     center = x + _BAR + _GAP / 2
-    parts.append(f'<text x="{center:.1f}" y="{plot.base + 14}" font-size="10" text-anchor="middle">#{number}</text>'
+    parts.append(f'<text x="{center:.1f}" y="{plot.base + 14}" font-size="10" text-anchor="middle">'
+                 f"#{fmt_int(number)}</text>"
                  f'<text x="{center:.1f}" y="{plot.base + 26}" font-size="9" text-anchor="middle" '
                  f'style="fill:#888">{esc(str(point.id)[:8])}</text>')
     return parts

@@ -128,7 +128,7 @@ class ContextHeader:
 def _rule(p: Projection) -> str:
     size = p.size
     if size.usage_index is not None and not size.stale:
-        return (f"usage {fmt_int(size.usage_tokens)} recorded on message #{size.usage_index + 1} "
+        return (f"usage {fmt_int(size.usage_tokens)} recorded on message #{fmt_int(size.usage_index + 1)} "
                 f"+ {fmt_int(size.trailing_tokens)} estimated after it")
     if size.stale:
         return "all estimated: an edit or a compaction came after the last recorded usage"
@@ -258,16 +258,23 @@ class ContextPage:
         """``rows a–b of n · page i/k``."""
         last = self.first + len(self.rows) - 1 if self.rows else 0
         return (f"rows {fmt_int(self.first)}–{fmt_int(last)} of {fmt_int(self.total)} · "
-                f"page {self.page + 1}/{self.pages}")
+                f"page {fmt_int(self.page + 1)}/{fmt_int(self.pages)}")
 
 
 def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int, *, labels: Mapping[Any, str],
                  count: Callable[[ContextRow], int] | None = None) -> ContextPage:
-    """Page ``page`` (0-based; ``-1``: the last) of ``rows`` of ``p``, ``size`` rows a page."""
+    """Page ``page`` (0-based; ``-1``: the last) of ``rows`` of ``p``, ``size`` rows a page.
+
+    Pages are counted back from the newest row, so the last page (the one a context opens on)
+    is always a whole page of the newest ``size`` rows; the first page holds what is left,
+    the oldest rows (52 rows in pages of 50: rows 1–2, then rows 3–52).
+    """
     size = max(1, size)
     pages = max(1, -(-len(rows) // size))
     page = pages - 1 if page < 0 else min(page, pages - 1)
-    chunk = rows[page * size:(page + 1) * size]
+    stop = len(rows) - (pages - 1 - page) * size
+    start = max(0, stop - size)
+    chunk = rows[start:stop]
     estimates = p.estimates
     ctx = p.size
     out = []
@@ -280,7 +287,7 @@ def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int
                            count(row) if count is not None else None,
                            usage_total(usage) if usage is not None else None,
                            ctx.usage_index == row.index and not ctx.stale))
-    return ContextPage(tuple(out), page, pages, page * size + 1 if chunk else 0, len(rows))
+    return ContextPage(tuple(out), page, pages, start + 1 if chunk else 0, len(rows))
 
 
 _MARKERS = {"omitted": ("omitted", "omitted by edit "), "replaced": ("replaced", "replaced by edit ")}
@@ -328,7 +335,7 @@ def _row_html(view: RowView) -> str:
                 f'<td class="pikit-num">–</td><td><div class="pikit-sub">{what}</div>'
                 f'<div class="pikit-pre">{esc(entry_preview(pe.entry))}</div></td></tr>')
     return (f'<tr class="{classes}" data-entry-id="{source}" data-index="{row.index}">'
-            f'<td class="pikit-num">{row.index + 1}</td>'
+            f'<td class="pikit-num">{fmt_int(row.index + 1)}</td>'
             f'<td>{role_badge(row.message.get("role"))}{_source_html(view)}</td>'
             f'<td class="pikit-num pikit-figures">{_figures(view)}</td>'
             f"<td>{message_body(row.message)}</td></tr>")

@@ -150,6 +150,6 @@ def render_diff_rows(view: DiffView) -> str:
         drawn += len(lines)
     out.append("</tbody></table></div>")
     if drawn >= MAX_ROWS:
-        out.append(f'<div class="pikit-dim">Only the first {MAX_ROWS} rows are drawn; the totals above cover '
+        out.append(f'<div class="pikit-dim">Only the first {fmt_int(MAX_ROWS)} rows are drawn; the totals above cover '
                    "all of them (use .diff.rows for everything).</div>")
     return "".join(out)

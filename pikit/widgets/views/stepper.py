@@ -110,7 +110,7 @@ def _row(row: StepRow, walked: bool) -> str:
     cut = '<span class="pikit-step-cutpoint" title="a valid cut point">✂</span>' if row.cut_point else ""
     return (f'<tr class="{css}" style="--pikit-mark: {colour}" data-entry-id="{esc(row.entry_id)}" '
             f'data-mark="{esc(row.mark)}" data-index="{row.index}">'
-            f'<td class="pikit-num">{row.index}</td><td class="pikit-id">{esc(row.entry_id)}</td>'
+            f'<td class="pikit-num">{fmt_int(row.index)}</td><td class="pikit-id">{esc(row.entry_id)}</td>'
             f"<td>{role_badge(row.role)}</td>"
             f'<td class="pikit-step-preview" title="{esc(row.preview)}">{esc(row.preview)}</td>'
             f'<td class="pikit-num">{fmt_int(row.estimate)}</td>{running}<td>{cut}</td>'
@@ -130,7 +130,7 @@ def render_rows(step: Step) -> str:
     body = []
     for row in step.rows:
         if isinstance(row, Fold):
-            hidden = f", {row.highlighted} of them highlighted" if row.highlighted else ""
+            hidden = f", {fmt_int(row.highlighted)} of them highlighted" if row.highlighted else ""
             body.append(f'<tr class="pikit-step-fold" data-highlighted="{row.highlighted}" '
                         f'data-start="{row.start}" data-stop="{row.stop}"><td colspan="{width}">⋯ '
                         f"{esc(plural(row.count, 'entry'))} not shown{esc(hidden)} ⋯</td></tr>")

@@ -127,6 +127,7 @@ def tree_layout(session: Session, leaf: Any, mode: str, search: str, *,
                 describe: Callable[[Entry, Callable[[Entry], tuple[str, str]]], tuple[str, str, str]]) -> TreeLayout:
     """Lay ``session`` out for ``leaf``, ``mode`` and ``search``; ``describe(entry, row_kind)`` gives
     ``(kind, badge, one-line text)`` of a row (the widgets pass a per-session cache)."""
+    leaf = session.resolve_leaf(leaf)
     flat = session.flatten(leaf, mode, search)
     index = {row.id: i for i, row in enumerate(flat)}
     by_id = session.by_id
