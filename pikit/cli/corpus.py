@@ -105,7 +105,11 @@ def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
             corpus = Corpus.open(args.dir, index=args.index, client=client, lock_wait=1.0)
             break
         except IndexHeldError as held:
-            copied = copy_quietly(held.path)
+            try:
+                copied = copy_quietly(held.path)
+            except OSError as exc:
+                raise IndexHeldError(held.path, held.pid, held.program, f"in use by {holder(held.pid, held.program)}"
+                                     f", and it cannot be copied ({exc.strerror or exc})") from None
             if copied is not None:
                 folder, copy = copied
                 try:

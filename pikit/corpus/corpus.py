@@ -100,11 +100,11 @@ class Corpus:
         or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
         file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none):
         a path where nothing is yet, or an index pikit made. Anything else (another database, a
-        file that is not a database) is refused with :class:`~pikit.corpus.indexfile.CorpusIndexError`,
+        file that is not a database) is refused with :class:`~pikit.corpus.CorpusIndexError`,
         unchanged; a damaged index pikit made is moved aside and built again, with an
-        :class:`~pikit.corpus.indexfile.IndexRebuiltWarning` saying where it went. ``lock_wait``:
+        :class:`~pikit.corpus.IndexRebuiltWarning` saying where it went. ``lock_wait``:
         seconds to wait for an index another process holds (DuckDB lets one process at a time
-        open it), then :class:`~pikit.corpus.indexfile.IndexHeldError` naming that process.
+        open it), then :class:`~pikit.corpus.IndexHeldError` naming that process.
         ``client``: a ``distributed.Client`` to scan the files on its workers
         (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
@@ -275,4 +275,3 @@ class Corpus:
 def _warn(notes: list[str]) -> None:
     for note in notes:
         warnings.warn(note, IndexRebuiltWarning, stacklevel=3)
-

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PikitError
+from ..following import _signature as _look
 from ..reading import kind_of, open_regular
 from .filescan import stored_columns
 from .schema import DUCKDB_TYPES, TABLES
@@ -265,6 +266,8 @@ def _exists(path: str, absolute: str) -> bool:
     try:
         os.stat(absolute)
     except FileNotFoundError:
+        if os.path.lexists(absolute):
+            raise CorpusIndexError(path, "is a symbolic link to nothing", "pass another {option}") from None
         return False
     except OSError as exc:  # (a path under a regular file, a folder that cannot be searched…)
         raise unwritable(_folder(path), exc) from None
@@ -447,11 +450,3 @@ def copy_quietly(path: str, quiet: float = 1.0) -> tuple[str, str] | None:
         raise
     shutil.rmtree(folder, ignore_errors=True)
     return None
-
-
-def _look(name: str) -> tuple[int, int, int] | None:
-    try:
-        status = os.stat(name)
-    except FileNotFoundError:
-        return None
-    return status.st_size, status.st_mtime_ns, status.st_ino

@@ -146,12 +146,12 @@ def test_an_index_missing_one_of_its_tables_is_built_again(tmp_path: Path) -> No
 
 
 # ------------------------------------------------------------------------ files that are not a database
-@pytest.mark.parametrize("kind", ["session", "text", "empty", "folder", "fifo"])
+@pytest.mark.parametrize("kind", ["session", "text", "empty", "folder", "fifo", "link to nothing"])
 def test_a_file_that_is_not_a_database_is_refused_before_duckdb_opens_it(kind: str, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     files = _sessions(root)
     target = {"session": files[0], "text": tmp_path / "notes.txt", "empty": tmp_path / "empty.duckdb",
-              "folder": tmp_path / "a-folder", "fifo": tmp_path / "pipe"}[kind]
+              "folder": tmp_path / "a-folder", "fifo": tmp_path / "pipe", "link to nothing": tmp_path / "link"}[kind]
     if kind == "text":
         target.write_text("DUCK DUCK GOOSE\n" * 1000)
     elif kind == "empty":
@@ -162,11 +162,13 @@ def test_a_file_that_is_not_a_database_is_refused_before_duckdb_opens_it(kind: s
         if not hasattr(os, "mkfifo"):
             pytest.skip("no named pipes here")
         os.mkfifo(target)
+    elif kind == "link to nothing":
+        target.symlink_to(tmp_path / "nowhere.duckdb")
     before = _digest(target) if target.is_file() else None
     listing = sorted(p.name for p in target.parent.iterdir())
     needle = {"session": "is a JSON Lines file", "text": "is not a DuckDB database",
               "empty": "is an empty file, not a DuckDB database", "folder": "is a directory",
-              "fifo": "is a FIFO"}[kind]
+              "fifo": "is a FIFO", "link to nothing": "is a symbolic link to nothing"}[kind]
     with pytest.raises(CorpusIndexError, match=needle):
         _open(root, target)
     line = one_error_line(_usage(root, target), needle, "--index", str(target))
