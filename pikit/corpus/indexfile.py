@@ -219,7 +219,8 @@ def _connect_once(path: str, owned: bool, notes: list[str], *, again: bool = Fal
                     raise CorpusIndexError(path + ".wal", "is a write-ahead log without its database",
                                            "remove it or pass another {option}")
                 raise _NotOwn("a write-ahead log without its database")
-            _create(path, absolute)
+            if _create(path, absolute):
+                return _open(absolute)  # (made here, just now: pikit's, of this schema)
         _check_file(path, absolute, owned)
         return _open_own(path, absolute, owned)
     except (duckdb.Error, _NotOwn) as exc:
@@ -347,8 +348,9 @@ def _build_again(con: Any, found: _Found) -> None:
             con.execute("INSERT INTO meta VALUES (?, ?)", list(row))
 
 
-def _create(path: str, absolute: str) -> None:
-    """Make a new index at ``absolute``: built under a temporary name beside it, then linked into place."""
+def _create(path: str, absolute: str) -> bool:
+    """Make a new index at ``absolute``: built under a temporary name beside it, then linked into place. False
+    when another process put a file there meanwhile (which is then looked into like any other)."""
     import duckdb
 
     folder = os.path.dirname(absolute)
@@ -362,7 +364,7 @@ def _create(path: str, absolute: str) -> None:
             con.execute("CHECKPOINT")
         finally:
             con.close()
-        _link(temporary, absolute)
+        return _link(temporary, absolute)
     except (OSError, duckdb.Error) as exc:
         raise unwritable(_folder(path), exc) from None
     finally:
@@ -371,15 +373,17 @@ def _create(path: str, absolute: str) -> None:
                 os.remove(leftover)
 
 
-def _link(temporary: str, absolute: str) -> None:
-    """Put the new index in place, never over a file another process put there meanwhile (that one is used)."""
+def _link(temporary: str, absolute: str) -> bool:
+    """Put the new index in place, never over a file another process put there meanwhile; whether it went."""
     try:
         os.link(temporary, absolute)
     except FileExistsError:
-        return
+        return False
     except OSError:  # (a file system without hard links)
-        if not os.path.lexists(absolute):
-            os.replace(temporary, absolute)
+        if os.path.lexists(absolute):
+            return False
+        os.replace(temporary, absolute)
+    return True
 
 
 def move_aside(absolute: str) -> str:
