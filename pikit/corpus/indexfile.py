@@ -55,6 +55,7 @@ _UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
 # Every table an index of any schema version holds (and the view ``messages``).
 _OWN_TABLES = ("meta", "files", "states", "texts", "messages_raw", *(t for t in TABLES if t != "messages"))
 _LOCKED = "Could not set lock on file"
+_SAME_PROCESS = "different configuration than existing connections"  # (this process has the database open)
 _HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 _DAMAGE = ("Corrupt", "Could not read enough bytes", "WAL does not match", "Failure while replaying WAL",
            "not a valid DuckDB database")
@@ -297,10 +298,18 @@ def _check_file(path: str, absolute: str, owned: bool) -> None:
 
 
 def _inspect(absolute: str) -> _Found:
-    """What the database holds, read through a read-only connection (which changes nothing in the files)."""
+    """What the database holds, read through a read-only connection (which changes nothing in the files).
+
+    (A database this process has open already is read through a connection to that open database.)
+    """
     import duckdb
 
-    con = duckdb.connect(absolute, read_only=True)
+    try:
+        con = duckdb.connect(absolute, read_only=True)
+    except duckdb.ConnectionException as exc:
+        if _SAME_PROCESS not in str(exc):
+            raise
+        con = duckdb.connect(absolute)
     try:
         found = _Found([name for (name,) in con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "

@@ -68,6 +68,29 @@ def _digest(*paths: Path) -> list[str | None]:
 
 
 # ------------------------------------------------------------------------ an index another process holds
+def test_a_second_corpus_on_an_index_this_process_has_open(tmp_path: Path) -> None:
+    """A notebook cell run again opens the index while its first corpus still holds it: both work. A database of
+    someone else's that this process has open is still refused, unchanged."""
+    import duckdb
+
+    root, index = tmp_path / "sessions", tmp_path / "index.duckdb"
+    _sessions(root)
+    with Corpus.open(root, index=index, workers=1) as first:
+        with Corpus.open(root, index=index, workers=1, lock_wait=0) as second:
+            assert second.last_scan is not None and second.last_scan.unchanged == 3
+        assert len(first.sessions) == 3
+    theirs = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(theirs))
+    con.execute("CREATE TABLE sessions AS SELECT 1 AS id")
+    con.execute("CHECKPOINT")
+    before = _digest(theirs)
+    with pytest.raises(CorpusIndexError, match="pikit did not make"):
+        Corpus.open(root, index=theirs, workers=1, lock_wait=0)
+    assert con.execute("SELECT * FROM sessions").fetchall() == [(1,)]
+    con.close()
+    assert _digest(theirs) == before
+
+
 def test_a_held_index_is_waited_for_then_refused_naming_the_holder(tmp_path: Path, hold: Hold) -> None:
     root, index = tmp_path / "sessions", tmp_path / "index.duckdb"
     _sessions(root)
