@@ -225,8 +225,8 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
                         "or ~/.pi/agent/sessions)")
-    p.add_argument("--index", metavar="PATH", help="the DuckDB index file (default: one per directory in the "
-                   "user's cache folder)")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
+                   "(default: one per directory in the user's cache folder)")
     p.add_argument("--engine", choices=["local", "dask"], default="local",
                    help="scan here (default) or on a Dask cluster")
     p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "

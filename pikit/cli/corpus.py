@@ -7,6 +7,8 @@ import contextlib
 import math
 import shlex
 import sys
+import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,25 +58,99 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         yield client
 
 
-def _open(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Any:
-    """Open and scan the corpus; notes on stderr when there are no files, or (with ``note_problems``) problems."""
+@contextlib.contextmanager
+def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Iterator[Any]:
+    """The corpus, scanned, with a note on its problems; mistakes about ``--index`` in the flag's words."""
+    from ..corpus.indexfile import CorpusIndexError, IndexRebuiltWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IndexRebuiltWarning)
+        try:
+            with _held_or_copied(args, client) as corpus:
+                _notes(caught)
+                if note_problems:
+                    _problems_note(args, corpus)
+                yield corpus
+        except CorpusIndexError as exc:
+            raise PikitError(exc.worded("--index")) from None
+        finally:
+            _notes(caught)
+
+
+def _notes(caught: list[warnings.WarningMessage]) -> None:
+    """Print what happened to the index (a damaged one moved aside) as notes, other warnings as Python would."""
+    from ..corpus.indexfile import IndexRebuiltWarning
+
+    for each in caught:
+        if issubclass(each.category, IndexRebuiltWarning):
+            print(f"pikit: note: {each.message}", file=sys.stderr)
+        else:
+            sys.stderr.write(warnings.formatwarning(each.message, each.category, each.filename, each.lineno,
+                                                    each.line))
+    caught.clear()
+
+
+@contextlib.contextmanager
+def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
+    """The corpus on its index; when another process holds the index (a notebook with it open), on a copy of it
+    brought up to date, which goes afterwards.
+
+    DuckDB lets no other process read a file one holds for writing: the index is copied once it
+    has not changed for a second (its holder is not writing it), for up to :data:`LOCK_WAIT` seconds.
+    """
+    import shutil
+
+    from ..corpus.indexfile import LOCK_WAIT, IndexHeldError, copy_quietly, holder
+
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            corpus = _scanned(args, args.index, client, lock_wait=1.0)
+            break
+        except IndexHeldError as held:
+            try:
+                copied = copy_quietly(held.path)
+            except OSError as exc:
+                raise IndexHeldError(held.path, held.pid, held.program, f"in use by {holder(held.pid, held.program)}"
+                                     f", and it cannot be copied ({exc.strerror or exc})") from None
+            if copied is not None:
+                folder, copy = copied
+                try:
+                    with _scanned(args, copy, client) as corpus:
+                        print(f"pikit: note: {held.path} is in use by {holder(held.pid, held.program)}; the answer "
+                              "comes from a copy of it brought up to date (the index itself stays as it was)",
+                              file=sys.stderr)
+                        yield corpus
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                return
+            if time.monotonic() >= deadline:
+                raise IndexHeldError(held.path, held.pid, held.program, f"in use by {holder(held.pid, held.program)}"
+                                     f", which kept writing it for {LOCK_WAIT:g} s") from None
+    with corpus:
+        yield corpus
+
+
+def _scanned(args: argparse.Namespace, index: str | None, client: Any, **options: Any) -> Any:
+    """``Corpus.open`` on ``index``, with a progress line on a terminal while it scans."""
     from ..corpus import Corpus
 
     with terminal_progress(args) as progress:
-        corpus = Corpus.open(args.dir, index=args.index, client=client, progress=progress)
+        return Corpus.open(args.dir, index=index, client=client, progress=progress, **options)
+
+
+def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
     report = corpus.last_scan
     query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
-    problems = corpus.connection.execute(query).fetchall() if report is not None and report.problems else []
+    problems = corpus.rows(query) if report is not None and report.problems else []
     if report is not None and report.files == 0:
         where = args.dir or corpus.root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
-    if note_problems and problems and (report is None or report.files
-                                       or any(kind != "no-sessions" for kind, _ in problems)):
+    if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
         command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
                             *(["--index", shlex.quote(args.index)] if args.index else [])])
         print(f"pikit: note: {listed} (`{command}` lists them)", file=sys.stderr)
-    return corpus
 
 
 def _dump(value: Any) -> None:
@@ -95,16 +171,13 @@ def _plain_value(value: Any) -> Any:
 def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
-    with _client(args) as client:
-        corpus = _open(args, client)
-        with corpus:
-            columns = ", ".join(f'"{c}"' for c in _SESSION_FIELDS)
-            where, params = "", None
-            if args.search:
-                paths = corpus.search(args.search)
-                where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
-            rows = corpus.connection.execute(
-                f"SELECT {columns} FROM sessions {where} ORDER BY started DESC NULLS LAST, path", params).fetchall()
+    with _client(args) as client, _opened(args, client) as corpus:
+        columns = ", ".join(f'"{c}"' for c in _SESSION_FIELDS)
+        where, params = "", None
+        if args.search:
+            paths = corpus.search(args.search)
+            where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
+        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY started DESC NULLS LAST, path", params)
     if args.json:
         _dump({"sessions": [{_camel(k): _plain_value(v) for k, v in zip(_SESSION_FIELDS, row, strict=True)}
                             for row in rows]})
@@ -134,12 +207,9 @@ _PROBLEM_FIELDS = ("path", "line", "kind", "message")
 
 
 def run_problems(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        corpus = _open(args, client, note_problems=False)
-        with corpus:
-            columns = ", ".join(f'"{c}"' for c in _PROBLEM_FIELDS)
-            rows = corpus.connection.execute(f"SELECT {columns} FROM problems ORDER BY path, line, kind, message"
-                                             ).fetchall()
+    with _client(args) as client, _opened(args, client, note_problems=False) as corpus:
+        columns = ", ".join(f'"{c}"' for c in _PROBLEM_FIELDS)
+        rows = corpus.rows(f"SELECT {columns} FROM problems ORDER BY path, line, kind, message")
     if args.json:
         _dump({"problems": [dict(zip(_PROBLEM_FIELDS, row, strict=True)) for row in rows]})
         return 0
@@ -182,11 +252,9 @@ def run_usage(args: argparse.Namespace) -> int:
     from ..corpus.usage import FIELDS
 
     _check_usage_args(args)
-    with _client(args) as client:
-        corpus = _open(args, client)
-        with corpus:
-            rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
-                                     split_branch=args.split == "branch")
+    with _client(args) as client, _opened(args, client) as corpus:
+        rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
+                                 split_branch=args.split == "branch")
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
         _dump({"rows": rows, "totals": totals})

@@ -19,14 +19,17 @@ if typing.TYPE_CHECKING:
     from .corpus import Corpus, default_index_path
     from .discover import default_root
     from .index import ScanReport
+    from .indexfile import CorpusIndexError, IndexHeldError, IndexRebuiltWarning
     from .schema import TABLES
 
-__all__ = ["TABLES", "Corpus", "ScanReport", "default_index_path", "default_root"]
+__all__ = ["TABLES", "Corpus", "CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning", "ScanReport",
+           "default_index_path", "default_root"]
 
 if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
     __getattr__, __dir__ = _lazy.exports(__name__, {
         ".corpus": ("Corpus", "default_index_path"),
         ".discover": ("default_root",),
         ".index": ("ScanReport",),
+        ".indexfile": ("CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning"),
         ".schema": ("TABLES",),
     })

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import PikitError, echo
 from ..jsjson import without_lone_surrogates
 from ..progress import Progress
 from . import index as _index
 from .discover import default_root
+from .indexfile import (
+    LOCK_WAIT,
+    CorpusIndexError,
+    IndexRebuiltWarning,
+    is_damage,
+    is_unwritable,
+    move_aside,
+    unwritable,
+    words,
+)
 from .schema import TABLES
 from .usage import FIELDS, usage_query
 
@@ -22,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Corpus", "default_index_path"]
 
 Root = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+T = TypeVar("T")
 
 
 def _cache_dir() -> str:
@@ -71,30 +84,45 @@ class Corpus:
     properties of the same names; :meth:`sql` runs any query over them.
     """
 
-    def __init__(self, root: Root, index: _index.Index, client: Any = None, workers: int | None = None) -> None:
+    def __init__(self, root: Root, index: _index.Index, client: Any = None, workers: int | None = None, *,
+                 owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
         self.root = root
         self._index = index
         self.client = client
         self.workers = _index.default_workers() if workers is None else workers
         self.last_scan: _index.ScanReport | None = None
+        self._owned, self._lock_wait = owned, lock_wait
 
     @classmethod
     def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
-             workers: int | None = None, scan: bool = True, progress: Progress = None) -> Corpus:
+             workers: int | None = None, scan: bool = True, progress: Progress = None,
+             lock_wait: float = LOCK_WAIT) -> Corpus:
         """Open (and bring up to date) the corpus of ``root``.
 
         ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
         or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
-        file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none).
+        file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none):
+        a path where nothing is yet, or an index pikit made. Anything else (another database, a
+        file that is not a database) is refused with :class:`~pikit.corpus.CorpusIndexError`,
+        unchanged; a damaged index pikit made is moved aside and built again, with an
+        :class:`~pikit.corpus.IndexRebuiltWarning` saying where it went. ``lock_wait``:
+        seconds to wait for an index another process holds (DuckDB lets one process at a time
+        open it), then :class:`~pikit.corpus.IndexHeldError` naming that process.
         ``client``: a ``distributed.Client`` to scan the files on its workers
         (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
         and with 1, this process). ``progress``: see :meth:`scan`.
         """
         path = os.fspath(index) if index is not None else default_index_path(root)
-        corpus = cls(root, _index.Index(path), client, workers)
+        opened = _index.Index(path, owned=index is None, lock_wait=lock_wait)
+        corpus = cls(root, opened, client, workers, owned=index is None, lock_wait=lock_wait)
+        _warn(opened.notes)
         if scan:
-            corpus.scan(progress)
+            try:
+                corpus.scan(progress)
+            except BaseException:
+                corpus.close()
+                raise
         return corpus
 
     def scan(self, progress: Progress = None) -> _index.ScanReport:
@@ -105,6 +133,9 @@ class Corpus:
         callback is called ``(bytes read, bytes to read)`` as each file's result arrives (from the
         Dask workers too).
         """
+        return self._guarded(lambda: self._scan(progress), scan=False)
+
+    def _scan(self, progress: Progress) -> _index.ScanReport:
         if self.client is not None:
             from .dask import scan_distributed
 
@@ -112,6 +143,41 @@ class Corpus:
         else:
             self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
         return self.last_scan
+
+    def _guarded(self, run: Callable[[], T], *, scan: bool = True) -> T:
+        """``run()``; once more on an index built anew when DuckDB finds the index damaged (``scan``: after a scan).
+
+        A write that fails for want of room or permission is a :class:`CorpusIndexError` naming the folder.
+        """
+        import duckdb
+
+        try:
+            return run()
+        except duckdb.Error as exc:
+            self._recover(exc)
+        try:
+            if scan:
+                self._scan(None)
+            return run()
+        except duckdb.Error as exc:
+            self._recover(exc, again=True)
+            raise  # (not reached)
+
+    def _recover(self, exc: Exception, *, again: bool = False) -> None:
+        """Move a damaged index aside and open a new one in its place; raise for any other failure."""
+        path = self._index.path
+        if is_unwritable(exc) and not is_damage(exc) and path != ":memory:":
+            raise unwritable(os.path.dirname(path) or ".", exc) from None
+        if not is_damage(exc) or path == ":memory:":
+            raise exc
+        if again:
+            raise CorpusIndexError(path, f"damaged again once built anew ({words(exc)})", "pass another {option}") \
+                from None
+        self.close()
+        moved = move_aside(os.path.abspath(path))
+        self._index = _index.Index(path, owned=self._owned, lock_wait=self._lock_wait)
+        _warn([f"{path}: the index was damaged ({words(exc)}); moved to {moved} and built again",
+               *self._index.notes])
 
     @property
     def connection(self) -> Any:
@@ -128,9 +194,13 @@ class Corpus:
         import duckdb
 
         try:
-            return self.connection.execute(query, params).df()
+            return self._guarded(lambda: self.connection.execute(query, params).df())
         except duckdb.Error as exc:
-            raise PikitError(f"query failed: {str(exc).splitlines()[0]}") from None
+            raise PikitError(f"query failed: {words(exc)}") from None
+
+    def rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run a query over the tables; the rows as tuples."""
+        return self._guarded(lambda: self.connection.execute(query, params).fetchall())
 
     def table(self, name: str) -> pd.DataFrame:
         """One declared table as a DataFrame with its declared columns and dtypes."""
@@ -142,7 +212,8 @@ class Corpus:
                  "branches": "path, leaf_id, is_active, length, own_entries",
                  "compactions": "path, timestamp, entry_id, tokens_before"}.get(name, "path, entry_index")
         columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
-        return typed(self.connection.sql(f'SELECT {columns} FROM "{name}" ORDER BY {order}').to_arrow_table(), name)
+        query = f'SELECT {columns} FROM "{name}" ORDER BY {order}'
+        return typed(self._guarded(lambda: self.connection.sql(query).to_arrow_table()), name)
 
     sessions = _Table("One row per session file (see ``TABLES[\"sessions\"]``), newest first.")
     messages = _Table("One row per message entry, with usage, Pi's estimate and the counting flags.")
@@ -167,7 +238,7 @@ class Corpus:
         sql, params = usage_query(by, since=since, until=until, timezone=self.timezone(timezone),
                                   split_branch=split_branch)
         rows = []
-        for key, branch, *values, _last in self.connection.execute(sql, params).fetchall():
+        for key, branch, *values, _last in self.rows(sql, params):
             row: dict[str, Any] = {"key": key}
             if split_branch:
                 row["branch"] = branch
@@ -200,11 +271,14 @@ class Corpus:
         params = {f"w{i}": t for i, t in enumerate(terms)}
         sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} "
                "ORDER BY f.path")
-        return [p for (p,) in self.connection.execute(sql, params).fetchall()]
+        return [p for (p,) in self.rows(sql, params)]
 
     def close(self) -> None:
         """Close the index (the DuckDB file stays for the next :meth:`open`)."""
-        self._index.close()
+        import duckdb
+
+        with contextlib.suppress(duckdb.Error):  # (an index DuckDB gave up on closes all the same)
+            self._index.close()
 
     def __enter__(self) -> Corpus:
         return self
@@ -214,3 +288,8 @@ class Corpus:
 
     def __repr__(self) -> str:
         return f"Corpus({self.root!r}, index={self.index_path!r})"
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        warnings.warn(note, IndexRebuiltWarning, stacklevel=3)

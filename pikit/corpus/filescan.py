@@ -218,6 +218,8 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
     if state_blob is not None and unchanged(path, mark, seen):
         return FileResult(path, file_id, mark=mark, state=state_blob, seen=seen, whole=False, unchanged=True)
     state = _decode_state(state_blob, messages) if mark is not None and state_blob is not None else None
+    if state is None:  # (none stored, or it does not decode: the file is read whole)
+        mark = None
     try:
         if state is None and status.st_size <= _WHOLE_READ_BYTES:
             state, new_mark, pending, whole, read = _read_whole(path)
@@ -246,9 +248,13 @@ def _encode_state(state: FileState) -> bytes:
     return zlib.compress(_state_encoder.encode(msgspec.structs.replace(state, messages=[])), 1)
 
 
-def _decode_state(blob: bytes, messages: Sequence[tuple[Any, ...]]) -> FileState:
-    """A stored state with its messages again, from their rows in the index (:data:`MESSAGE_COLUMNS`)."""
-    state = _state_decoder.decode(zlib.decompress(blob))
+def _decode_state(blob: bytes, messages: Sequence[tuple[Any, ...]]) -> FileState | None:
+    """A stored state with its messages again, from their rows in the index (:data:`MESSAGE_COLUMNS`); None
+    when it does not decode."""
+    try:
+        state = _state_decoder.decode(zlib.decompress(blob))
+    except (zlib.error, msgspec.DecodeError):  # (ValidationError included)
+        return None
     state.messages = [Message(entry, role, provider, model, estimate,
                               None if usage[0] is None else list(usage), countable)
                       for entry, role, provider, model, estimate, *usage, countable in messages]

@@ -29,7 +29,6 @@ from typing import Any
 
 import msgspec
 
-from ..errors import PikitError
 from ..formatting import plural
 from ..progress import BYTES, Progress, tracked
 from ..tail import FileMark
@@ -41,16 +40,15 @@ from .filescan import (
     FileResult,
     pack,
     scan_file,
-    stored_columns,
     to_numpy,
     unchanged,
     yield_to_writer,
 )
-from .schema import DUCKDB_TYPES, TABLES
+from .indexfile import LOCK_WAIT, connect, create_tables, stored_name, transaction
+from .schema import TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
-SCHEMA_VERSION = "6"
 _FLUSH_ROWS = 20_000  # messages held before they are written (and rows of the other tables)
 _STATE_BYTES = 4 * 1024 * 1024  # bytes of states held before they and the other tables are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
@@ -61,10 +59,6 @@ _CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
-# Strings that are nearly all different (ids, keys, message text) are stored as they are: compressing
-# them at a checkpoint costs more time than the space it saves is worth to a cache.
-_UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
-_PLAIN = "USING COMPRESSION uncompressed"
 _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
@@ -87,56 +81,34 @@ class ScanReport:
                 f"{self.unchanged:,} unchanged, {self.removed:,} gone; {self.bytes_read / 1e6:,.1f} MB read")
 
 
-def _name(table: str) -> str:
-    return "messages_raw" if table == "messages" else table
-
-
 class Index:
-    """An open DuckDB index database (``:memory:`` for a throwaway one)."""
+    """An open DuckDB index database (``:memory:`` for a throwaway one).
 
-    def __init__(self, path: str) -> None:
-        import duckdb
+    A file is pikit's own or refused (:mod:`pikit.corpus.indexfile`); ``notes`` say what happened
+    to a damaged one (moved aside and built again). ``owned``: the path is the default index in
+    pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds.
+    """
 
+    def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
         self.path = path
-        if path != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        try:
-            self.con = duckdb.connect(path)
-        except duckdb.Error as exc:
-            raise PikitError(f"{path}: cannot open the corpus index ({str(exc).splitlines()[0]}); "
-                             "is another pikit using it? Pass another --index / index=") from None
-        self.con.execute("SET enable_progress_bar = false")
-        self._schema()
+        self.notes: list[str] = []
+        if path == ":memory:":
+            import duckdb
 
-    def _schema(self) -> None:
-        con = self.con
-        con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        found = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchall()
-        if found and found[0][0] != SCHEMA_VERSION:
-            con.execute("DROP VIEW IF EXISTS messages")
-            for name in ("files", *_DATA_TABLES):
-                con.execute(f'DROP TABLE IF EXISTS "{name}"')
-        con.execute("CREATE TABLE IF NOT EXISTS files (file_id BIGINT, path VARCHAR, path_order BIGINT)")
-        con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, inode BIGINT, "
-                    "mark BLOB, state BLOB)")
-        con.execute(f"CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR {_PLAIN})")
-        for table in TABLES:
-            columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}{f" {_PLAIN}" if c in _UNIQUE_STRINGS else ""}'
-                                for c, d in stored_columns(table))
-            con.execute(f'CREATE TABLE IF NOT EXISTS "{_name(table)}" ({columns})')
-        declared = ", ".join(f'"{c}"' for c, _, _ in TABLES["messages"])
-        con.execute(f"""CREATE OR REPLACE VIEW messages AS SELECT {declared} FROM messages_raw
-                        JOIN files USING (file_id)
-                        LEFT JOIN (SELECT file_id, session_id FROM sessions) USING (file_id)""")
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
+            self.con = duckdb.connect(path)
+            self.con.execute("SET enable_progress_bar = false")
+            with transaction(self.con):
+                create_tables(self.con)
+        else:
+            self.con, self.notes = connect(path, owned=owned, lock_wait=lock_wait)
 
     def known(self) -> dict[str, Known]:
         """Path → (file id, stored mark, (size, mtime, inode) when read) for every file in the index."""
         out: dict[str, Known] = {}
         query = "SELECT file_id, path, mark, size, mtime_ns, inode FROM files LEFT JOIN states USING (file_id)"
-        for file_id, path, mark, size, mtime_ns, inode in self.con.execute(query).fetchall():
-            seen = (size, mtime_ns, inode) if mark is not None else None
-            out[path] = (file_id, msgspec.msgpack.decode(mark, type=FileMark) if mark is not None else None, seen)
+        for file_id, path, blob, size, mtime_ns, inode in self.con.execute(query).fetchall():
+            mark = _decode_mark(blob)
+            out[path] = (file_id, mark, (size, mtime_ns, inode) if mark is not None else None)
         return out
 
     def states(self, file_ids: list[int]) -> dict[int, bytes]:
@@ -218,7 +190,7 @@ class Index:
         select += [expression.format_map(given) for expression in computed.values()]
         self.con.register("_rows", batch)
         try:
-            self.con.execute(f'INSERT INTO "{_name(table)}" ({names}) SELECT {", ".join(select)} FROM _rows')
+            self.con.execute(f'INSERT INTO "{stored_name(table)}" ({names}) SELECT {", ".join(select)} FROM _rows')
         finally:
             self.con.unregister("_rows")
 
@@ -248,6 +220,16 @@ class Index:
     def close(self) -> None:
         """Close the database."""
         self.con.close()
+
+
+def _decode_mark(blob: bytes | None) -> FileMark | None:
+    """A stored mark; None when there is none, or it does not decode (the file is then read whole again)."""
+    if blob is None:
+        return None
+    try:
+        return msgspec.msgpack.decode(blob, type=FileMark)
+    except msgspec.DecodeError:  # (ValidationError included)
+        return None
 
 
 def default_workers() -> int:
@@ -389,14 +371,14 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
     """Write what a scan read, in steps that are transactions, then checkpoint."""
     # Batches are committed as they come (memory stays bounded). A scan that was interrupted leaves
     # a mark: the next one then counts every message again.
-    with _transaction(index):
+    with transaction(index.con):
         interrupted = index.con.execute("SELECT count(*) FROM meta WHERE key = 'scanning'").fetchall()[0][0] > 0
         gone_keys = _keys_of(index, gone)
         index.forget(gone)
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
     _collect(index, report, results, new)
-    with _transaction(index):
+    with transaction(index.con):
         record_listing(index, listing)
         if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
             index.recount(None, fresh=True)
@@ -416,21 +398,14 @@ def _scanning(index: Index) -> Iterator[None]:
     Queries afterwards run with DuckDB's defaults (every CPU, most of the memory).
     """
     index.con.execute(f"SET memory_limit = '{_MEMORY_LIMIT}'; SET threads = 1; SET checkpoint_threshold = '1GB'")
-    try:
-        yield
-    finally:
-        index.con.execute("RESET memory_limit; RESET threads; RESET checkpoint_threshold")
-
-
-@contextlib.contextmanager
-def _transaction(index: Index) -> Iterator[None]:
-    index.con.execute("BEGIN")
+    reset = "RESET memory_limit; RESET threads; RESET checkpoint_threshold"
     try:
         yield
     except BaseException:
-        index.con.execute("ROLLBACK")
+        with contextlib.suppress(Exception):  # (a database DuckDB gave up on: the first error counts)
+            index.con.execute(reset)
         raise
-    index.con.execute("COMMIT")
+    index.con.execute(reset)
 
 
 def _same_files(index: Index, todo: list[Todo]) -> bool:
@@ -471,7 +446,7 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], ne
             pending.append(result)
             held += result.rows + 1
         if held >= _FLUSH_ROWS:
-            with _transaction(index):
+            with transaction(index.con):
                 index.write_messages(pending, new)
             for each in pending:
                 each.tables.pop("messages", None)  # (written: not held any longer)
@@ -482,13 +457,13 @@ def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], ne
             unsaved += held
             pending, held = [], 0
             if other_rows >= _FLUSH_ROWS or state_bytes >= _STATE_BYTES:
-                with _transaction(index):
+                with transaction(index.con):
                     index.write_others(others)
                 others, other_rows, state_bytes = [], 0, 0
             if unsaved >= _CHECKPOINT_ROWS:
                 index.con.execute("CHECKPOINT")
                 unsaved = 0
-    with _transaction(index):
+    with transaction(index.con):
         index.write_messages(pending, new)
         index.write_others(others + pending)
 
