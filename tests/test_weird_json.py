@@ -123,3 +123,18 @@ def test_a_bom_before_the_header_is_not_a_session_and_later_costs_one_line(weird
         pikit.load(weird["bom-first"])
     later = pikit.load(weird["bom-later"])
     assert [e.id for e in later.entries] == ["b1", "b3"] and [p.line for p in later.report.damaged_lines] == [3]
+
+
+@pytest.mark.parametrize("name", ["odd-ids", "odd-roles", "surrogates-and-nul", "bom-later", "mixed-endings",
+                                  "everything"])
+def test_every_widget_lays_out_and_follows_clicks_on_odd_sessions(weird: dict[str, Path], name: str) -> None:
+    from pikit.widgets import CompactionPanel, CompactionStepper, SessionExplorer
+
+    session = pikit.load(weird[name])
+    explorer = SessionExplorer(session)
+    for entry_id in explorer.tree.row_ids:  # every row clicked: the leaf moves, the context follows
+        explorer.tree.select(entry_id)
+        assert explorer.context_view.leaf_id == explorer.tree.leaf_id
+    CompactionPanel(session)
+    CompactionStepper(session)
+    assert session._repr_html_()

@@ -44,13 +44,20 @@ def row_kind(entry: Any) -> tuple[str, str]:
     """``(css kind, badge text)`` of an entry in the tree."""
     if entry.type == "message":
         message = entry.message or {}
-        kind = _MESSAGE_KINDS.get(entry.role, ("meta", str(entry.role)))
+        role = entry.role
+        kind = _MESSAGE_KINDS.get(role, ("meta", str(role))) if isinstance(role, str) else ("meta", str(role))
         if entry.role == "toolResult" and message.get("isError"):
             return "tool-error", "tool ✗"
         if entry.role == "assistant" and message.get("stopReason") in ("error", "aborted"):
             return "tool-error", f"assistant ✗ {message.get('stopReason')}"
         return kind
     return _ENTRY_KINDS.get(entry.type, ("meta", str(entry.type)))
+
+
+def _link(value: Any) -> Any:
+    """A parent id as the tree links it: a JSON list or object links nothing (the session
+    leaves such ids out of its index, so the entry is a root there)."""
+    return value if isinstance(value, str | int | float) else None
 
 
 def json_id(value: Any) -> Any:
@@ -85,12 +92,12 @@ def anchor_rows(by_id: Mapping[Any, Entry], index: Mapping[Any, int], leaf: Any)
     if leaf in index:
         row = index[leaf]
         return row, row
-    current = by_id[leaf].parent_id if leaf in by_id else None
+    current = _link(by_id[leaf].parent_id) if leaf in by_id else None
     steps = 0
     while current is not None and current in by_id and steps <= len(by_id):
         if current in index:
             return index[current], -1
-        current = by_id[current].parent_id
+        current = _link(by_id[current].parent_id)
         steps += 1
     return -1, -1
 
@@ -105,7 +112,7 @@ class _Ancestors:
     def row(self, entry_id: Any) -> int:
         by_id, index = self.by_id, self.index
         chain: list[Any] = []
-        current = by_id[entry_id].parent_id if entry_id in by_id else None
+        current = _link(by_id[entry_id].parent_id) if entry_id in by_id else None
         found = -1
         while current is not None and len(chain) <= len(by_id):
             if current in index:
@@ -117,7 +124,7 @@ class _Ancestors:
             if current not in by_id or by_id[current].parent_id == current:
                 break
             chain.append(current)
-            current = by_id[current].parent_id
+            current = _link(by_id[current].parent_id)
         for hidden in chain:
             self.nearest[hidden] = found
         return found
@@ -136,7 +143,7 @@ def tree_layout(session: Session, leaf: Any, mode: str, search: str, *,
     for row in flat:
         entry = row.entry
         kind, badge, text = describe(entry, row_kind)
-        parent = entry.parent_id
+        parent = _link(entry.parent_id)
         parent_row = index[parent] if parent in index and parent != row.id else ancestors.row(row.id)
         rows.append([json_id(row.id), row.indent, parent_row, kind, visible(badge), visible(row.label or ""),
                      visible(text), row.children])
