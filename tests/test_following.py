@@ -95,6 +95,19 @@ def test_callbacks_can_be_removed_and_their_errors_are_noticed(tmp_path: Path) -
     assert live.check() is None  # nothing new
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, 1e400, 0.0, "1", True])
+def test_poll_and_idle_exit_out_of_range_are_refused_in_the_library_words(tmp_path: Path, value: Any) -> None:
+    path = start_file(tmp_path)
+    with pytest.raises(pikit.PikitError, match=r"^poll must be a number of seconds from 0.01 to 86,400"):
+        Follower(path, poll=value, background=False)
+    if value == 0.0:
+        return  # no wait at all is a valid idle_exit
+    live = Follower(path, background=False)
+    with pytest.raises(pikit.PikitError, match=r"^idle_exit must be a number of seconds from 0 to 86,400"):
+        next(live.updates(idle_exit=value))  # NaN would never end: every comparison with it is false
+
+
 def test_foreground_updates_end_after_the_idle_time(tmp_path: Path) -> None:
     path = start_file(tmp_path)
     live = Follower(path, background=False)
