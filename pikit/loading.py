@@ -43,8 +43,10 @@ CHUNK_SIZE = 8 * 1024 * 1024
 #: The longest line kept (128 MiB). A longer line is skipped and reported; Pi itself cannot
 #: hold a line of more than about 512 MiB (JavaScript's longest string).
 MAX_LINE_BYTES = 128 * 1024 * 1024
-_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: Pi's JSON.parse refuses a line that starts with it
-_BOM_HEADER = ("line 1 is not a session header: it starts with a UTF-8 byte order mark (BOM), which Pi does not read "
+#: UTF-8's byte order mark: Pi's ``JSON.parse`` refuses a line that starts with it.
+BOM = b"\xef\xbb\xbf"
+#: Why a file whose first line starts with :data:`BOM` is not a session.
+BOM_HEADER = ("line 1 is not a session header: it starts with a UTF-8 byte order mark (BOM), which Pi does not read "
                "either; save the file as UTF-8 without a BOM")
 _KEEP_ALL_BELOW = 16 * 1024 * 1024
 
@@ -188,7 +190,7 @@ class _Builder:
             try:
                 obj = jsjson.loads(line)  # what orjson refuses but JavaScript accepts, or a damaged line
             except jsjson.JSONParseError as exc:
-                self.bom = self.bom or (number == 1 and line.startswith(_BOM))
+                self.bom = self.bom or (number == 1 and line.startswith(BOM))
                 self.damaged(number, _describe_bad_json(line, str(exc)))
                 return
         if not isinstance(obj, dict):
@@ -198,7 +200,7 @@ class _Builder:
             if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
                 raise NotASessionError(
                     self.source,
-                    _BOM_HEADER if self.bom else f"line {number} is not a session header (expected "
+                    BOM_HEADER if self.bom else f"line {number} is not a session header (expected "
                     '{"type":"session","id":...}); is this a Pi session file?',
                 )
             self.header = obj
@@ -221,7 +223,7 @@ class _Builder:
     def finish(self) -> tuple[dict[str, Any], list[Entry], LoadReport]:
         if self.header is None:
             what = "is empty" if not self.report.found else "has no parseable session header"
-            raise NotASessionError(self.source, _BOM_HEADER if self.bom else f"{what}; not a Pi session file")
+            raise NotASessionError(self.source, BOM_HEADER if self.bom else f"{what}; not a Pi session file")
         if self.objects is not None:
             renamed = {id(e) for e in self.entries if e.role == "hookMessage"}
             version = self.report.migrated_from = migrate(self.objects)
@@ -245,7 +247,7 @@ def _js_type(value: Any) -> str:
 
 
 def _describe_bad_json(line: bytes, reason: str) -> str:
-    if line.startswith(_BOM):
+    if line.startswith(BOM):
         return "a UTF-8 byte order mark (BOM) before the JSON, which Pi does not read (line skipped)"
     try:
         line.decode("utf-8")

@@ -7,6 +7,7 @@ Every command runs as a real process with a time limit.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,11 @@ def test_every_widget_lays_out_and_follows_clicks_on_odd_sessions(weird: dict[st
     CompactionPanel(session)
     CompactionStepper(session)
     assert session._repr_html_()
+
+
+def test_the_corpus_names_the_bom_of_a_file_that_starts_with_one(weird: dict[str, Path], tmp_path: Path) -> None:
+    proc = run_pikit("problems", weird["bom-first"], "--index", tmp_path / "i.duckdb", "--json", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    problems = json.loads(proc.stdout)["problems"]
+    assert [p["kind"] for p in problems] == ["not-a-session"]
+    assert "byte order mark" in problems[0]["message"] and problems[0]["message"].startswith("line 1")

@@ -24,6 +24,7 @@ import msgspec
 
 from .. import jsjson
 from ..jsjson import stringify_len, utf16_len, without_lone_surrogates
+from ..loading import BOM, BOM_HEADER
 from ..tokens import IMAGE_CHARS, estimate_chars
 
 __all__ = ["FileState", "Message", "feed", "new_state"]
@@ -443,6 +444,9 @@ def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
         except msgspec.DecodeError:
             head = _decode(raw)
             if head is None:
+                if number == 1 and bytes(raw[:3]) == BOM:  # as Pi, and as pikit.load says it
+                    state.not_session = BOM_HEADER
+                    break
                 if bytes(raw).strip():
                     state.problems.append([number, "damaged-line", "not a JSON object"])
                 continue
