@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["html_text", "inert", "visible"]
+from .errors import echo
+
+__all__ = ["ECHOED_WHOLE", "cut_echoes", "html_text", "inert", "visible"]
 
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
@@ -60,3 +63,21 @@ def html_text(value: Any) -> str:
     """``value`` as text for HTML: :func:`visible`, then escaped (quotes included), so it is
     safe in element content and in attribute values."""
     return html.escape(visible(value if isinstance(value, str) else str(value)), quote=True)
+
+
+#: A value the user gave that is longer than this is cut when an error line echoes it
+#: (a real path, up to this long, is shown whole).
+ECHOED_WHOLE = 256
+
+
+def cut_echoes(message: str, values: Iterable[str]) -> str:
+    """``message`` made inert, each value longer than :data:`ECHOED_WHOLE` in it (as it is, or
+    quoted) replaced by its :func:`~pikit.errors.echo`: the start of it and its length.
+
+    ``values`` are the command line's arguments; the value of an ``--option=value`` counts too.
+    """
+    found = {part for value in values for part in (value, value.partition("=")[2] if value.startswith("-") else "")
+             if len(part) > ECHOED_WHOLE}
+    for value in sorted(found, key=len, reverse=True):
+        message = message.replace(repr(value), echo(value)).replace(value, echo(value))
+    return inert(message)

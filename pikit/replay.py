@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, NoReturn
 
 from .errors import PikitError
+from .inert import cut_echoes
 from .jsjson import loads as js_loads
 from .loading import MAX_LINE_BYTES
 from .timestamps import parse_ms
@@ -110,8 +111,11 @@ def _write(handle: BinaryIO, data: bytes) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"pikit.replay: error: {message} (see `python -m pikit.replay --help`)\n")
+    argv: Sequence[str] = ()
+
+    def error(self, message: str) -> NoReturn:  # the user's values echoed shortened and inert
+        self.exit(2, cut_echoes(f"pikit.replay: error: {message} (see `python -m pikit.replay --help`)",
+                                self.argv) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--torn", action="store_true", help="write each line in two halves (a pause between)")
     parser.add_argument("--force", action="store_true", help="write OUT again from the start if it exists")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    args = parser.parse_args(argv)
+    parser.argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(parser.argv)
 
     def progress(number: int, _line: bytes) -> None:
         if not args.quiet:

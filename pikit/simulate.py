@@ -338,12 +338,12 @@ def sweep(session: Session, summarizer: Summarizer, *, context_windows: Sequence
     each entry once per combination)."""
     chosen = list(settings)
     combos = [(w, s) for w in context_windows for s in chosen]
-    leaf_id = session.leaf_id if leaf is CURRENT else leaf
+    leaf_id = session.resolve_leaf(leaf)
     entries = len(session.branch(leaf_id)) if leaf_id is not None else 0
     total = entries * len(combos)
     with reporting(progress, f"replaying {plural(entries, 'entry')} under {plural(len(combos), 'setting')}",
                    total, ENTRIES) as callback:
-        return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf, keep_existing=keep_existing,
+        return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf_id, keep_existing=keep_existing,
                          sizes=sizes, progress=_part(callback, i * entries, total))
                 for i, (w, s) in enumerate(combos)]
 

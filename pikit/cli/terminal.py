@@ -14,30 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..errors import echo
-from ..inert import inert
+from ..inert import cut_echoes, inert
 
 __all__ = ["InertStream", "cut_echoes", "inert", "inert_streams", "trusted"]
-
-#: A value the user gave that is longer than this is cut when an error line echoes it
-#: (a real path, up to this long, is shown whole).
-ECHOED_WHOLE = 256
-
-
-def cut_echoes(message: str, values: Iterable[str]) -> str:
-    """``message`` made inert, each value longer than :data:`ECHOED_WHOLE` in it (as it is, or
-    quoted) replaced by its :func:`~pikit.errors.echo`: the start of it and its length.
-
-    ``values`` are the command line's arguments; the value of an ``--option=value`` counts too.
-    """
-    found = {part for value in values for part in (value, value.partition("=")[2] if value.startswith("-") else "")
-             if len(part) > ECHOED_WHOLE}
-    for value in sorted(found, key=len, reverse=True):
-        message = message.replace(repr(value), echo(value)).replace(value, echo(value))
-    return inert(message)
 
 
 class InertStream:

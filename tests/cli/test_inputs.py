@@ -124,6 +124,11 @@ def test_replay_refuses_what_is_not_a_finite_pace(session: Path) -> None:
                               capture_output=True, timeout=30, env=env())
         err = done.stderr.decode()
         assert done.returncode == 1 and err.count("\n") == 1 and args[0] in err and "Traceback" not in err, err
+    for value in ("x" * 10_000, "\x1b]52;c;cGlraXQ=\x07"):  # not a number: echoed shortened and inert
+        done = subprocess.run([sys.executable, "-m", "pikit.replay", str(session), str(out), "--speed", value],
+                              capture_output=True, timeout=30, env=env())
+        err = done.stderr.decode()
+        assert done.returncode == 2 and err.count("\n") == 1 and len(err) < 300 and "\x1b" not in err, err
 
 
 # ---------------------------------------------------------------- time zones
