@@ -85,14 +85,20 @@ class Corpus:
         or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
         file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none).
         ``client``: a ``distributed.Client`` to scan the files on its workers
-        (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
+        (:mod:`pikit.corpus.dask`, whose ``connect`` checks a scheduler first); the tables are the same
+        as a local scan's, and the scan is bounded in time (a :class:`~pikit.errors.PikitError` when
+        the cluster has no workers or the results stop coming). ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
         and with 1, this process).
         """
         path = os.fspath(index) if index is not None else default_index_path(root)
         corpus = cls(root, _index.Index(path), client, workers)
         if scan:
-            corpus.scan()
+            try:
+                corpus.scan()
+            except BaseException:  # (a scan that stopped: the index keeps what it read, for the next one)
+                corpus.close()
+                raise
         return corpus
 
     def scan(self, progress: _index.ProgressCallback | None = None) -> _index.ScanReport:
@@ -100,7 +106,7 @@ class Corpus:
         if self.client is not None:
             from .dask import scan_distributed
 
-            self.last_scan = scan_distributed(self._index, self.root, self.client)
+            self.last_scan = scan_distributed(self._index, self.root, self.client, progress)
         else:
             self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
         return self.last_scan
