@@ -225,6 +225,8 @@ def _check_client(client: Any) -> None:
     if not isinstance(client, Client):
         raise PikitError(f"client= takes a distributed.Client, not {type(client).__name__} (for a scheduler's "
                          "address: pikit.corpus.dask.connect(scheduler=...))")
+    if client.asynchronous:
+        raise PikitError("client= is an asynchronous client; the scan needs a synchronous one (asynchronous=False)")
     if client.status != "running":
         raise PikitError(f"client= is not connected to a scheduler (its status is {client.status!r})")
 

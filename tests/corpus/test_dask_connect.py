@@ -5,6 +5,7 @@ The servers are real sockets on 127.0.0.1; the schedulers are real ``LocalCluste
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -180,8 +181,15 @@ def test_no_listener_gets_one_line(sample_corpus: Path, tmp_path: Path) -> None:
 def test_client_must_be_a_connected_client(sample_corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(PikitError, match=r"^client= takes a distributed.Client, not str .*connect\(scheduler="):
         Corpus.open(sample_corpus, index=tmp_path / "i.duckdb", client="tcp://127.0.0.1:8786")
+    from distributed import Client
+
+    async def asynchronous(address: str) -> None:
+        async with Client(address, asynchronous=True, set_as_default=False) as client:
+            with pytest.raises(PikitError, match=r"^client= is an asynchronous client; the scan needs a synchronous "):
+                Corpus.open(sample_corpus, index=tmp_path / "i.duckdb", client=client)
+
     with local_cluster(0) as client:
-        pass
+        asyncio.run(asynchronous(client.scheduler.address))
     with pytest.raises(PikitError, match=r"^client= is not connected to a scheduler \(its status is 'closed'\)"):
         Corpus.open(sample_corpus, index=tmp_path / "i.duckdb", client=client)
 
@@ -226,3 +234,13 @@ def test_tls_scheduler(sample_corpus: Path, tmp_path: Path) -> None:
                        "--scheduler", f"tls://127.0.0.1:{port}", extra_env=settings)
     procs.one_error_line(plain, f"--scheduler tls://127.0.0.1:{port}: the TLS handshake failed")
     assert json.loads(result.stdout)["rows"] == _local_rows(sample_corpus, tmp_path)
+
+
+def test_a_local_cluster_that_cannot_start_gets_one_error(tmp_path: Path) -> None:
+    """A script read from standard input: the worker processes cannot import its main module."""
+    script = ("from pikit.corpus.dask import connect\nfrom pikit.errors import PikitError\ntry:\n"
+              "    with connect('local'):\n        print('started')\nexcept PikitError as exc:\n    print(exc)\n")
+    result = subprocess.run([sys.executable, "-"], input=script.encode(), capture_output=True, timeout=120,
+                            env=procs.env(), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().startswith("cannot start a local Dask cluster (")
