@@ -38,10 +38,11 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
     from ..corpus.dask import SchedulerError, connect
 
     try:
-        with connect(args.scheduler or "local") as client:
+        with connect("local" if args.scheduler is None else args.scheduler) as client:
             yield client
     except SchedulerError as exc:
-        raise PikitError(f"--scheduler {exc.address}: {exc.reason}") from None
+        plain = exc.address.isprintable() and exc.address.strip() == exc.address != ""
+        raise PikitError(f"--scheduler {exc.address if plain else repr(exc.address)}: {exc.reason}") from None
 
 
 def _open(args: argparse.Namespace, client: Any) -> Any:

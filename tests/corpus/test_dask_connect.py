@@ -160,10 +160,10 @@ def test_bad_addresses_get_one_line_in_the_library(address: str) -> None:
 
 
 def test_bad_addresses_get_one_line_on_the_command_line(sample_corpus: Path, tmp_path: Path) -> None:
-    for address in ("udp://127.0.0.1:8786", "inproc://192.0.2.1/1/1", "garbage", "tcp://127.0.0.1:99999"):
+    for address in ("udp://127.0.0.1:8786", "inproc://192.0.2.1/1/1", "garbage", "tcp://127.0.0.1:99999", ""):
         result = _usage(str(sample_corpus), "--index", str(tmp_path / "i.duckdb"), "--engine", "dask",
                         "--scheduler", address)
-        line = procs.one_error_line(result, f"--scheduler {address}:", "give tcp://HOST:PORT")
+        line = procs.one_error_line(result, f"--scheduler {address or repr(address)}:", "give tcp://HOST:PORT")
         assert "scheduler=" not in line
     assert not (tmp_path / "i.duckdb").exists()  # (refused before the index is opened)
 
