@@ -230,7 +230,8 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=["local", "dask"], default="local",
                    help="scan here (default) or on a Dask cluster")
     p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
-                   "(tcp://host:8786) or 'local' for a two-worker cluster on this machine")
+                   "(tcp://host:8786, or tls://host:8786 with Dask's TLS settings) or 'local' for a two-worker "
+                   "cluster on this machine")
     _progress_arg(p)
     _json_arg(p)
 

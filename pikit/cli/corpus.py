@@ -40,22 +40,14 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
             raise PikitError("--scheduler goes with --engine dask")
         yield None
         return
+    from ..corpus.dask import SchedulerError, connect
+
     try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise PikitError("--engine dask needs Dask's distributed: pip install 'dask[distributed]'") from None
-    address = args.scheduler or "local"
-    if address == "local":
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-                Client(cluster) as client:
+        with connect("local" if args.scheduler is None else args.scheduler) as client:
             yield client
-        return
-    try:
-        client = Client(address, timeout="10s")
-    except OSError as exc:
-        raise PikitError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
-    with client:
-        yield client
+    except SchedulerError as exc:
+        plain = exc.address.isprintable() and exc.address.strip() == exc.address != ""
+        raise PikitError(f"--scheduler {exc.address if plain else repr(exc.address)}: {exc.reason}") from None
 
 
 @contextlib.contextmanager

@@ -109,7 +109,9 @@ class Corpus:
         seconds to wait for an index another process holds (DuckDB lets one process at a time
         open it), then :class:`~pikit.corpus.IndexHeldError` naming that process.
         ``client``: a ``distributed.Client`` to scan the files on its workers
-        (:mod:`pikit.corpus.dask`); the tables are the same as a local scan's. ``workers``: processes
+        (:mod:`pikit.corpus.dask`, whose ``connect`` checks a scheduler first); the tables are the same
+        as a local scan's, and the scan is bounded in time (a :class:`~pikit.errors.PikitError` when
+        the cluster has no workers or the results stop coming). ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
         and with 1, this process). ``progress``: see :meth:`scan`.
         """
@@ -120,7 +122,7 @@ class Corpus:
         if scan:
             try:
                 corpus.scan(progress)
-            except BaseException:
+            except BaseException:  # (a scan that stopped: the index keeps what it read, for the next one)
                 corpus.close()
                 raise
         return corpus
