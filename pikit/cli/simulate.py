@@ -52,6 +52,12 @@ def run(args: Namespace) -> int:
     if len(runs) == 1:
         _print_run(runs[0], dropped)
         return 0
+    _print_sweep(runs, leaf, dropped)
+    return 0
+
+
+def _print_sweep(runs: list[SimulationResult], leaf: Any, dropped: int) -> None:
+    """The threshold table of a sweep, one row per setting."""
     print(f"replay of {leaf_text(leaf)} under {fmt_int(len(runs))} settings (offline summaries)")
     print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
@@ -65,7 +71,6 @@ def run(args: Namespace) -> int:
               f"{fmt_int(row['checksOverWindow']):>11}")
     if any(r.overflows for r in runs):
         print("over window: checks where the context exceeds the context window (it would not have fit)")
-    return 0
 
 
 def _fired(r: SimulationResult, after: int = -1) -> list[tuple[int, Any, int, int]]:
