@@ -34,6 +34,8 @@ errors about an entry name the entry id. The tree::
 
 from __future__ import annotations
 
+from .inert import echo
+
 __all__ = [
     "DamagedLineError",
     "EntryError",
@@ -57,25 +59,7 @@ __all__ = [
     "SummarizerTransportError",
     "UnknownEntryError",
     "WriteError",
-    "echo",
 ]
-
-#: How many characters of a value an error message quotes (:func:`echo`).
-ECHO_LIMIT = 60
-
-
-def echo(value: object, limit: int = ECHO_LIMIT) -> str:
-    """``value`` as an error message quotes it: ``repr`` of its first ``limit`` characters.
-
-    A longer value ends in ``…`` and its length follows, so a mistaken value of any size
-    costs a short line. ``repr`` escapes every control character, bidirectional override and
-    lone surrogate, so the quoted value is inert on a terminal too.
-    """
-    text = str(value)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit] + '…'!r} ({len(text):,} characters)"
-
 
 class PikitError(Exception):
     """Base class of every error pikit raises on purpose."""

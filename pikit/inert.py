@@ -21,9 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import echo
-
-__all__ = ["ECHOED_WHOLE", "cut_echoes", "html_text", "inert", "visible"]
+__all__ = ["ECHOED_WHOLE", "ECHO_LIMIT", "cut_echoes", "echo", "html_text", "inert", "visible"]
 
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
@@ -65,6 +63,23 @@ def html_text(value: Any) -> str:
     return html.escape(visible(value if isinstance(value, str) else str(value)), quote=True)
 
 
+#: How many characters of a value an error message quotes (:func:`echo`).
+ECHO_LIMIT = 60
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """``value`` as an error message quotes it: ``repr`` of its first ``limit`` characters.
+
+    A longer value ends in ``…`` and its length follows, so a mistaken value of any size
+    costs a short line. ``repr`` escapes every control character, bidirectional override and
+    lone surrogate, so the quoted value is inert on a terminal too.
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit] + '…'!r} ({len(text):,} characters)"
+
+
 #: A value the user gave that is longer than this is cut when an error line echoes it
 #: (a real path, up to this long, is shown whole).
 ECHOED_WHOLE = 256
@@ -72,7 +87,7 @@ ECHOED_WHOLE = 256
 
 def cut_echoes(message: str, values: Iterable[str]) -> str:
     """``message`` made inert, each value longer than :data:`ECHOED_WHOLE` in it (as it is, or
-    quoted) replaced by its :func:`~pikit.errors.echo`: the start of it and its length.
+    quoted) replaced by its :func:`echo`: the start of it and its length.
 
     ``values`` are the command line's arguments; the value of an ``--option=value`` counts too.
     """

@@ -10,7 +10,8 @@ from . import jsjson
 from . import tree as _tree
 from .ancestry import Ancestry, build_ancestry, extend_ancestry
 from .entry import Entry
-from .errors import EntryError, UnknownEntryError, echo
+from .errors import EntryError, UnknownEntryError
+from .inert import echo
 from .loading import LoadReport, Problem
 from .migration import CURRENT_VERSION, migrate, new_id
 from .timestamps import iso_now

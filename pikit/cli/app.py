@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import echo
+from ..inert import echo
 from ..progress import BYTES, ENTRIES, WORTH_SHOWING
 from .terminal import cut_echoes
 

@@ -7,8 +7,9 @@ from argparse import Namespace
 from typing import Any
 
 from ..branch_summary import BranchPreparation, collect_branch, prepare_branch
-from ..errors import PikitError, echo
+from ..errors import PikitError
 from ..formatting import fmt_int, plural
+from ..inert import echo
 from ..session import Session
 from .common import open_session, print_json, resolve_leaf
 

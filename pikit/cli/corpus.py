@@ -12,8 +12,9 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import PikitError, echo
+from ..errors import PikitError
 from ..formatting import fmt_int
+from ..inert import echo
 from .common import terminal_progress
 
 _SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",

@@ -10,7 +10,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import PikitError, echo
+from ..errors import PikitError
+from ..inert import echo
 from ..jsjson import without_lone_surrogates
 from ..progress import Progress
 from . import index as _index

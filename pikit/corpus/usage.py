@@ -49,7 +49,8 @@ def check_date(value: str | None) -> str | None:
         return None
     digits = value.replace("-", "")
     if len(digits) != 8 or not digits.isdigit():
-        from ..errors import PikitError, echo
+        from ..errors import PikitError
+        from ..inert import echo
 
         raise PikitError(f"{echo(value)} is not a date: use YYYY-MM-DD or YYYYMMDD")
     return digits

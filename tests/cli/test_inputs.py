@@ -15,7 +15,7 @@ import pytest
 
 from pikit.cli.app import build_parser
 from pikit.cli.terminal import cut_echoes, inert
-from pikit.errors import echo
+from pikit.inert import echo
 from tests.procs import one_error_line, pikit
 
 HEADER = {"type": "session", "version": 3, "id": "sess-inputs", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
