@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotASessionError, PikitError, SessionFileError
+from .limits import MIN_POLL, check_seconds
 from .loading import load
 from .refresh import Refresh
 from .session import Session
@@ -124,19 +125,6 @@ class _Notifications:
         self._watcher.close()
 
 
-#: The shortest polling interval, in seconds (a shorter one would be a busy loop).
-MIN_POLL = 0.01
-#: The longest ``poll`` and ``idle_exit``, in seconds: one day.
-MAX_SECONDS = 86_400.0
-
-
-def _check_seconds(name: str, value: float, low: float) -> None:
-    """Refuse ``value`` for the parameter ``name`` unless it is a number of seconds from ``low``
-    to :data:`MAX_SECONDS` (NaN and the infinities are refused: every comparison with NaN is false)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= MAX_SECONDS:
-        raise PikitError(f"{name} must be a number of seconds from {low:g} to {MAX_SECONDS:,.0f}, got {value!r}")
-
-
 def _engine(path: str, poll: float | None, stop: threading.Event) -> tuple[_Polling | _Notifications, str | None]:
     """The notification engine, or polling (and why) when asked for or when notifications fail."""
     if poll is not None:
@@ -162,7 +150,7 @@ class Follower:
     def __init__(self, source: str | os.PathLike[str] | Session, *, poll: float | None = None, strict: bool = False,
                  background: bool = True) -> None:
         if poll is not None:
-            _check_seconds("poll", poll, MIN_POLL)
+            check_seconds("poll", poll, MIN_POLL)
         if isinstance(source, Session):
             if source.path is None:
                 raise PikitError("this session was not loaded from a file, so there is no file to follow")
@@ -238,7 +226,7 @@ class Follower:
         Ends on Ctrl-C too (``KeyboardInterrupt`` propagates) and when :meth:`close` is called.
         """
         if idle_exit is not None:
-            _check_seconds("idle_exit", idle_exit, 0.0)
+            check_seconds("idle_exit", idle_exit)
         if self.running:
             raise PikitError("this follower already follows in the background; use on_change() or stop() first")
         self._stop = threading.Event()  # close() ends this loop too

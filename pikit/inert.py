@@ -91,7 +91,8 @@ def cut_echoes(message: str, values: Iterable[str]) -> str:
 
     ``values`` are the command line's arguments; the value of an ``--option=value`` counts too.
     """
-    found = {part for value in values for part in (value, value.partition("=")[2] if value.startswith("-") else "")
+    given = [value for value in values if isinstance(value, str)]  # (an option not given is None)
+    found = {part for value in given for part in (value, value.partition("=")[2] if value.startswith("-") else "")
              if len(part) > ECHOED_WHOLE}
     for value in sorted(found, key=len, reverse=True):
         message = message.replace(repr(value), echo(value)).replace(value, echo(value))

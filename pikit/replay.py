@@ -27,13 +27,14 @@ from typing import BinaryIO, NoReturn
 from .errors import PikitError
 from .inert import cut_echoes
 from .jsjson import loads as js_loads
+from .limits import ONE_DAY
 from .loading import MAX_LINE_BYTES
 from .timestamps import parse_ms
 
 __all__ = ["MAX_GAP", "main", "replay"]
 
 #: The longest ``max_gap``: a day, in seconds (every pause stays a wait that ``time.sleep`` can make).
-MAX_GAP = 86_400.0
+MAX_GAP = ONE_DAY
 
 
 def _lines(source: str) -> Iterator[bytes]:

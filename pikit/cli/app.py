@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..inert import echo
+from ..limits import MIN_POLL, ONE_DAY
 from ..progress import BYTES, ENTRIES, WORTH_SHOWING
 from .terminal import cut_echoes
 
@@ -28,7 +29,6 @@ def _lazy(target: str) -> Runner:
     return run
 
 
-_MAX_SECONDS = 86_400.0  # pikit.llm.transport.MAX_TIMEOUT (not imported: the CLI starts without pikit.llm)
 _MAX_WHOLE = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: Pi's counts are JavaScript numbers
 _MAX_SWEEP = 100  # values in one N[,N...] list
 
@@ -64,9 +64,9 @@ def _ranged(parse: Callable[[str], Any], noun: str, low: float, high: float, *,
 _count = _ranged(int, "a whole number", 0, _MAX_WHOLE)
 _tokens = _ranged(int, "a number of tokens", 0, _MAX_WHOLE)
 _window = _ranged(int, "a number of tokens", 1, _MAX_WHOLE)
-_timeout = _ranged(float, "a number of seconds", 0, _MAX_SECONDS, above=True)
-_idle = _ranged(float, "a number of seconds", 0, _MAX_SECONDS)
-_poll = _ranged(float, "a number of seconds", 0.01, _MAX_SECONDS)
+_timeout = _ranged(float, "a number of seconds", 0, ONE_DAY, above=True)
+_idle = _ranged(float, "a number of seconds", 0, ONE_DAY)
+_poll = _ranged(float, "a number of seconds", MIN_POLL, ONE_DAY)
 _retries = _ranged(int, "a number of retries", 0, 100)
 _port = _ranged(int, "a port number", 1, 65_535)
 

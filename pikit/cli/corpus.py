@@ -37,7 +37,7 @@ def _camel(name: str) -> str:
 @contextlib.contextmanager
 def _client(args: argparse.Namespace) -> Iterator[Any]:
     if args.engine != "dask":
-        if args.scheduler:
+        if args.scheduler is not None:
             raise PikitError("--scheduler goes with --engine dask")
         yield None
         return
@@ -47,8 +47,7 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         with connect("local" if args.scheduler is None else args.scheduler) as client:
             yield client
     except SchedulerError as exc:
-        plain = exc.address.isprintable() and exc.address.strip() == exc.address != ""
-        raise PikitError(f"--scheduler {exc.address if plain else repr(exc.address)}: {exc.reason}") from None
+        raise PikitError(f"--scheduler {echo(exc.address)}: {exc.reason}") from None
 
 
 @contextlib.contextmanager
@@ -162,7 +161,7 @@ def _plain_value(value: Any) -> Any:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
-    if args.scheduler and args.engine != "dask":
+    if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
     with _client(args) as client, _opened(args, client) as corpus:
         columns = ", ".join(f'"{c}"' for c in _SESSION_FIELDS)

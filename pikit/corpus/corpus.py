@@ -93,6 +93,7 @@ class Corpus:
         self.workers = _index.default_workers() if workers is None else workers
         self.last_scan: _index.ScanReport | None = None
         self._owned, self._lock_wait = owned, lock_wait
+        self._progress: Progress = None
 
     @classmethod
     def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
@@ -136,6 +137,7 @@ class Corpus:
         callback is called ``(bytes read, bytes to read)`` as each file's result arrives (from the
         Dask workers too).
         """
+        self._progress = progress  # (a scan again on an index built anew reports the same way)
         return self._guarded(lambda: self._scan(progress), scan=False)
 
     def _scan(self, progress: Progress) -> _index.ScanReport:
@@ -148,23 +150,44 @@ class Corpus:
         return self.last_scan
 
     def _guarded(self, run: Callable[[], T], *, scan: bool = True) -> T:
-        """``run()``; once more on an index built anew when DuckDB finds the index damaged (``scan``: after a scan).
+        """``run()``; once more on an index built anew when DuckDB finds the index damaged (``scan``: a query,
+        run again after a scan).
 
         A write that fails for want of room or permission is a :class:`CorpusIndexError` naming the folder.
+        A query's own error (the caller's SQL, a file it reads) is raised as it is: the index is only
+        taken for damaged when a full read of its own tables fails too.
         """
         import duckdb
 
         try:
             return run()
         except duckdb.Error as exc:
+            if scan and not (is_damage(exc) and self._damaged()):
+                raise
             self._recover(exc)
         try:
             if scan:
-                self._scan(None)
+                self._scan(self._progress)
             return run()
         except duckdb.Error as exc:
             self._recover(exc, again=True)
             raise  # (not reached)
+
+    def _damaged(self) -> bool:
+        """Whether reading every row of the index's own tables fails on damage."""
+        import duckdb
+
+        cursor = self._index.con.cursor()  # (its own catalog: not what the caller's query may have attached or used)
+        try:
+            names = [row[0] for row in cursor.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()]
+            for name in names:
+                cursor.execute(f'SELECT sum(hash(t)) FROM "{name}" AS t').fetchall()
+        except duckdb.Error as exc:
+            return is_damage(exc)
+        finally:
+            cursor.close()
+        return False
 
     def _recover(self, exc: Exception, *, again: bool = False) -> None:
         """Move a damaged index aside and open a new one in its place; raise for any other failure."""

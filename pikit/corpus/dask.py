@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PikitError
+from ..inert import echo
+from ..limits import check_seconds
 from ..progress import Progress
 from . import index as _index
 from .filescan import FileResult, scan_file
@@ -58,7 +60,7 @@ class SchedulerError(PikitError):
     def __init__(self, address: str, reason: str) -> None:
         self.address = address
         self.reason = reason
-        super().__init__(f"scheduler={address!r}: {reason}")
+        super().__init__(f"scheduler={echo(address)}: {reason}")
 
 
 def _check_address(scheduler: Any) -> tuple[str, str, int]:
@@ -203,7 +205,7 @@ def connect(scheduler: str = "local", *, timeout: float | None = None) -> Iterat
         with cluster, Client(cluster, set_as_default=False) as client:
             yield client
         return
-    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    timeout = CONNECT_TIMEOUT if timeout is None else check_seconds("timeout", timeout)
     started = time.monotonic()
     _check_scheduler(scheduler, scheme, host, port, timeout)
     try:  # (the scheduler just sent its handshake: Dask's client, whose own wait for it has no deadline, gets it)

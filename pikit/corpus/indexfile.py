@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import PikitError
 from ..following import _signature as _look
+from ..limits import check_seconds
 from ..reading import kind_of, open_regular
 from .filescan import stored_columns
 from .schema import DUCKDB_TYPES, TABLES
@@ -189,7 +190,7 @@ def connect(path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> 
     does not write into, and :class:`IndexHeldError` after ``lock_wait`` seconds for one another
     process holds.
     """
-    deadline = time.monotonic() + lock_wait
+    deadline = time.monotonic() + check_seconds("lock_wait", lock_wait)
     notes: list[str] = []
     while True:
         try:

@@ -51,6 +51,7 @@ from pikit.errors import (
     SummarizerTimeout,
     SummarizerTooLargeError,
 )
+from pikit.limits import ONE_DAY
 from pikit.llm.secrets import clean_message, contains_key
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ log = logging.getLogger("pikit.llm")
 #: The largest answer body read (16 MiB); a longer one is refused, never read to its end.
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 #: The longest ``timeout`` accepted, in seconds (a day).
-MAX_TIMEOUT = 86_400.0
+MAX_TIMEOUT = ONE_DAY
 _ERROR_BODY_BYTES = 64 * 1024  # of an error answer, only this much is read (for its message)
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 

@@ -384,3 +384,17 @@ def test_on_a_terminal_the_note_stays_until_other_news(tmp_path: Path) -> None:
     assert re.search(r"note        Pi moved to another branch: the new entries go on from e0, not after the leaf e1 "
                      r"\(at \d\d:\d\d:\d\d\)", last_block), last_block
     assert proc.returncode == 0
+
+
+def test_pi_s_own_broken_settings_are_a_warning_when_no_settings_file_is_given(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(HEADER) + line(user("u1", None, 1, "hello")))
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text("{bad")
+    result = run_pikit("watch", path, "--idle-exit", "0", "--json", extra_env={"PI_CODING_AGENT_DIR": str(agent)},
+                       timeout=30, cwd=tmp_path)
+    err = result.stderr.decode()
+    assert result.returncode == 0 and "Traceback" not in err, err
+    assert "pikit: warning:" in err and "using Pi's default settings" in err, err
+    assert json.loads(result.stdout.splitlines()[0])["leafId"] == "u1"

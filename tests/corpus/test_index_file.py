@@ -18,6 +18,7 @@ import duckdb
 import msgspec
 import pytest
 
+from pikit import PikitError
 from pikit.corpus import TABLES, Corpus
 from pikit.corpus.indexfile import MARK, CorpusIndexError, IndexRebuiltWarning
 from tests.corpus.corpora import assistant, header, user, write
@@ -250,6 +251,31 @@ def test_damage_found_by_a_query_after_the_scan_rebuilds_and_answers(tmp_path: P
     assert json.loads(result.stdout) == expected
     assert b"damaged" in result.stderr and b"Traceback" not in result.stderr
     assert len([p for p in tmp_path.iterdir() if ".damaged-" in p.name]) == 1
+
+
+@pytest.mark.parametrize("query", ["ATTACH '{notdb}' AS other", "SELECT * FROM read_csv('{notdb}.gone')",
+                                   "COPY (SELECT 1) TO '{folder}/under-a-file/x.csv'"])
+def test_a_query_s_own_error_is_not_taken_for_a_damaged_or_unwritable_index(query: str, tmp_path: Path) -> None:
+    root, index = tmp_path / "sessions", tmp_path / "i.duckdb"
+    _sessions(root)
+    notdb = tmp_path / "notdb.txt"
+    notdb.write_text("not a database\n")
+    (tmp_path / "under-a-file").write_text("a file, not a folder\n")
+    with _open(root, index) as corpus:
+        before = _tables(corpus)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no IndexRebuiltWarning: the index was never taken for damaged
+            with pytest.raises(PikitError, match=r"^query failed: "):
+                corpus.sql(query.format(notdb=notdb, folder=tmp_path))
+        assert _tables(corpus) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.duckdb", "notdb.txt", "sessions", "under-a-file"]
+
+
+@pytest.mark.parametrize("wait", [float("nan"), float("inf"), -1.0])
+def test_a_lock_wait_that_is_not_finite_seconds_is_refused(wait: float, tmp_path: Path) -> None:
+    _sessions(tmp_path / "sessions")
+    with pytest.raises(PikitError, match=r"^lock_wait must be a number of seconds"):
+        _open(tmp_path / "sessions", tmp_path / "i.duckdb", lock_wait=wait)
 
 
 def test_a_damaged_write_ahead_log_goes_aside_with_its_index(tmp_path: Path) -> None:
