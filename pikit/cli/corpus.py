@@ -47,7 +47,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
         with connect("local" if args.scheduler is None else args.scheduler) as client:
             yield client
     except SchedulerError as exc:
-        raise PikitError(f"--scheduler {echo(exc.address)}: {exc.reason}") from None
+        plain = exc.address.isprintable() and exc.address.strip() == exc.address != ""
+        raise PikitError(f"--scheduler {exc.address if plain else echo(exc.address)}: {exc.reason}") from None
 
 
 @contextlib.contextmanager

@@ -22,7 +22,6 @@ from pikit.corpus import Corpus
 from pikit.corpus import dask as dask_engine
 from pikit.corpus.dask import SchedulerError, connect
 from pikit.errors import PikitError
-from pikit.inert import echo
 from tests import procs
 from tests.corpus.clusters import Answer, local_cluster, server
 
@@ -164,7 +163,7 @@ def test_bad_addresses_get_one_line_on_the_command_line(sample_corpus: Path, tmp
     for address in ("udp://127.0.0.1:8786", "inproc://192.0.2.1/1/1", "garbage", "tcp://127.0.0.1:99999", ""):
         result = _usage(str(sample_corpus), "--index", str(tmp_path / "i.duckdb"), "--engine", "dask",
                         "--scheduler", address)
-        line = procs.one_error_line(result, f"--scheduler {echo(address)}:", "give tcp://HOST:PORT")
+        line = procs.one_error_line(result, f"--scheduler {address or repr(address)}:", "give tcp://HOST:PORT")
         assert "scheduler=" not in line
     result = _usage(str(sample_corpus), "--index", str(tmp_path / "i.duckdb"), "--scheduler", "")
     procs.one_error_line(result, "--scheduler goes with --engine dask")  # (an empty one too, without the engine)
