@@ -39,6 +39,18 @@ def root(sample_corpus: Path, tmp_path: Path) -> Path:
     return tmp_path / "sessions"
 
 
+def _after_the_first_file(action: Callable[[], None]) -> Callable[[int, int], None]:
+    """A progress callback (``(bytes read, bytes to read)``) that runs ``action`` once, when the first file's
+    result has arrived."""
+    pending = [action]
+
+    def report(done: int, total: int) -> None:
+        if done > 0 and pending:
+            pending.pop()()
+
+    return report
+
+
 def _scan(root: Path, index: Path, client: Any, progress: Callable[[int, int], None] | None = None) -> None:
     with Corpus.open(root, index=index, client=client, scan=False) as corpus:
         corpus.scan(progress)
@@ -105,16 +117,15 @@ def test_workers_that_stop_answering(root: Path, tmp_path: Path, monkeypatch: py
     with local_cluster(2) as client:
         pids = worker_pids(client)
 
-        def stop_workers(done: int, total: int) -> None:
-            if done == 1:
-                for pid in pids:
-                    os.kill(pid, signal.SIGSTOP)
+        def stop_workers() -> None:
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)
 
         started = time.monotonic()
         try:
             with pytest.raises(PikitError, match=r"^no result from the Dask workers for 2 s \(\d+ of 37 files read; "
                                                  r"the index keeps them\); run again to read the rest$"):
-                _scan(root, index, client, stop_workers)
+                _scan(root, index, client, _after_the_first_file(stop_workers))
             assert time.monotonic() - started < 20
         finally:
             for pid in pids:
@@ -127,13 +138,12 @@ def test_a_worker_dying_mid_scan_is_replaced(root: Path, tmp_path: Path) -> None
     with local_cluster(2) as client:
         victim = worker_pids(client)[0]
 
-        def kill_one(done: int, total: int) -> None:
-            if done == 1:
-                os.kill(victim, signal.SIGKILL)
+        def kill_one() -> None:
+            os.kill(victim, signal.SIGKILL)
 
         started = time.monotonic()
         with Corpus.open(root, index=tmp_path / "d.duckdb", client=client, scan=False) as remote:
-            remote.scan(kill_one)
+            remote.scan(_after_the_first_file(kill_one))
             assert time.monotonic() - started < 60
             with Corpus.open(root, index=tmp_path / "l.duckdb", workers=1) as local:
                 for table in TABLES:
@@ -147,15 +157,14 @@ def test_every_worker_dying_mid_scan(root: Path, tmp_path: Path, monkeypatch: py
     index = tmp_path / "i.duckdb"
     with local_cluster(0) as client, worker_processes(client, 2) as workers:
 
-        def kill_all(done: int, total: int) -> None:
-            if done == 1:
-                for worker in workers:
-                    worker.kill()
+        def kill_all() -> None:
+            for worker in workers:
+                worker.kill()
 
         started = time.monotonic()
         with pytest.raises(PikitError, match=r"^the Dask scheduler has had no workers for 1 s \(\d+ of 37 files read; "
                                              r"the index keeps them\); start some: dask worker tcp://"):
-            _scan(root, index, client, kill_all)
+            _scan(root, index, client, _after_the_first_file(kill_all))
         assert time.monotonic() - started < 20
         wait_without_workers(client)
     _completes_locally(root, index, tmp_path, command_line=True)
