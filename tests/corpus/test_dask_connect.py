@@ -86,23 +86,34 @@ def _garbage_cases() -> list[tuple[str, bytes, int]]:
             ("3 GiB claimed, then 256 MiB sent", struct.pack("Q", 3 << 30), 256 << 20)]
 
 
-def _peak_rss(argv: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[bytes], int]:
+# Runs ARGV to its end (killed past TIMEOUT seconds) and writes its exit status and peak resident memory
+# to OUT. A process started straight from the test would count the test process's own memory: Linux keeps
+# the peak of the address space a child had before its exec, and a child forked from a large pytest shares
+# it; this small launcher's own address space is fresh after its exec.
+_LAUNCHER = r"""
+import os, subprocess, sys, time
+out, timeout, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+proc = subprocess.Popen(argv)
+deadline = time.monotonic() + timeout
+while True:
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid:
+        break
+    if time.monotonic() > deadline:
+        proc.kill()
+    time.sleep(0.05)
+with open(out, "w") as handle:
+    handle.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss * 1024}")
+"""
+
+
+def _peak_rss(argv: list[str], timeout: float, tmp_path: Path) -> tuple[subprocess.CompletedProcess[bytes], int]:
     """Run a real process to its end (killed past ``timeout``): its result and peak resident memory in bytes."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=procs.env())
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-        time.sleep(0.05)
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()
-    proc.stdout.close()
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err), usage.ru_maxrss * 1024
+    report = tmp_path / "peak.txt"
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), str(timeout), *argv], capture_output=True,
+                          env=procs.env(), timeout=timeout + 30)
+    code, peak = map(int, report.read_text().split())
+    return subprocess.CompletedProcess(argv, code, done.stdout, done.stderr), peak
 
 
 @pytest.mark.parametrize("name,first,zeros", _garbage_cases(), ids=[c[0] for c in _garbage_cases()])
@@ -118,7 +129,8 @@ def test_garbage_frames_are_refused_without_allocating(name: str, first: bytes, 
     with server(answer) as port:
         address = f"tcp://127.0.0.1:{port}"
         result, peak = _peak_rss([sys.executable, "-m", "pikit", "usage", str(sample_corpus), "--index",
-                                  str(tmp_path / "i.duckdb"), "--engine", "dask", "--scheduler", address], 60)
+                                  str(tmp_path / "i.duckdb"), "--engine", "dask", "--scheduler", address], 60,
+                                 tmp_path)
     procs.one_error_line(result, f"--scheduler {address}:", "not a Dask handshake")
     assert peak < 160 << 20, f"{name}: peak resident memory {peak >> 20} MiB"
 
