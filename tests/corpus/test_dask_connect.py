@@ -209,8 +209,19 @@ def test_client_must_be_a_connected_client(sample_corpus: Path, tmp_path: Path) 
             with pytest.raises(PikitError, match=r"^client= is an asynchronous client; the scan needs a synchronous "):
                 Corpus.open(sample_corpus, index=tmp_path / "i.duckdb", client=client)
 
+    failed: list[BaseException] = []
+
+    def run_on_a_loop_of_its_own(address: str) -> None:  # (an earlier test may leave this thread's loop running)
+        try:
+            asyncio.run(asynchronous(address))
+        except BaseException as exc:
+            failed.append(exc)
+
     with local_cluster(0) as client:
-        asyncio.run(asynchronous(client.scheduler.address))
+        thread = threading.Thread(target=run_on_a_loop_of_its_own, args=(client.scheduler.address,))
+        thread.start()
+        thread.join(60)
+    assert not thread.is_alive() and not failed, failed
     with pytest.raises(PikitError, match=r"^client= is not connected to a scheduler \(its status is 'closed'\)"):
         Corpus.open(sample_corpus, index=tmp_path / "i.duckdb", client=client)
 
