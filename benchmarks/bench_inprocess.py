@@ -52,8 +52,8 @@ sys.path.insert(0, str(_pikit_root(sys.argv[1:])))
 
 import pikit  # noqa: E402
 from pikit import jsjson  # noqa: E402
-from pikit.preparation import prepare_compaction  # noqa: E402
-from pikit.projection import project_path  # noqa: E402
+from pikit._context.projection import project_path  # noqa: E402
+from pikit.compaction._preparation import prepare_compaction  # noqa: E402
 
 REAL = Path("/work/shared/sessions/before-compaction.jsonl")
 SESSIONS = {

@@ -47,8 +47,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import pikit  # noqa: E402
-from pikit.diff import diff_contexts  # noqa: E402
-from pikit.settings import Settings  # noqa: E402
+from pikit._context.diff import diff_contexts  # noqa: E402
+from pikit.compaction._settings import Settings  # noqa: E402
 from pikit.widgets import CompactionPanel, SessionExplorer  # noqa: E402
 from tests.widgets.synthetic import big_session_lines, write_session  # noqa: E402
 

@@ -50,10 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pikit.entry import Entry  # noqa: E402
-from pikit.preparation import prepare_compaction  # noqa: E402
-from pikit.projection import project_path  # noqa: E402
-from pikit.tokens import estimate_tokens  # noqa: E402
+from pikit._context.projection import project_path  # noqa: E402
+from pikit._context.tokens import estimate_tokens  # noqa: E402
+from pikit._format.entry import Entry  # noqa: E402
+from pikit.compaction._preparation import prepare_compaction  # noqa: E402
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 

@@ -16,9 +16,26 @@ import typing
 from . import _lazy
 
 if typing.TYPE_CHECKING:
-    from .branch_summary import collect_branch, prepare_branch
-    from .compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry, write_entry
-    from .entry import Entry
+    from ._context.projection import ProjectedEntry, Projection
+    from ._context.tokens import ContextSize, estimate_tokens
+    from ._following import Follower, follow
+    from ._format.entry import Entry
+    from ._format.loading import LoadReport, Problem, load, loads
+    from ._format.tail import Appended, FileMark, read_appended
+    from ._tree.refresh import Refresh
+    from ._tree.sessiontree import Session
+    from .compaction._branch_summary import collect_branch, prepare_branch
+    from .compaction._entries import (
+        build_branch_summary,
+        build_compaction,
+        context_edit_entry,
+        label_entry,
+        write_entry,
+    )
+    from .compaction._preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
+    from .compaction._settings import CompactionSettings, Settings, load_settings
+    from .compaction._simulate import SimulationResult
+    from .compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
     from .errors import (
         DamagedLineError,
         EntryError,
@@ -30,17 +47,6 @@ if typing.TYPE_CHECKING:
         UnknownEntryError,
         WriteError,
     )
-    from .following import Follower, follow
-    from .loading import LoadReport, Problem, load, loads
-    from .preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
-    from .projection import ProjectedEntry, Projection
-    from .refresh import Refresh
-    from .session import Session
-    from .settings import CompactionSettings, Settings, load_settings
-    from .simulate import SimulationResult
-    from .summarizer import Summarizer, SummaryRequest, SummaryResult
-    from .tail import Appended, FileMark, read_appended
-    from .tokens import ContextSize, estimate_tokens
 
 __version__ = "0.1.0"
 

@@ -23,15 +23,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import frames
+from ._context.projection import Projection
+from ._context.tokens import estimate_tokens
+from ._formatting import fmt_int
+from ._palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
+from ._tree.sessiontree import CURRENT, Session
+from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions
-from .corpus.charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
-from .formatting import fmt_int
-from .palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
-from .projection import Projection
-from .session import CURRENT, Session
-from .simulate import SimulationResult
-from .tokens import estimate_tokens
+from .corpus._charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
 
 __all__ = [
     "abandoned_branches",
@@ -169,10 +169,10 @@ def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | Non
                    show_estimate: bool = True, show_usage: bool = True) -> Figure:
     """Context size over the branch, with its compactions (the sawtooth).
 
-    ``sources`` may mix a :class:`~pikit.session.Session` (the recorded history at
+    ``sources`` may mix a :class:`~pikit._tree.sessiontree.Session` (the recorded history at
     ``leaf``: Pi's context size at every check point, the all-estimate size dashed, the
     usage recorded on each assistant message as dots, and the compaction entries), one or
-    more :class:`~pikit.simulate.SimulationResult` (what-if replays), and trace DataFrames
+    more :class:`~pikit.compaction._simulate.SimulationResult` (what-if replays), and trace DataFrames
     from :func:`pikit.frames.context_trace` / :func:`pikit.frames.simulation_trace`.
 
     Each compaction event is drawn as a ``v`` marker at its size before compaction (one

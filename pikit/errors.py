@@ -34,7 +34,7 @@ errors about an entry name the entry id. The tree::
 
 from __future__ import annotations
 
-from .inert import echo
+from ._inert import echo
 
 __all__ = [
     "DamagedLineError",

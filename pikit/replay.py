@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, NoReturn
 
+from ._format.loading import MAX_LINE_BYTES
+from ._format.timestamps import parse_ms
+from ._inert import cut_echoes
+from ._limits import ONE_DAY
 from .errors import PikitError
-from .inert import cut_echoes
 from .jsjson import loads as js_loads
-from .limits import ONE_DAY
-from .loading import MAX_LINE_BYTES
-from .timestamps import parse_ms
 
 __all__ = ["MAX_GAP", "main", "replay"]
 
@@ -38,7 +38,7 @@ MAX_GAP = ONE_DAY
 
 
 def _lines(source: str) -> Iterator[bytes]:
-    from .reading import open_regular
+    from ._format.reading import open_regular
 
     with open_regular(source) as handle:
         pending = b""

@@ -1,4 +1,4 @@
-"""Work long enough to be shown as progress (:data:`pikit.progress.WORTH_SHOWING`), built from the bundled data."""
+"""Work long enough to be shown as progress (:data:`pikit._progress.WORTH_SHOWING`), built from the bundled data."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from pikit.progress import BYTES, ENTRIES, WORTH_SHOWING
+from pikit._progress import BYTES, ENTRIES, WORTH_SHOWING
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "data" / "sample_corpus" / "sessions"

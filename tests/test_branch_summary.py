@@ -1,4 +1,4 @@
-"""pikit.branch_summary: what leaving a branch would summarize (entries, budget, files).
+"""pikit.compaction._branch_summary: what leaving a branch would summarize (entries, budget, files).
 
 ``PI`` holds Pi 1.5.2's ``collectEntriesForBranchSummary`` + ``prepareBranchEntries`` for
 pairs of positions and budgets on the session below, as (commonAncestorId, number of
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from pikit import Session, UnknownEntryError, jsjson
-from pikit.branch_summary import collect_branch, prepare_branch, summary_details
-from pikit.serialize import BRANCH_SUMMARY_PREFIX
-from pikit.tokens import estimate_tokens
+from pikit._context.serialize import BRANCH_SUMMARY_PREFIX
+from pikit._context.tokens import estimate_tokens
+from pikit.compaction._branch_summary import collect_branch, prepare_branch, summary_details
 from tests.entries import T0, asst, call, compaction, edit, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-bs", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

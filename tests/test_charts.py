@@ -21,11 +21,11 @@ from matplotlib.lines import Line2D
 
 import pikit
 from pikit import charts, frames
-from pikit.session import Session
-from pikit.settings import CompactionSettings
-from pikit.simulate import SimulationResult, simulate
-from pikit.summarizer import SummaryRequest, SummaryResult
-from pikit.tokens import estimate_tokens
+from pikit._context.tokens import estimate_tokens
+from pikit._tree.sessiontree import Session
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import SimulationResult, simulate
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"

@@ -14,7 +14,7 @@ import pytest
 import pikit
 from pikit import jsjson
 from pikit.cli import main
-from pikit.preparation import prepare_compaction
+from pikit.compaction._preparation import prepare_compaction
 
 T0 = 1767225600000
 HEADER = {"type": "session", "version": 3, "id": "sess-cli", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -465,7 +465,7 @@ def test_every_command_a_message_names_exists() -> None:
     import ast
     import re
 
-    from pikit.cli.app import build_parser
+    from pikit.cli._app import build_parser
 
     parser = build_parser()
     commands = set(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)

@@ -12,7 +12,9 @@ import pytest
 
 import pikit
 from pikit import Session
-from pikit.compaction import (
+from pikit._context.projection import project_path
+from pikit._format.entry import Entry
+from pikit.compaction._entries import (
     BRANCH_SUMMARY_PREAMBLE,
     build_branch_summary,
     build_compaction,
@@ -20,11 +22,9 @@ from pikit.compaction import (
     label_entry,
     write_entry,
 )
-from pikit.entry import Entry
+from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import EntryError, PikitError, SummarizerError, UnknownEntryError, WriteError
-from pikit.preparation import prepare_compaction
-from pikit.projection import project_path
-from pikit.summarizer import SummaryRequest, SummaryResult
 from tests.entries import asst, call, session_of, text, tool_result, usage, user
 
 SPLIT = "\n\n---\n\n**Turn Context (split turn):**\n\n"

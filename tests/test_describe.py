@@ -1,4 +1,4 @@
-"""pikit.describe: titles of sessions (named or not)."""
+"""pikit._context.describe: titles of sessions (named or not)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from entries import user
 
 import pikit
 from pikit import Session
-from pikit.describe import first_request, session_title
+from pikit._context.describe import first_request, session_title
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
 

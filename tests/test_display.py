@@ -1,4 +1,4 @@
-"""pikit.display: short reprs and escaped HTML cards of the core objects."""
+"""pikit._context.cards: short reprs and escaped HTML cards of the core objects."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from entries import asst, user
 
 import pikit
 from pikit import Session
-from pikit.llm.offline import OfflineSummarizer
-from pikit.settings import CompactionSettings
-from pikit.simulate import simulate
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import simulate
+from pikit.llm._offline import OfflineSummarizer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
 SETTINGS = CompactionSettings(True, 3000, 4000)

@@ -15,8 +15,8 @@ import pikit
 from pikit import Session
 from pikit.errors import WriteError
 from pikit.export import PageSettings, render_page, write_page
-from pikit.export.page import CSP
-from pikit.export.tree import MAX_INDENT, render_tree
+from pikit.export._page import CSP
+from pikit.export._tree import MAX_INDENT, render_tree
 from tests.procs import env as child_env
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"

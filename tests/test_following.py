@@ -15,8 +15,8 @@ import pytest
 
 import pikit
 from pikit import Refresh
-from pikit.following import Follower
-from pikit.refresh import BranchSwitch
+from pikit._following import Follower
+from pikit._tree.refresh import BranchSwitch
 from tests.entries import user
 
 HEADER = {"type": "session", "version": 3, "id": "s-follow", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -222,7 +222,7 @@ def test_a_loop_that_only_reports_itself_running_is_not_used(tmp_path: Path) -> 
 def appending_after_the_load(monkeypatch: pytest.MonkeyPatch, path: Path, entry_id: str, parent: str) -> None:
     """Make the follower's load append one entry right after reading the file: the append
     lands in the window between the read and the start of watching, every time."""
-    import pikit.following as following
+    import pikit._following as following
 
     real = following.load
 

@@ -1,4 +1,4 @@
-"""pikit.formatting: the one number format of the command line, widgets and pages."""
+"""pikit._formatting: the one number format of the command line, widgets and pages."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pikit.formatting import MISSING, fmt_delta, fmt_int, fmt_percent, fmt_short, fmt_tokens, plural
+from pikit._formatting import MISSING, fmt_delta, fmt_int, fmt_percent, fmt_short, fmt_tokens, plural
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 
 import pikit
-import pikit.columns
+import pikit._columns
 from pikit import frames
-from pikit.counting import get_counter
-from pikit.preparation import prepare_compaction
-from pikit.projection import entry_messages, project_path
-from pikit.session import Session
-from pikit.settings import CompactionSettings
-from pikit.simulate import SimulationResult, simulate, threshold_table
-from pikit.summarizer import SummaryRequest, SummaryResult
-from pikit.tokens import estimate_tokens, message_usage, usage_total
+from pikit._context.counting import get_counter
+from pikit._context.projection import entry_messages, project_path
+from pikit._context.tokens import estimate_tokens, message_usage, usage_total
+from pikit._tree.sessiontree import Session
+from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import SimulationResult, simulate, threshold_table
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
@@ -564,8 +564,8 @@ def test_frames_survive_weird_but_parseable_values() -> None:
 
 
 def test_column_declarations_need_no_pandas() -> None:
-    """pikit.columns (Column, table, select) is core: a schema can use it without importing pandas."""
-    code = ("import sys, pikit.columns as c\n"
+    """pikit._columns (Column, table, select) is core: a schema can use it without importing pandas."""
+    code = ("import sys, pikit._columns as c\n"
             "cols = c.table('''\n  a  Int64  the a\n  when  datetime64[ms, UTC]  a time,\n     two spaces apart\n''')\n"
             "assert [(x.name, x.dtype, x.description) for x in cols] == "
             "[('a', 'Int64', 'the a'), ('when', 'datetime64[ms, UTC]', 'a time, two spaces apart')]\n"
@@ -573,4 +573,4 @@ def test_column_declarations_need_no_pandas() -> None:
             "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert frames.Column is pikit.columns.Column
+    assert frames.Column is pikit._columns.Column

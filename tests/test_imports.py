@@ -34,8 +34,8 @@ def _imported_in_fresh_interpreter(statement: str) -> list[str]:
     [
         "import pikit",
         "import pikit; [getattr(pikit, name) for name in pikit.__all__]",
-        "import pikit.cli.context, pikit.cli.tree, pikit.cli.files",
-        "import pikit.cli, pikit.cli.app, pikit.cli.common, pikit.cli.compact, pikit.cli.branch",
+        "import pikit.cli._context, pikit.cli._tree, pikit.cli._files",
+        "import pikit.cli, pikit.cli._app, pikit.cli._common, pikit.cli._compact, pikit.cli._branch",
         "import pikit; s = pikit.loads(open(r'{sessions}/tree-basic.jsonl', 'rb').read()); s.context().tokens",
     ],
 )
@@ -144,10 +144,10 @@ print(json.dumps([before, after, sorted(set(p.__all__) - set(dir(p)))]))
 
 def test_submodules_are_attributes_of_their_package_after_a_plain_import() -> None:
     script = ("import pikit, pikit.llm, pikit.corpus; "
-              "print(pikit.errors.PikitError.__name__, pikit.llm.transport.__name__, pikit.corpus.index.__name__)")
+              "print(pikit.errors.PikitError.__name__, pikit.llm._transport.__name__, pikit.corpus._index.__name__)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           cwd=PACKAGE.parent)
-    assert done.stdout.split() == ["PikitError", "pikit.llm.transport", "pikit.corpus.index"]
+    assert done.stdout.split() == ["PikitError", "pikit.llm._transport", "pikit.corpus._index"]
 
 
 def test_type_checkers_see_exactly_the_exported_names(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_no_public_name_shadows_a_submodule() -> None:
     """``import pikit.X as m`` gives the module X whenever pikit has one (no function of that name hides it)."""
     import importlib
 
-    import pikit.simulate as simulate_module
+    import pikit.compaction._simulate as simulate_module
 
     assert inspect.ismodule(simulate_module) and callable(simulate_module.simulate)
     for path in [*PACKAGE.glob("*.py"), *(p.parent for p in PACKAGE.glob("*/__init__.py"))]:

@@ -1,4 +1,4 @@
-"""pikit.loading: damaged input never crashes, never loses earlier entries, never touches the file."""
+"""pikit._format.loading: damaged input never crashes, never loses earlier entries, never touches the file."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import pikit
 from pikit import DamagedLineError, LoadReport, NotASessionError, Problem, Session, SessionFileError, jsjson
-from pikit import loading as loading_module
-from pikit.preparation import prepare_compaction
+from pikit._format import loading as loading_module
+from pikit.compaction._preparation import prepare_compaction
 
 HEADER = {"type": "session", "version": 3, "id": "sess-load", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 

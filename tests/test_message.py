@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pikit
-from pikit.counting import message_text
-from pikit.describe import message_preview, tool_calls
-from pikit.message import Bash, ImageBlock, Section, TextBlock, ThinkingBlock, Tool, ToolCall, view
-from pikit.serialize import serialize_conversation
+from pikit._context.counting import message_text
+from pikit._context.describe import message_preview, tool_calls
+from pikit._context.serialize import serialize_conversation
+from pikit._format.message import Bash, ImageBlock, Section, TextBlock, ThinkingBlock, Tool, ToolCall, view
 
 
 def test_assistant_blocks_are_typed_in_order() -> None:

@@ -1,4 +1,4 @@
-"""pikit.palette: one colour per segment and role, used by the charts (and the widgets' CSS)."""
+"""pikit._palette: one colour per segment and role, used by the charts (and the widgets' CSS)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ matplotlib.use("Agg")
 from matplotlib.colors import to_hex
 
 import pikit
-from pikit import charts, palette
+from pikit import _palette as palette
+from pikit import charts
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b")

@@ -1,4 +1,4 @@
-"""pikit.preparation: cut point, split turn, recovery rule, file lists (no model call).
+"""pikit.compaction._preparation: cut point, split turn, recovery rule, file lists (no model call).
 
 ``PI`` holds what Pi 1.5.2's ``prepareCompaction`` returns for every entry of the sessions
 below as the leaf and each keepRecentTokens value: ``(firstKeptEntryId, isSplitTurn,
@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pikit import Session, jsjson
-from pikit.fileops import FileOps, format_file_lists
-from pikit.preparation import Preparation, find_cut_point, prepare_compaction
-from pikit.tokens import estimate_tokens
+from pikit._context.fileops import FileOps, format_file_lists
+from pikit._context.tokens import estimate_tokens
+from pikit.compaction._preparation import Preparation, find_cut_point, prepare_compaction
 from tests.entries import asst, call, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-prep", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -1,4 +1,4 @@
-"""pikit.preparation.trace_compaction: the walk's figures match a plain walk, and the preparation is unchanged.
+"""pikit.compaction._preparation.trace_compaction: the walk's figures match a plain walk, and the preparation is unchanged.
 
 The oracle here is the rule written out the slow way (the walk back entry by entry, as
 the specification states it), independent of the indexed code ``prepare_compaction`` uses.
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pikit
-from pikit.preparation import find_cut_point, prepare_compaction, trace_compaction
-from pikit.projection import ProjectedEntry, Projection
+from pikit._context.projection import ProjectedEntry, Projection
+from pikit.compaction._preparation import find_cut_point, prepare_compaction, trace_compaction
 from tests.entries import asst, compaction, edit, text, tool_result, ts, usage, user
 from tests.test_preparation import build, conversations
 

@@ -1,4 +1,4 @@
-"""pikit.progress: one protocol for the progress of loading, scanning and replaying; shown only for long work,
+"""pikit._progress: one protocol for the progress of loading, scanning and replaying; shown only for long work,
 only where asked for, drawn by the caller's display."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import pikit
+from pikit._progress import BYTES, ENTRIES, WORTH_SHOWING, Line, in_notebook, reporting, tracked
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import simulate, sweep
 from pikit.corpus import Corpus
-from pikit.llm.select import get_summarizer
-from pikit.progress import BYTES, ENTRIES, WORTH_SHOWING, Line, in_notebook, reporting, tracked
-from pikit.settings import CompactionSettings
-from pikit.simulate import simulate, sweep
+from pikit.llm._select import get_summarizer
 from tests.long_work import REFACTOR, SAMPLE_CORPUS, WIDE_TREE, WIDE_TREE_BRANCH, big_corpus, big_session
 
 LONG = WORTH_SHOWING[BYTES]

@@ -1,4 +1,4 @@
-"""pikit.projection: context entries, edits, system replay, model/thinking, provenance.
+"""pikit._context.projection: context entries, edits, system replay, model/thinking, provenance.
 
 ``PI`` holds, for every entry of the hand-built sessions below used as the leaf, what Pi
 1.5.2 computes (``buildSessionProjection`` + ``estimateTokens`` +
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from pikit import Projection, Session, jsjson
-from pikit.entry import Entry
-from pikit.projection import apply_edit, context_entries, entry_messages, project_path, replay_system
+from pikit._context.projection import apply_edit, context_entries, entry_messages, project_path, replay_system
+from pikit._format.entry import Entry
 from tests.entries import T0, asst, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-proj", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

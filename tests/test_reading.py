@@ -1,4 +1,4 @@
-"""Only regular files are read, and reading stays bounded (pikit.reading, pikit.loading)."""
+"""Only regular files are read, and reading stays bounded (pikit._format.reading, pikit._format.loading)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 import pikit
-from pikit import DamagedLineError, SessionFileError, loading
-from pikit.reading import NotRegularFileError, open_regular
+from pikit import DamagedLineError, SessionFileError
+from pikit._format import loading
+from pikit._format.reading import NotRegularFileError, open_regular
 from tests.procs import env, one_error_line
 from tests.procs import pikit as run_pikit
 

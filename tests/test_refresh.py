@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pikit
-from pikit import DamagedLineError, PikitError, Session, loading
+from pikit import DamagedLineError, PikitError, Session
+from pikit._format import loading
 from tests.entries import asst, usage, user
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit.branch_summary import collect_branch, prepare_branch
-from pikit.preparation import prepare_compaction
+from pikit.compaction._branch_summary import collect_branch, prepare_branch
+from pikit.compaction._preparation import prepare_compaction
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "sample_sessions"

@@ -1,4 +1,4 @@
-"""pikit.session.Session: indexes, labels, name, look-ups, leaf moves (Pi's /tree selection)."""
+"""pikit._tree.sessiontree.Session: indexes, labels, name, look-ups, leaf moves (Pi's /tree selection)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import pikit
 from pikit import EntryError, PikitError, Session, UnknownEntryError
-from pikit.entry import Entry
+from pikit._format.entry import Entry
 from tests.conftest import SESSIONS
 
 HEADER = {"type": "session", "version": 3, "id": "sess-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -390,7 +390,7 @@ def test_an_entry_is_in_the_session_that_holds_its_id(forked: Session, chain: Se
 
 
 def test_current_and_none_keep_their_meaning(forked: Session) -> None:
-    assert forked.resolve_leaf() == forked.resolve_leaf(pikit.session.CURRENT) == forked.leaf_id
+    assert forked.resolve_leaf() == forked.resolve_leaf(pikit._tree.sessiontree.CURRENT) == forked.leaf_id
     assert forked.resolve_leaf(None) is None
     assert forked.branch(None) == [] and forked.context(None).messages == []
     forked.navigate("2397")
@@ -423,20 +423,20 @@ def test_every_session_method_takes_an_id_a_prefix_or_an_entry(name: str, target
 
 
 def _forked_lines(s: Session, ref: Any) -> list[Any]:
-    from pikit.write import fork_lines
+    from pikit._format.write import fork_lines
 
     return [_fresh(json.loads(line)) for line in fork_lines(s, ref)[1:]]
 
 
 def _core_calls() -> dict[str, tuple[str, str, Any]]:
     """name: (shared session, target entry, call(session, ref)) of each core function taking an id or a leaf."""
-    from pikit.branch_summary import collect_branch
-    from pikit.compaction import build_branch_summary, build_compaction, context_edit_entry, label_entry
-    from pikit.diff import diff_compaction, diff_leaves
-    from pikit.llm.offline import OfflineSummarizer
-    from pikit.projection import project
-    from pikit.settings import CompactionSettings
-    from pikit.simulate import simulate
+    from pikit._context.diff import diff_compaction, diff_leaves
+    from pikit._context.projection import project
+    from pikit.compaction._branch_summary import collect_branch
+    from pikit.compaction._entries import build_branch_summary, build_compaction, context_edit_entry, label_entry
+    from pikit.compaction._settings import CompactionSettings
+    from pikit.compaction._simulate import simulate
+    from pikit.llm._offline import OfflineSummarizer
 
     offline = OfflineSummarizer()
     forked, chain = "tree-basic.jsonl", "compaction-chain.jsonl"
@@ -471,7 +471,7 @@ def test_every_core_function_takes_an_id_a_prefix_or_an_entry(name: str) -> None
 def test_every_frame_chart_and_page_takes_an_id_a_prefix_or_an_entry(chain: Session) -> None:
     from pikit import charts, frames
     from pikit.export import PageSettings, render_page
-    from pikit.export.tree import render_tree
+    from pikit.export._tree import render_tree
 
     settings = PageSettings("anthropic/claude", 200_000, 16_384, 20_000)
     calls: list[Any] = [

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from pikit.compaction._settings import CompactionSettings, Settings, load_settings
 from pikit.errors import PikitError, SettingsError
-from pikit.settings import CompactionSettings, Settings, load_settings
 
 
 def write_json(path: Path, data: Any) -> Path:

@@ -1,4 +1,4 @@
-"""What-if replay (pikit.simulate) on the sample session, checked against independent figures."""
+"""What-if replay (pikit.compaction._simulate) on the sample session, checked against independent figures."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import pytest
 
 import pikit
 from pikit import Session
-from pikit.compaction import build_compaction
-from pikit.entry import Entry
+from pikit._context.projection import project_path
+from pikit._context.tokens import estimate_tokens
+from pikit._format.entry import Entry
+from pikit.compaction._entries import build_compaction
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import SimulationResult, simulate, sweep, threshold_table
+from pikit.compaction._summarizer import Summarizer
 from pikit.errors import PikitError
-from pikit.llm.select import get_summarizer
-from pikit.projection import project_path
-from pikit.settings import CompactionSettings
-from pikit.simulate import SimulationResult, simulate, sweep, threshold_table
-from pikit.summarizer import Summarizer
-from pikit.tokens import estimate_tokens
+from pikit.llm._select import get_summarizer
 from tests.procs import env as child_env
 
 WINDOW, RESERVE, KEEP = 16384, 3000, 4000

@@ -1,4 +1,4 @@
-"""pikit.tail: complete appended lines only, the position to read on from, rewrites noticed."""
+"""pikit._format.tail: complete appended lines only, the position to read on from, rewrites noticed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pikit import SessionFileError
-from pikit.tail import DIGEST_BYTES, FileMark, read_appended
+from pikit._format.tail import DIGEST_BYTES, FileMark, read_appended
 
 
 def append(path: Path, data: bytes) -> None:
@@ -145,7 +145,7 @@ def test_an_unchanged_file_is_not_read_again(tmp_path: Path, monkeypatch: pytest
     path = tmp_path / "f.jsonl"
     path.write_bytes(b"a\nb\npart")
     mark = read_appended(path).mark
-    import pikit.tail as tail
+    import pikit._format.tail as tail
 
     def fail(*args: object) -> bytes:
         raise AssertionError("read an unchanged file")

@@ -1,4 +1,4 @@
-"""pikit.tokens: Pi's estimate (chars/4 in UTF-16 units) and the context size rule.
+"""pikit._context.tokens: Pi's estimate (chars/4 in UTF-16 units) and the context size rule.
 
 Every expected number here was computed once with Pi 1.5.2 (``estimateTokens`` and
 ``estimateProjectedContextTokens``) under node while writing this file.
@@ -13,7 +13,7 @@ import pytest
 
 import pikit
 from pikit import ContextSize, Session, estimate_tokens
-from pikit.tokens import IMAGE_CHARS, context_size, estimate_chars, js_truthy, message_usage, usage_total
+from pikit._context.tokens import IMAGE_CHARS, context_size, estimate_chars, js_truthy, message_usage, usage_total
 
 IMG = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
 

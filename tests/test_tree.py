@@ -1,4 +1,4 @@
-"""pikit.tree: paths, children order (as V8 sorts), the flat tree, /tree rows and selection.
+"""pikit._tree.tree: paths, children order (as V8 sorts), the flat tree, /tree rows and selection.
 
 Expected orders and rows marked "node" were computed once with Node 20 and Pi 1.5.2
 (``Array.prototype.sort`` with Pi's comparator; Pi's ``TreeList`` component) while writing
@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 import pikit
 from pikit import Session, jsjson
-from pikit.entry import Entry
-from pikit.timestamps import parse_ms
-from pikit.tree import FILTER_MODES, build_children, js_sort, path_to, selection, tree_json
-from pikit.write import fork_lines
+from pikit._format.entry import Entry
+from pikit._format.timestamps import parse_ms
+from pikit._format.write import fork_lines
+from pikit._tree.tree import FILTER_MODES, build_children, js_sort, path_to, selection, tree_json
 
 HEADER = {"type": "session", "version": 3, "id": "sess-tree", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 

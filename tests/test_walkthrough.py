@@ -1,4 +1,4 @@
-"""pikit.walkthrough: the seven steps name the entries prepare_compaction decides on, with its figures."""
+"""pikit.compaction._walkthrough: the seven steps name the entries prepare_compaction decides on, with its figures."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pikit
-from pikit.compaction import build_compaction, compact_prepared
-from pikit.formatting import fmt_int
-from pikit.llm.offline import OfflineSummarizer
-from pikit.preparation import CompactionTrace, prepare_compaction, trace_compaction
-from pikit.walkthrough import STEP_TITLES, Fold, Step, StepRow, Walkthrough, walkthrough
+from pikit._formatting import fmt_int
+from pikit.compaction._entries import build_compaction, compact_prepared
+from pikit.compaction._preparation import CompactionTrace, prepare_compaction, trace_compaction
+from pikit.compaction._walkthrough import STEP_TITLES, Fold, Step, StepRow, Walkthrough, walkthrough
+from pikit.llm._offline import OfflineSummarizer
 from tests.entries import asst, compaction, text, usage, user
 from tests.test_preparation import build, conversations
 
@@ -212,7 +212,7 @@ def test_no_cut_point_after_the_reached_entry_takes_the_last_one() -> None:
 
 
 def test_step_one_says_whether_pis_trigger_fires(refactor: pikit.Session) -> None:
-    from pikit.settings import CompactionSettings
+    from pikit.compaction._settings import CompactionSettings
 
     trace = _trace(refactor, 4_000)
     size = trace.projection.tokens

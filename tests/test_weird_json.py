@@ -14,10 +14,10 @@ import pytest
 
 import pikit
 from pikit import NotASessionError
-from pikit.llm.offline import OfflineSummarizer
-from pikit.preparation import prepare_compaction
-from pikit.settings import CompactionSettings
-from pikit.simulate import simulate
+from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import simulate
+from pikit.llm._offline import OfflineSummarizer
 from tests.procs import pikit as run_pikit
 from tests.weird import weird_sessions
 

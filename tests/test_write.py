@@ -1,4 +1,4 @@
-"""pikit.write: fork/clone lines, migrated copies, new files and appends (never a rewrite)."""
+"""pikit._format.write: fork/clone lines, migrated copies, new files and appends (never a rewrite)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 import pikit
 from pikit import WriteError, jsjson
-from pikit import write as write_module
-from pikit.write import append_lines, copy_with_lines, fork, fork_lines, migrated_lines, uuid7, write_new
+from pikit._format import write as write_module
+from pikit._format.write import append_lines, copy_with_lines, fork, fork_lines, migrated_lines, uuid7, write_new
 
 # Checked against Pi 1.5.2's createBranchedSession (in memory) while writing this file: same entries, same
 # parents, compaction c1's firstKeptEntryId "l1" (a dropped label) becomes "a1", labels appended in map order.

@@ -21,7 +21,7 @@ import pytest
 
 import pikit
 from pikit import WriteError
-from pikit.write import Appender, append_lines, write_new
+from pikit._format.write import Appender, append_lines, write_new
 from tests.procs import env, one_error_line, popen
 from tests.procs import pikit as run_pikit
 
@@ -42,7 +42,7 @@ for (let i = 0; i < Number(n); i++) {
 
 PY_APPENDER = """
 import json, sys
-from pikit.write import append_lines
+from pikit._format.write import append_lines
 path, n, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for i in range(n):
     entry = {"type": "custom", "id": f"{tag}{i}", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
@@ -148,7 +148,7 @@ def test_two_in_place_runs_at_once_never_both_compact(tmp_path: Path) -> None:
 
 def test_a_second_appender_is_refused_while_the_first_holds_the_lock(tmp_path: Path) -> None:
     path = _copy(tmp_path)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pikit.write import Appender\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pikit._format.write import Appender\n"
                                "a = Appender(sys.argv[1]); print('locked', flush=True); time.sleep(30)", str(path)],
                               env=env(), stdout=subprocess.PIPE)
     try:
@@ -219,7 +219,7 @@ def test_a_whole_last_line_without_newline_is_ended_and_said(tmp_path: Path) -> 
 # ---------------------------------------------------------------- interruption
 SLOW_WRITE = """
 import sys, time
-import pikit.write as w
+import pikit._format.write as w
 real = w._write_new
 def slow(path, pieces, source, overwrite):
     def trickle():

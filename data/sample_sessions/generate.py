@@ -13,8 +13,8 @@ The compactions and the branch summary of ``refactor-auth.jsonl`` are not writte
 hand: the session is built in memory step by step, Pi's trigger
 (``contextTokens > contextWindow - reserveTokens``) is evaluated with pikit after every
 tool batch and every final answer, and when it fires pikit's own
-:func:`pikit.compaction.build_compaction` (and, for the abandoned branch,
-:func:`pikit.compaction.build_branch_summary`) prepares the entry. Only the summary text
+:func:`pikit.compaction._entries.build_compaction` (and, for the abandoned branch,
+:func:`pikit.compaction._entries.build_branch_summary`) prepares the entry. Only the summary text
 comes from :class:`StorySummarizer`, a scripted summarizer holding hand-written summaries
 that checks it is asked to summarize the part of the story it expects. The entry ids and
 timestamps pikit generated are then replaced by ones from this script's seeded sources.
@@ -46,16 +46,16 @@ except ImportError:  # run as a script from a checkout: put the repository root 
     import pikit
 
 from pikit import jsjson
-from pikit.compaction import (
+from pikit._context.projection import project_path
+from pikit._context.tokens import estimate_tokens
+from pikit.compaction._entries import (
     BRANCH_SUMMARY_PREAMBLE,
     build_branch_summary,
     build_compaction,
     context_edit_entry,
     label_entry,
 )
-from pikit.projection import project_path
-from pikit.summarizer import SummaryRequest, SummaryResult
-from pikit.tokens import estimate_tokens
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 
 HERE = Path(__file__).resolve().parent
 

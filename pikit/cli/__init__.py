@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from types import FrameType
 
 from ..errors import PikitError
-from .app import build_parser
-from .terminal import cut_echoes, inert_streams
+from ._app import build_parser
+from ._terminal import cut_echoes, inert_streams
 
 __all__ = ["main", "run"]
 

@@ -16,11 +16,11 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from .corpus import Corpus, default_index_path
-    from .discover import default_root
-    from .index import ScanReport
-    from .indexfile import CorpusIndexError, IndexHeldError, IndexRebuiltWarning
-    from .schema import TABLES
+    from ._corpus import Corpus, default_index_path
+    from ._discover import default_root
+    from ._index import ScanReport
+    from ._indexfile import CorpusIndexError, IndexHeldError, IndexRebuiltWarning
+    from ._schema import TABLES
 
 __all__ = ["TABLES", "Corpus", "CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning", "ScanReport",
            "default_index_path", "default_root"]

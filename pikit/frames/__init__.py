@@ -18,18 +18,18 @@ dependency: ``pip install 'pikit[frames]'``).
 ``leaf`` means the same as in the core: :data:`CURRENT` (the default) is the session's
 current leaf, and None is the empty leaf (before the first entry).
 
-Modules: :mod:`~pikit.frames.columns` (the mechanism), :mod:`~pikit.frames.entries`,
-:mod:`~pikit.frames.messages`, :mod:`~pikit.frames.compactions`,
-:mod:`~pikit.frames.simulations`.
+Modules: :mod:`~pikit.frames._columns` (the mechanism), :mod:`~pikit.frames._entries`,
+:mod:`~pikit.frames._messages`, :mod:`~pikit.frames._compactions`,
+:mod:`~pikit.frames._simulations`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from . import columns as _columns
-from .columns import CURRENT, Column, ColumnSpec, build, select, shorten
-from .compactions import (
+from . import _columns as _columns
+from ._columns import CURRENT, Column, ColumnSpec, build, select, shorten
+from ._compactions import (
     COMPACTION_COLUMNS,
     CONTEXT_TRACE_COLUMNS,
     SWEEP_COLUMNS,
@@ -37,9 +37,9 @@ from .compactions import (
     context_trace,
     sweep_keep_recent,
 )
-from .entries import BRANCH_COLUMNS, ENTRY_COLUMNS, branches, entries
-from .messages import CALIBRATION_COLUMNS, MESSAGE_COLUMNS, calibration, message_segments, messages
-from .simulations import (
+from ._entries import BRANCH_COLUMNS, ENTRY_COLUMNS, branches, entries
+from ._messages import CALIBRATION_COLUMNS, MESSAGE_COLUMNS, calibration, message_segments, messages
+from ._simulations import (
     SIMULATION_EVENT_COLUMNS,
     SIMULATION_TOTALS_COLUMNS,
     SIMULATION_TRACE_COLUMNS,

@@ -14,7 +14,7 @@ Each widget works alone and they compose:
   in a :class:`SessionExplorer` below.
 
 Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
-(:mod:`pikit.widgets.views`), testable without a kernel. Session text is always HTML-escaped
+(:mod:`pikit.widgets._views`), testable without a kernel. Session text is always HTML-escaped
 before it is shown.
 """
 
@@ -24,17 +24,17 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .browser import SessionBrowser, SessionTable
-    from .budget import BudgetBar, budget_segments
-    from .compaction import CompactionPanel, CompactionRun, compaction_history
-    from .context import ContextView, context_rows
-    from .diffview import ContextDiff
-    from .explorer import SessionExplorer
-    from .stepper import CompactionStepper
-    from .tree import TreeView
+    from ._browser import SessionBrowser, SessionTable
+    from ._budget import BudgetBar, budget_segments
+    from ._compaction import CompactionPanel, CompactionRun, compaction_history
+    from ._context import ContextView, context_rows
+    from ._diffview import ContextDiff
+    from ._explorer import SessionExplorer
+    from ._stepper import CompactionStepper
+    from ._tree import TreeView
 
 # The widgets load ipywidgets and anywidget when first used, so the pure view models
-# (pikit.widgets.views) import without them.
+# (pikit.widgets._views) import without them.
 _HOMES = {
     "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
     "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",

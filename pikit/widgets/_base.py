@@ -24,16 +24,16 @@ from ._html import error_box, esc
 from ._state import SessionState, state_for
 
 if TYPE_CHECKING:
-    from ..projection import Projection
-    from ..session import Session
+    from .._context.projection import Projection
+    from .._tree.sessiontree import Session
 
 __all__ = ["Callbacks", "LeafWidget", "error_output", "resolve_leaf"]
 
 
 def resolve_leaf(session: Session, leaf_id: Any) -> Any:
     """The entry id ``leaf_id`` names in ``session`` (``CURRENT``: the session's leaf; ``None``: the reset
-    leaf; an id, a unique prefix or an :class:`~pikit.entry.Entry`, as
-    :meth:`~pikit.session.Session.resolve_leaf` reads them); a :class:`traitlets.TraitError` if none."""
+    leaf; an id, a unique prefix or an :class:`~pikit._format.entry.Entry`, as
+    :meth:`~pikit._tree.sessiontree.Session.resolve_leaf` reads them); a :class:`traitlets.TraitError` if none."""
     try:
         return session.resolve_leaf(leaf_id)
     except PikitError as exc:

@@ -1,7 +1,7 @@
 """HTML building blocks shared by the widgets: escaping, numbers, message bodies, the stylesheet.
 
 Every piece of text that comes from a session goes through :func:`esc` before it reaches an
-HTML string (:func:`pikit.inert.html_text`: control characters, bidirectional controls and lone
+HTML string (:func:`pikit._inert.html_text`: control characters, bidirectional controls and lone
 surrogates made visible, then ``html.escape`` with quotes); nothing here inserts session text
 any other way.
 """
@@ -12,11 +12,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..formatting import fmt_delta, fmt_int, plural
-from ..inert import html_text as esc
-from ..message import MessageView, TextBlock, ThinkingBlock, ToolCall
-from ..message import view as view_message
-from ..palette import css_variables
+from .._format.message import MessageView, TextBlock, ThinkingBlock, ToolCall
+from .._format.message import view as view_message
+from .._formatting import fmt_delta, fmt_int, plural
+from .._inert import html_text as esc
+from .._palette import css_variables
 
 __all__ = [
     "CSS",

@@ -17,13 +17,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..describe import entry_kind, entry_preview
+from .._context.describe import entry_kind, entry_preview
 
 if TYPE_CHECKING:
-    from ..counting import Counter
-    from ..entry import Entry
-    from ..projection import Projection
-    from ..session import Session
+    from .._context.counting import Counter
+    from .._context.projection import Projection
+    from .._format.entry import Entry
+    from .._tree.sessiontree import Session
 
 __all__ = ["SessionState", "state_for"]
 

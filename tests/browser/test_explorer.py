@@ -184,7 +184,7 @@ def test_notebook_01_click_moves_the_leaf(page: Page, jupyter_server: JupyterSer
     if user is not None:
         parent = kernel_value(jupyter_server, nb, f"session.by_id[{user!r}].parent_id")
         text = kernel_value(jupyter_server, nb,
-                            f"pikit.content.content_text(session.by_id[{user!r}].message['content'])")
+                            f"pikit._format.content.content_text(session.by_id[{user!r}].message['content'])")
         tree_row(page, tree, jupyter_server, nb, user).click()
         wait_for_kernel_output(jupyter_server, nb, "print(explorer.leaf_id)", str(parent))
         editor = explorer.locator(".pikit-editor textarea")
@@ -228,7 +228,7 @@ def test_notebook_01_click_moves_the_leaf(page: Page, jupyter_server: JupyterSer
 HOSTILE_CELLS: list[str | tuple[str, str]] = [
     textwrap.dedent("""\
         import pikit
-        from pikit.settings import Settings
+        from pikit.compaction._settings import Settings
         from pikit.widgets import CompactionPanel, ContextDiff, ContextView, SessionExplorer
         hostile = pikit.load("hostile.jsonl")
         xss = pikit.load("data/sample_sessions/xss-and-unicode.jsonl")
@@ -348,7 +348,7 @@ def test_10k_tree_renders_under_a_second(page: Page, jupyter_server: JupyterServ
         tree_row(page, tree, jupyter_server, BIG_NB, entry_id)
         shown_ms.append(page.evaluate(CLICK_TO_UPDATE_JS, [entry_id, ".pikit-explorer"]))
         expected = kernel_value(jupyter_server, BIG_NB,
-                                f"pikit.tree.selection(big.by_id[{entry_id!r}])[0]")
+                                f"pikit._tree.tree.selection(big.by_id[{entry_id!r}])[0]")
         wait_for_kernel_output(jupyter_server, BIG_NB, "print(explorer.leaf_id)", str(expected))
         moves.append(kernel_value(jupyter_server, BIG_NB, "explorer.last_move_ms"))
     screenshot(page, "explorer-10-10k-after-click")
@@ -359,7 +359,7 @@ def test_10k_tree_renders_under_a_second(page: Page, jupyter_server: JupyterServ
     viewport.press("End")
     viewport.press("Enter")
     last = kernel_value(jupyter_server, BIG_NB, "explorer.tree.row_ids[-1]")
-    expected_leaf = kernel_value(jupyter_server, BIG_NB, f"pikit.tree.selection(big.by_id[{last!r}])[0]")
+    expected_leaf = kernel_value(jupyter_server, BIG_NB, f"pikit._tree.tree.selection(big.by_id[{last!r}])[0]")
     wait_for_kernel_output(jupyter_server, BIG_NB, "print(explorer.selected_id, explorer.leaf_id)",
                            f"{last} {expected_leaf}")
 

@@ -28,7 +28,7 @@ SAMPLE = "data/sample_sessions/refactor-auth.jsonl"
 # walk, from the estimates of the context entries: the suffix that first reaches the budget).
 EXPECTED = """
 import json as _j
-from pikit.preparation import prepare_compaction as _prepare
+from pikit.compaction._preparation import prepare_compaction as _prepare
 _ctx = session.context(stepper.leaf_id)
 _prep = _prepare(_ctx.path, stepper.keep_recent_tokens, _ctx)
 _ids = [pe.entry.id for pe in _ctx.entries]
@@ -169,7 +169,7 @@ def _load_expected(server: JupyterServer) -> dict[str, Any]:
 
 REACH_NB = "stepper_reach.ipynb"
 REACH_CELLS = [
-    "import tempfile\nimport pikit\nfrom pikit.settings import Settings\n"
+    "import tempfile\nimport pikit\nfrom pikit.compaction._settings import Settings\n"
     "from pikit.widgets import CompactionPanel, SessionExplorer\n"
     f"session = pikit.load({SAMPLE!r})\nWORK = tempfile.mkdtemp(prefix='pikit-stepper-')",
     "explorer = SessionExplorer(session, keep_recent_tokens=4000)\nexplorer",

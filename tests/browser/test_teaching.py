@@ -34,7 +34,7 @@ CELLS: list[str | tuple[str, str]] = [
     textwrap.dedent("""\
         import tempfile
         import pikit
-        from pikit.settings import Settings
+        from pikit.compaction._settings import Settings
         from pikit.widgets import CompactionPanel, SessionExplorer
         session = pikit.load("data/sample_sessions/refactor-auth.jsonl")
         WINDOW, RESERVE, KEEP = 16_384, 3_000, 4_000"""),
@@ -162,7 +162,7 @@ def test_tree_keyboard_and_layout(page: Page, jupyter_server: JupyterServer, tea
     viewport.press("Enter")
     ids = kernel_value(jupyter_server, NOTEBOOK, "explorer.tree.row_ids")
     wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(explorer.selected_id)", str(ids[2]))
-    expected = kernel_value(jupyter_server, NOTEBOOK, f"pikit.tree.selection(session.by_id[{ids[2]!r}])[0]")
+    expected = kernel_value(jupyter_server, NOTEBOOK, f"pikit._tree.tree.selection(session.by_id[{ids[2]!r}])[0]")
     assert kernel_value(jupyter_server, NOTEBOOK, "explorer.leaf_id") == expected
     # Left goes to the parent row.
     parent_row = kernel_value(jupyter_server, NOTEBOOK, "explorer.tree.rows[2][2]")
@@ -224,8 +224,8 @@ OVERSIZED_CELLS: list[str | tuple[str, str]] = [
     textwrap.dedent("""\
         import os, tempfile
         import pikit
-        from pikit.settings import Settings
-        from pikit.summarizer import SummaryResult
+        from pikit.compaction._settings import Settings
+        from pikit.compaction._summarizer import SummaryResult
         from pikit.widgets import CompactionPanel
 
         class Verbose:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pikit.cli.app import build_parser
-from pikit.cli.terminal import cut_echoes, inert
-from pikit.inert import echo
+from pikit._inert import echo
+from pikit.cli._app import build_parser
+from pikit.cli._terminal import cut_echoes, inert
 from tests.procs import one_error_line, pikit
 
 HEADER = {"type": "session", "version": 3, "id": "sess-inputs", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -14,7 +14,7 @@ import pytest
 
 import pikit
 from pikit import jsjson
-from pikit.cli.watch import status_of
+from pikit.cli._watch import status_of
 from tests.procs import pikit as run_pikit
 from tests.widgets.synthetic import TWINS, UNSAFE, hostile_session_lines, write_session
 

@@ -13,11 +13,11 @@ import pytest
 
 import pikit
 from pikit.cli import main
-from pikit.cli.demo import preview, project_root
-from pikit.cli.pager import pager_command
-from pikit.llm.offline import OfflineSummarizer
-from pikit.settings import CompactionSettings
-from pikit.simulate import SimulationResult, simulate
+from pikit.cli._demo import preview, project_root
+from pikit.cli._pager import pager_command
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import SimulationResult, simulate
+from pikit.llm._offline import OfflineSummarizer
 from tests.procs import on_a_terminal
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import pikit
-from pikit.cli.terminal import InertStream, inert
+from pikit.cli._terminal import InertStream, inert
 from tests.procs import pikit as run_pikit
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pikit.cli.terminal import inert
-from pikit.cli.watch import render, status_of
+from pikit.cli._terminal import inert
+from pikit.cli._watch import render, status_of
 from tests.entries import asst, usage, user
 from tests.procs import one_error_line
 from tests.procs import pikit as run_pikit
@@ -317,7 +317,7 @@ def test_the_status_of_a_compacted_session_and_control_characters() -> None:
 def test_on_a_terminal_the_block_is_redrawn_in_place() -> None:
     import io
 
-    from pikit.cli.watch import _Screen
+    from pikit.cli._watch import _Screen
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

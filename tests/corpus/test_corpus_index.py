@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pikit.corpus import TABLES, Corpus
-from pikit.corpus.frames import COLUMNS
+from pikit.corpus._frames import COLUMNS
 from tests.corpus.corpora import assistant, header, user, write
 
 DAY = "2026-11-02T"
@@ -178,7 +178,7 @@ def test_a_scan_cut_short_is_completed_by_the_next(state_bytes: int, sample_corp
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupted with messages written but other tables and states not (or written too): the next scan
     leaves every table as a fresh scan has it."""
-    from pikit.corpus import index
+    from pikit.corpus import _index as index
 
     monkeypatch.setattr(index, "_FLUSH_ROWS", 300)
     monkeypatch.setattr(index, "_STATE_BYTES", state_bytes)
@@ -254,7 +254,7 @@ def test_bad_input_becomes_problems_and_never_stops_a_scan(tmp_path: Path) -> No
 def test_odd_but_valid_sessions_are_indexed_with_pis_estimates(tmp_path: Path) -> None:
     """Lone surrogates, NUL, odd ids and roles, BOMs, mixed line endings: indexed, estimates as the core's."""
     import pikit
-    from pikit.tokens import estimate_tokens
+    from pikit._context.tokens import estimate_tokens
     from tests.weird import weird_sessions
 
     (tmp_path / "weird").mkdir()
@@ -321,7 +321,7 @@ def test_a_file_name_that_is_not_utf8_is_a_problem(tmp_path: Path) -> None:
 
 
 def test_a_file_that_vanishes_mid_scan_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pikit.corpus import index
+    from pikit.corpus import _index as index
 
     root = tmp_path / "sessions"
     write(root / "--a--" / "one.jsonl", header("one"), user("u1", None, DAY + "08:00:01.000Z", "hi"))
@@ -385,7 +385,7 @@ def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sampl
     from tests.procs import env
 
     script = "\n".join([
-        "import pikit.corpus.index as index",
+        "import pikit.corpus._index as index",
         "index._workers_can_start = lambda: True" if force_pool else "",
         "from pikit.corpus import Corpus",
         f"with Corpus.open({str(sample_corpus)!r}, index=':memory:', workers=2) as corpus:",
@@ -400,7 +400,7 @@ def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sampl
 def test_packed_columns_become_the_same_values_in_numpy() -> None:
     import numpy as np
 
-    from pikit.corpus.filescan import pack, to_numpy
+    from pikit.corpus._filescan import pack, to_numpy
 
     parts = [pack([1, 2], "Int64"), pack([3, None], "Int64"), pack([2**70], "Int64"), pack([1.5], "Int64")]
     assert [type(part).__name__ for part in parts] == ["array", "list", "list", "list"]
@@ -415,7 +415,7 @@ def test_packed_columns_become_the_same_values_in_numpy() -> None:
 def test_numbers_with_missing_values_become_masked_arrays() -> None:
     import numpy as np
 
-    from pikit.corpus.filescan import pack, to_numpy
+    from pikit.corpus._filescan import pack, to_numpy
 
     counts = to_numpy(np, [pack([None] * 2_000, "Int64"), pack([3_000_000_000, None], "Int64")], "Int64")
     assert counts.dtype == np.int64 and counts.tolist() == [None] * 2_000 + [3_000_000_000, None]
@@ -459,7 +459,7 @@ def test_compactions_and_branches(sample_corpus: Path, tmp_path: Path) -> None:
 
 def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows are written in batches (of 20,000 messages; 2,000 here) and nothing per file stays behind."""
-    from pikit.corpus import index
+    from pikit.corpus import _index as index
 
     monkeypatch.setattr(index, "_FLUSH_ROWS", 2_000)
     monkeypatch.setattr(index, "_STATE_BYTES", 64 * 1024)
@@ -481,7 +481,7 @@ def test_memory_does_not_grow_with_the_corpus(tmp_path: Path, monkeypatch: pytes
 def test_a_long_scan_checkpoints_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DuckDB holds what is not checkpointed yet in memory, beyond its buffers: a scan checkpoints every
     ``_CHECKPOINT_ROWS`` messages, so its write-ahead log (and that memory) does not grow with the corpus."""
-    from pikit.corpus import index
+    from pikit.corpus import _index as index
 
     monkeypatch.setattr(index, "_FLUSH_ROWS", 200)
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "sample_corpus"))
@@ -507,8 +507,8 @@ def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatc
     """A corpus grows scan after scan until its search text is larger than DuckDB's memory limit (24 MB here):
     every scan completes and every file's words are found. (A checkpoint rewrites a table's last row group
     holding its strings in memory: the search text is kept in short rows.)"""
-    from pikit.corpus import index
-    from pikit.corpus.filescan import TEXT_PIECE
+    from pikit.corpus import _index as index
+    from pikit.corpus._filescan import TEXT_PIECE
 
     monkeypatch.setattr(index, "_MEMORY_LIMIT", "24MB")
     words = [f"w{k}" for k in range(1_000)]
@@ -533,7 +533,7 @@ def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatc
 
 @given(st.lists(st.text(min_size=1, max_size=4_000), min_size=1, max_size=12))
 def test_search_text_is_cut_between_texts_into_short_pieces(texts: list[str]) -> None:
-    from pikit.corpus.filescan import TEXT_PIECE, _pieces
+    from pikit.corpus._filescan import TEXT_PIECE, _pieces
 
     pieces = _pieces(texts)
     assert all(len(piece) <= TEXT_PIECE for piece in pieces)
@@ -545,7 +545,7 @@ def test_search_text_is_cut_between_texts_into_short_pieces(texts: list[str]) ->
 
 def test_the_layer_imports_heavy_packages_lazily() -> None:
 
-    code = ("import sys, pikit.corpus, pikit.cli.corpus, pikit.cli.app; "
+    code = ("import sys, pikit.corpus, pikit.cli._corpus, pikit.cli._app; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'pandas', 'pyarrow', 'dask', "
             "'distributed', 'numpy', 'fsspec'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
@@ -556,7 +556,7 @@ def test_the_layer_imports_heavy_packages_lazily() -> None:
 def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, shared_sessions: Path) -> None:
     """The lean scan's per-message figures are the core's (Pi's estimate, the usage), file by file."""
     import pikit
-    from pikit.tokens import estimate_tokens
+    from pikit._context.tokens import estimate_tokens
 
     root = sample_corpus if which == "sample" else shared_sessions
     with Corpus.open(root, index=":memory:", workers=1) as corpus:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from pikit.corpus import Corpus
-from pikit.corpus import dask as dask_engine
-from pikit.corpus.dask import SchedulerError, connect
+from pikit.corpus import _dask as dask_engine
+from pikit.corpus._dask import SchedulerError, connect
 from pikit.errors import PikitError
 from tests import procs
 from tests.corpus.clusters import Answer, local_cluster, server
@@ -270,7 +270,7 @@ def test_tls_scheduler(sample_corpus: Path, tmp_path: Path) -> None:
 
 def test_a_local_cluster_that_cannot_start_gets_one_error(tmp_path: Path) -> None:
     """A script read from standard input: the worker processes cannot import its main module."""
-    script = ("from pikit.corpus.dask import connect\nfrom pikit.errors import PikitError\ntry:\n"
+    script = ("from pikit.corpus._dask import connect\nfrom pikit.errors import PikitError\ntry:\n"
               "    with connect('local'):\n        print('started')\nexcept PikitError as exc:\n    print(exc)\n")
     result = subprocess.run([sys.executable, "-"], input=script.encode(), capture_output=True, timeout=120,
                             env=procs.env(), cwd=tmp_path)

@@ -20,7 +20,7 @@ import pytest
 
 from pikit import PikitError
 from pikit.corpus import TABLES, Corpus
-from pikit.corpus.indexfile import MARK, CorpusIndexError, IndexRebuiltWarning
+from pikit.corpus._indexfile import MARK, CorpusIndexError, IndexRebuiltWarning
 from tests.corpus.corpora import assistant, header, user, write
 from tests.procs import env, one_error_line, pikit
 

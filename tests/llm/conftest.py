@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.client import HTTPSummarizer
+from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import TEST_KEY, FakeLLMServer
 
 _ENV_VARS = (

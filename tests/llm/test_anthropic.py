@@ -10,7 +10,7 @@ import pytest
 
 from pikit.errors import SummarizerError
 from pikit.llm import AnthropicSummarizer, SummaryRequest, build_prompt
-from pikit.llm.anthropic import anthropic_usage
+from pikit.llm._anthropic import anthropic_usage
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)

@@ -17,7 +17,7 @@ import pytest
 
 from pikit.errors import SummarizerAuthError, SummarizerConfigError, SummarizerError, SummarizerOutputError
 from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.client import HTTPSummarizer
+from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)

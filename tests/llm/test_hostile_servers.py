@@ -28,7 +28,7 @@ from pikit.errors import (
     SummarizerTooLargeError,
 )
 from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.secrets import clean_message, key_forms, normalize_key, redact
+from pikit.llm._secrets import clean_message, key_forms, normalize_key, redact
 from tests.llm import hostile
 from tests.llm.hostile import RawServer
 from tests.procs import one_error_line, pikit

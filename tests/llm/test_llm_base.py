@@ -1,4 +1,4 @@
-"""pikit.llm.base: requests, results, usage arithmetic and the Summarizer protocol."""
+"""pikit.llm._base: requests, results, usage arithmetic and the Summarizer protocol."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_constructor_validation(kwargs: dict[str, object]) -> None:
 def test_http_summarizer_template_methods_are_abstract() -> None:
     import inspect
 
-    from pikit.llm.client import HTTPSummarizer
+    from pikit.llm._client import HTTPSummarizer
 
     assert inspect.isabstract(HTTPSummarizer)
     assert HTTPSummarizer.__abstractmethods__ == frozenset({"_build_request", "_parse_answer"})

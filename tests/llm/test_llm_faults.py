@@ -11,7 +11,7 @@ import pytest
 
 from pikit.errors import PikitError, SummarizerError
 from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
-from pikit.llm.client import HTTPSummarizer
+from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import (
     CLOSE,
     DEFAULT_SUMMARY,

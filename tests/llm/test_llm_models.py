@@ -1,18 +1,11 @@
-"""pikit.llm.models: the model table and lookup_model."""
+"""pikit.llm._models: the model table and lookup_model."""
 
 from __future__ import annotations
 
 import pytest
 
-from pikit.llm import (
-    DEFAULT_CONTEXT_WINDOW,
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    MODELS,
-    ModelInfo,
-    Pricing,
-    lookup_model,
-)
-from pikit.llm.models import usage_with_cost
+from pikit.llm import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, MODELS, ModelInfo, Pricing, lookup_model
+from pikit.llm._models import usage_with_cost
 
 
 def test_table_is_well_formed() -> None:

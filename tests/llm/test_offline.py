@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pikit.errors import SummarizerError
-from pikit.llm.base import Summarizer, SummaryRequest, SummaryResult
-from pikit.llm.offline import OfflineSummarizer
+from pikit.llm._base import Summarizer, SummaryRequest, SummaryResult
+from pikit.llm._offline import OfflineSummarizer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -187,8 +187,8 @@ def test_deterministic_across_processes() -> None:
     """No dependence on hash randomization (set order) or any other per-process state."""
     script = (
         "import json, sys, hashlib\n"
-        "from pikit.llm.offline import OfflineSummarizer\n"
-        "from pikit.llm.base import SummaryRequest\n"
+        "from pikit.llm._offline import OfflineSummarizer\n"
+        "from pikit.llm._base import SummaryRequest\n"
         "msgs = json.load(sys.stdin)\n"
         "t = OfflineSummarizer().summarize(SummaryRequest('history', '', msgs, instructions='cjk')).text\n"
         "print(hashlib.sha256(t.encode()).hexdigest())\n"
@@ -837,14 +837,14 @@ def test_real_session_summary_quality() -> None:
     ("plain text", False, False, "item"),
 ])
 def test_summary_lines_are_classified(line: str, in_code: bool, in_files: bool, kind: str) -> None:
-    from pikit.llm.offline.parse import _classify, _Parser
+    from pikit.llm._offline.parse import _classify, _Parser
 
     assert _classify(line, in_code, in_files) == kind
     assert callable(getattr(_Parser(), f"_{kind}"))
 
 
 def test_a_table_header_row_is_not_an_item() -> None:
-    from pikit.llm.offline.parse import _parse_notes
+    from pikit.llm._offline.parse import _parse_notes
 
     notes = _parse_notes("## Key Decisions\n| Decision | Why |\n|---|---|\n| Use httpx | async |\n")
     assert notes.decisions == ["Use httpx — async"]

@@ -1,4 +1,4 @@
-"""pikit.llm.prompts: the layout of the user prompt and the output format each kind asks for."""
+"""pikit.llm._prompts: the layout of the user prompt and the output format each kind asks for."""
 
 from __future__ import annotations
 
@@ -7,13 +7,7 @@ import re
 import pytest
 
 from pikit.llm import SYSTEM_PROMPT, SummaryRequest, build_prompt
-from pikit.llm.prompts import (
-    BRANCH_PROMPT,
-    HISTORY_PROMPT,
-    TURN_PREFIX_PROMPT,
-    UPDATE_PROMPT,
-    instructions_for,
-)
+from pikit.llm._prompts import BRANCH_PROMPT, HISTORY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_PROMPT, instructions_for
 
 CONVERSATION = '[User]: rename the module\n\n[Assistant tool calls]: read(path="a.py")\n\n[Tool result]: x = 1'
 

@@ -1,4 +1,4 @@
-"""pikit.llm.transport: retry policy, Retry-After, error texts and secrets, with MockTransport."""
+"""pikit.llm._transport: retry policy, Retry-After, error texts and secrets, with MockTransport."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pikit.errors import SummarizerError
-from pikit.llm.secrets import Secret, clean_message
-from pikit.llm.transport import RetryingClient, RetryPolicy, parse_retry_after, token_count
+from pikit.llm._secrets import Secret, clean_message
+from pikit.llm._transport import RetryingClient, RetryPolicy, parse_retry_after, token_count
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -11,7 +11,7 @@ import pytest
 
 from pikit.corpus import Corpus
 from pikit.widgets import SessionBrowser, SessionExplorer
-from pikit.widgets.views.browser import BROWSER_COLUMNS, browser_rows
+from pikit.widgets._views.browser import BROWSER_COLUMNS, browser_rows
 from tests import procs
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[2] / "data" / "sample_corpus" / "sessions"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 import pikit
+from pikit.compaction._settings import Settings
+from pikit.compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError
-from pikit.settings import Settings
-from pikit.summarizer import Summarizer, SummaryRequest, SummaryResult
 from pikit.widgets import CompactionPanel, compaction_history
-from pikit.widgets.views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
+from pikit.widgets._views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
 
 
 class FakeSummarizer:
@@ -177,7 +177,7 @@ def test_existing_output_is_never_overwritten(compaction_copy: Path, tmp_path: P
 
 
 def test_offline_summarizer_by_default(compaction_copy: Path, tmp_path: Path) -> None:
-    pytest.importorskip("pikit.llm.offline")
+    pytest.importorskip("pikit.llm._offline")
     session = pikit.load(compaction_copy)
     panel = CompactionPanel(session, settings=Settings({}), output_dir=tmp_path)
     assert panel.summarizer_picker.value == "offline"

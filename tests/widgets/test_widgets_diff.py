@@ -1,4 +1,4 @@
-"""pikit.diff: aligning two projections (two leaves, before/after a compaction, edits)."""
+"""pikit._context.diff: aligning two projections (two leaves, before/after a compaction, edits)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pytest
 
 from pikit import Session
-from pikit.diff import diff_compaction, diff_contexts, diff_leaves, message_keys
+from pikit._context.diff import diff_compaction, diff_contexts, diff_leaves, message_keys
 
 
 def test_same_leaf_is_all_same(tree_basic: Session) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import ipywidgets as widgets
 
 import pikit
-from pikit.settings import Settings
+from pikit.compaction._settings import Settings
 from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer
-from pikit.widgets.tree import TreeView
+from pikit.widgets._tree import TreeView
 from tests.widgets.synthetic import PAYLOAD
 
 
@@ -72,7 +72,7 @@ def test_chart_and_previews_escape_ids(hostile_path: Path, tmp_path: Path) -> No
         name = "fake <img src=x onerror=1>"
 
         def summarize(self, request: Any) -> Any:
-            from pikit.summarizer import SummaryResult
+            from pikit.compaction._summarizer import SummaryResult
 
             return SummaryResult("summary " + PAYLOAD, None)
 

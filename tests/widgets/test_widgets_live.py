@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit.following import Follower
+from pikit._following import Follower
 from pikit.widgets import SessionExplorer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
@@ -235,7 +235,7 @@ def test_a_reload_is_called_out(replayed: tuple[Path, list[bytes]]) -> None:
 
 def test_the_budget_names_the_model_the_context_shows(tmp_path: Path) -> None:
     """The budget bar takes its model, window and settings from the projection it shows, now."""
-    from pikit.widgets.budget import resolve_budget
+    from pikit.widgets._budget import resolve_budget
 
     lines = SAMPLE.read_bytes().splitlines(keepends=True)
     path = tmp_path / "live.jsonl"

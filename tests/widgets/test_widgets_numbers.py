@@ -20,7 +20,7 @@ import pytest
 import pikit
 import pikit.widgets as pw
 from pikit.export import PageSettings, render_page
-from pikit.export.tree import render_tree
+from pikit.export._tree import render_tree
 from tests import procs
 from tests.entries import asst, compaction, text, ts, usage, user
 
@@ -129,7 +129,7 @@ def test_widgets_group_every_number(big_numbers: Path) -> None:
 def test_the_exported_page_groups_every_number(big_numbers: Path) -> None:
     session = pikit.load(big_numbers)
     page = render_page(session, PageSettings("anthropic/claude", 200_000, 16_384, 20_000))
-    tree = render_tree(session, pikit.session.CURRENT, mode="all")
+    tree = render_tree(session, pikit._tree.sessiontree.CURRENT, mode="all")
     assert "131,027 tokens before" in _shown(tree)
     found = _ungrouped("page", _shown(page)) + _ungrouped("tree", _shown(tree))
     assert not found, "\n".join(found)

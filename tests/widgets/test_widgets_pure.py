@@ -13,10 +13,10 @@ import pytest
 
 import pikit
 from pikit import Session
-from pikit.diff import diff_compaction
-from pikit.settings import Settings
+from pikit._context.diff import diff_compaction
+from pikit.compaction._settings import Settings
 from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
-from pikit.widgets.views import (
+from pikit.widgets._views import (
     budget_view,
     context_header,
     context_page,
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_views_import_no_widget_library() -> None:
-    code = ("import sys, pikit.widgets.views; "
+    code = ("import sys, pikit.widgets._views; "
             "print(sorted(m for m in ('ipywidgets', 'anywidget', 'traitlets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
@@ -78,7 +78,7 @@ def test_before_and_after_share_a_scale(compaction_chain: Session) -> None:
 
 
 def test_preview_and_diff_render_without_widgets(compaction_chain: Session) -> None:
-    from pikit.preparation import prepare_compaction
+    from pikit.compaction._preparation import prepare_compaction
 
     branch = compaction_chain.branch()
     prep = prepare_compaction(branch, 500, compaction_chain.context())

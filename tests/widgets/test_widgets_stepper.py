@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 import pikit
+from pikit.compaction._preparation import prepare_compaction, trace_compaction
+from pikit.compaction._settings import Settings
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.compaction._walkthrough import Fold, StepRow, walkthrough
 from pikit.errors import SummarizerError
-from pikit.preparation import prepare_compaction, trace_compaction
-from pikit.settings import Settings
-from pikit.summarizer import SummaryRequest, SummaryResult
-from pikit.walkthrough import Fold, StepRow, walkthrough
 from pikit.widgets import CompactionStepper
-from pikit.widgets.views.stepper import render_rows, render_step, render_walkthrough
+from pikit.widgets._views.stepper import render_rows, render_step, render_walkthrough
 from tests.widgets.synthetic import PAYLOAD
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
@@ -271,8 +271,8 @@ def test_the_explorer_highlights_the_step_in_its_tree_and_context(refactor: piki
 
 
 def test_highlight_css_escapes_ids() -> None:
-    from pikit.walkthrough import Step
-    from pikit.widgets.views.stepper import highlight_css
+    from pikit.compaction._walkthrough import Step
+    from pikit.widgets._views.stepper import highlight_css
 
     step = Step(1, "t", "s", ("ok-1", '"]</style><script>x()</script>', "é"), ())
     css = highlight_css(step, "scope")

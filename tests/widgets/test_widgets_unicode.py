@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import pikit
+from pikit._following import Follower
+from pikit.compaction._settings import Settings
 from pikit.corpus import Corpus
-from pikit.following import Follower
-from pikit.settings import Settings
 from pikit.widgets import (
     BudgetBar,
     CompactionPanel,
@@ -32,7 +32,7 @@ from pikit.widgets import (
     SessionTable,
     TreeView,
 )
-from pikit.widgets.views.browser import BROWSER_COLUMNS
+from pikit.widgets._views.browser import BROWSER_COLUMNS
 from tests.widgets import wire
 from tests.widgets.synthetic import TWINS, UNSAFE, hostile_session_lines, write_session
 
@@ -165,9 +165,9 @@ def test_the_session_browser_of_a_corpus_with_a_hostile_session(hostile_path: Pa
 
 
 def test_html_cards_of_the_core_objects_are_inert(hostile: pikit.Session) -> None:
-    from pikit.llm.offline import OfflineSummarizer
-    from pikit.settings import CompactionSettings
-    from pikit.simulate import simulate
+    from pikit.compaction._settings import CompactionSettings
+    from pikit.compaction._simulate import simulate
+    from pikit.llm._offline import OfflineSummarizer
 
     ctx = hostile.context(TWINS[0])
     prep = pikit.prepare_compaction(hostile.branch(TWINS[0]), 1, ctx)

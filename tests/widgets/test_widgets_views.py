@@ -10,7 +10,7 @@ import pytest
 import traitlets
 
 from pikit import Session
-from pikit.settings import Settings
+from pikit.compaction._settings import Settings
 from pikit.widgets import (
     BudgetBar,
     CompactionPanel,
@@ -24,8 +24,8 @@ from pikit.widgets import (
     context_rows,
 )
 from pikit.widgets._state import state_for
-from pikit.widgets.views.context import context_page
-from pikit.widgets.views.tree import tree_layout
+from pikit.widgets._views.context import context_page
+from pikit.widgets._views.tree import tree_layout
 
 
 def row_sources(html: str) -> list[str]:
@@ -300,7 +300,7 @@ def test_pages_cover_every_row_once() -> None:
 
 
 def test_the_legend_says_what_not_itemized_is(compaction_chain: Session, context_edits: Session) -> None:
-    from pikit.tokens import estimate_tokens, message_usage, usage_total
+    from pikit._context.tokens import estimate_tokens, message_usage, usage_total
 
     p = compaction_chain.context()
     k = p.size.usage_index

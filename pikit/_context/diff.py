@@ -1,0 +1,364 @@
+"""Context diffs: what changes in the model's context between two projections.
+
+Two projections (two leaves of one session, or the same branch before and after a
+compaction) are aligned message by message. A message is identified by its *source entry*,
+its role and its position among that entry's messages, so a message that both contexts
+take from the same entry lines up even when an edit changed its content, while a
+compaction's summary block (taken from the compaction entry) and the messages it summarized
+(taken from the older entries) show up as added and removed.
+
+Only what the model would see differently counts as a change: a removed and an added message
+with the same content (the same role and fields, the timestamp aside) are one ``same`` row
+taken from two sources, such as the system prompt a compaction replays. Rows a compaction
+accounts for carry a ``note``: ``summarized`` (a message the summary replaced) and
+``summary`` (the compaction's summary block).
+
+The alignment is a longest-common-subsequence match (:class:`difflib.SequenceMatcher`) of
+those identities, after trimming the common prefix and suffix, which is what two leaves of
+one tree usually share.
+
+>>> from pikit._context.diff import diff_contexts
+>>> d = diff_contexts(session.context(main_leaf), session.context(other_leaf))
+>>> d.totals.tokens_delta, [r.status for r in d.rows][:3]
+
+Pure Python; imports nothing beyond the core.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .._tree.sessiontree import Session
+    from .projection import Projection
+
+__all__ = [
+    "DiffRow",
+    "DiffStatus",
+    "DiffTotals",
+    "ProjectionDiff",
+    "diff_compaction",
+    "diff_contexts",
+    "diff_leaves",
+    "message_keys",
+]
+
+DiffStatus = Literal["added", "removed", "changed", "same"]
+"""``added`` (only in b), ``removed`` (only in a), ``changed`` (same source, new content), ``same``."""
+
+MessageKey = tuple[Hashable, Any, int]
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One aligned row: a message of ``a``, of ``b``, or of both.
+
+    ``index_a``/``index_b`` are positions in the projections' ``messages`` (``None`` on the
+    side the message is missing from); estimates are Pi's token estimates (0 when missing).
+    """
+
+    status: DiffStatus
+    index_a: int | None
+    index_b: int | None
+    source_a: Any
+    source_b: Any
+    role_a: str | None
+    role_b: str | None
+    estimate_a: int
+    estimate_b: int
+    message_a: Mapping[str, Any] | None
+    message_b: Mapping[str, Any] | None
+    note: str = ""
+    """What a compaction made of the row: ``summary``, ``previous summary``, ``summarized`` or ``""``."""
+
+    @property
+    def delta(self) -> int:
+        """Estimated tokens gained (positive) or lost (negative) from a to b."""
+        return self.estimate_b - self.estimate_a
+
+    @property
+    def source(self) -> Any:
+        """The source entry id (b's when the row has both sides)."""
+        return self.source_b if self.index_b is not None else self.source_a
+
+    @property
+    def role(self) -> str | None:
+        """The message role (b's when the row has both sides)."""
+        return self.role_b if self.index_b is not None else self.role_a
+
+    @property
+    def message(self) -> Mapping[str, Any] | None:
+        """The message (b's when the row has both sides)."""
+        return self.message_b if self.index_b is not None else self.message_a
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat dict (a DataFrame row), without the message bodies."""
+        return {"status": self.status, "index_a": self.index_a, "index_b": self.index_b,
+                "source_a": self.source_a, "source_b": self.source_b, "role_a": self.role_a,
+                "role_b": self.role_b, "estimate_a": self.estimate_a, "estimate_b": self.estimate_b,
+                "delta": self.delta, "note": self.note}
+
+
+@dataclass(frozen=True)
+class DiffTotals:
+    """Counts and token figures of a diff.
+
+    ``tokens_a``/``tokens_b`` are the projections' context sizes by Pi's rule (provider
+    usage where usable); ``estimate_a``/``estimate_b`` are the sums of the message estimates.
+    """
+
+    added: int
+    removed: int
+    changed: int
+    same: int
+    added_tokens: int
+    removed_tokens: int
+    changed_delta: int
+    estimate_a: int
+    estimate_b: int
+    tokens_a: int
+    tokens_b: int
+
+    @property
+    def estimate_delta(self) -> int:
+        """``estimate_b - estimate_a``."""
+        return self.estimate_b - self.estimate_a
+
+    @property
+    def tokens_delta(self) -> int:
+        """``tokens_b - tokens_a`` (context size by Pi's rule)."""
+        return self.tokens_b - self.tokens_a
+
+    def to_json(self) -> dict[str, int]:
+        """Camel-case JSON."""
+        return {"added": self.added, "removed": self.removed, "changed": self.changed, "same": self.same,
+                "addedTokens": self.added_tokens, "removedTokens": self.removed_tokens,
+                "changedDelta": self.changed_delta, "estimateA": self.estimate_a, "estimateB": self.estimate_b,
+                "estimateDelta": self.estimate_delta, "tokensA": self.tokens_a, "tokensB": self.tokens_b,
+                "tokensDelta": self.tokens_delta}
+
+
+@dataclass(frozen=True)
+class ProjectionDiff:
+    """The aligned rows of two projections and their totals."""
+
+    a: Projection
+    b: Projection
+    rows: list[DiffRow]
+    totals: DiffTotals
+
+    def __iter__(self) -> Iterator[DiffRow]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def changes(self) -> list[DiffRow]:
+        """The rows that are not ``same``."""
+        return [r for r in self.rows if r.status != "same"]
+
+    @property
+    def identical(self) -> bool:
+        """Whether both projections send the same messages."""
+        return all(r.status == "same" for r in self.rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as DataFrame-ready dicts."""
+        return [r.to_record() for r in self.rows]
+
+    def to_json(self) -> dict[str, Any]:
+        """Leaves, totals and rows as JSON."""
+        return {"leafA": self.a.leaf_id, "leafB": self.b.leaf_id, "totals": self.totals.to_json(),
+                "rows": [{"status": r.status, "indexA": r.index_a, "indexB": r.index_b, "sourceA": r.source_a,
+                          "sourceB": r.source_b, "roleA": r.role_a, "roleB": r.role_b,
+                          "estimateA": r.estimate_a, "estimateB": r.estimate_b, "delta": r.delta,
+                          "note": r.note}
+                         for r in self.rows]}
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _hashable(value: Any) -> Hashable:
+    return value if type(value) in _PLAIN else repr(value)
+
+
+def message_keys(sources: Sequence[Any], messages: Sequence[Mapping[str, Any]]) -> list[MessageKey]:
+    """The identity of each message: (source entry id, role, position among that entry's messages)."""
+    keys: list[MessageKey] = []
+    previous: Any = object()
+    ordinal = 0
+    for source, message in zip(sources, messages, strict=True):
+        ordinal = ordinal + 1 if source == previous else 0
+        previous = source
+        keys.append((_hashable(source), _hashable(message.get("role")), ordinal))
+    return keys
+
+
+def _same(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+    return x is y or x == y
+
+
+def _same_content(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+    """Equal but for the timestamp (which the model never sees)."""
+    if _same(x, y):
+        return True
+    if len(x) - ("timestamp" in x) != len(y) - ("timestamp" in y):
+        return False
+    return all(k == "timestamp" or (k in y and y[k] == v) for k, v in x.items())
+
+
+def _fingerprint(message: Mapping[str, Any] | None, estimate: int) -> Hashable:
+    """A cheap key that equal contents share: role, estimate and the start of the first block."""
+    if message is None:
+        return None
+    content = message.get("content", message.get("summary"))
+    if isinstance(content, list) and content and isinstance(content[0], Mapping):
+        first = content[0]
+        content = first.get("text", first.get("thinking", first.get("name")))
+    head = content[:64] if isinstance(content, str) else None
+    return (_hashable(message.get("role")), estimate, head)
+
+
+def _match_content(rows: list[DiffRow]) -> list[DiffRow]:
+    """Pair removed and added rows that carry the same content into ``same`` rows (at b's place)."""
+    removed: dict[Hashable, list[int]] = {}
+    for k, row in enumerate(rows):
+        if row.status == "removed":
+            removed.setdefault(_fingerprint(row.message_a, row.estimate_a), []).append(k)
+    if not removed:
+        return rows
+    pairs: dict[int, int] = {}  # added row -> removed row
+    for k, row in enumerate(rows):
+        if row.status != "added" or row.message_b is None:
+            continue
+        candidates = removed.get(_fingerprint(row.message_b, row.estimate_b), [])
+        for position, other in enumerate(candidates):
+            message = rows[other].message_a
+            if message is not None and _same_content(message, row.message_b):
+                pairs[k] = candidates.pop(position)
+                break
+    if not pairs:
+        return rows
+    gone = set(pairs.values())
+    out = []
+    for k, row in enumerate(rows):
+        if k in gone:
+            continue
+        if k in pairs:
+            old = rows[pairs[k]]
+            row = DiffRow("same", old.index_a, row.index_b, old.source_a, row.source_b, old.role_a, row.role_b,
+                          old.estimate_a, row.estimate_b, old.message_a, row.message_b)
+        out.append(row)
+    return out
+
+
+def _notes(rows: list[DiffRow], a: Projection, b: Projection) -> list[DiffRow]:
+    """Label the rows a compaction accounts for: its summary, the summary it replaced, what it summarized."""
+    if a.compaction is b.compaction or all(row.status in ("same", "changed") for row in rows):
+        return rows
+    summarized = set(b.summarized_ids) | set(a.summarized_ids)
+    new_head = b.compaction.id if b.compaction is not None else _NONE
+    old_head = a.compaction.id if a.compaction is not None else _NONE
+    out = []
+    for row in rows:
+        note = ""
+        if row.status == "added" and row.source == new_head:
+            note = "summary"
+        elif row.status == "removed" and row.source == old_head:
+            note = "previous summary"
+        elif row.status in ("removed", "added") and row.source in summarized:
+            note = "summarized"
+        out.append(DiffRow(row.status, row.index_a, row.index_b, row.source_a, row.source_b, row.role_a, row.role_b,
+                           row.estimate_a, row.estimate_b, row.message_a, row.message_b, note) if note else row)
+    return out
+
+
+_NONE = object()
+
+
+def diff_contexts(a: Projection, b: Projection) -> ProjectionDiff:
+    """Align the messages of ``a`` and ``b`` (see the module docstring) and total the changes."""
+    ma, mb = a.messages, b.messages
+    ea, eb = a.estimates, b.estimates
+    ka, kb = message_keys(a.sources, ma), message_keys(b.sources, mb)
+    rows: list[DiffRow] = []
+
+    def pair(i: int, j: int) -> None:
+        status: DiffStatus = "same" if _same(ma[i], mb[j]) else "changed"
+        rows.append(DiffRow(status, i, j, a.sources[i], b.sources[j], ma[i].get("role"), mb[j].get("role"),
+                            ea[i], eb[j], ma[i], mb[j]))
+
+    def removed(i: int) -> None:
+        rows.append(DiffRow("removed", i, None, a.sources[i], None, ma[i].get("role"), None, ea[i], 0, ma[i], None))
+
+    def added(j: int) -> None:
+        rows.append(DiffRow("added", None, j, None, b.sources[j], None, mb[j].get("role"), 0, eb[j], None, mb[j]))
+
+    # Common prefix and suffix first: two leaves of one tree share their start.
+    n, m = len(ka), len(kb)
+    prefix = 0
+    while prefix < n and prefix < m and ka[prefix] == kb[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < n - prefix and suffix < m - prefix and ka[n - 1 - suffix] == kb[m - 1 - suffix]:
+        suffix += 1
+    for i in range(prefix):
+        pair(i, i)
+    middle_a, middle_b = ka[prefix:n - suffix], kb[prefix:m - suffix]
+    if middle_a and middle_b:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                for offset in range(i2 - i1):
+                    pair(prefix + i1 + offset, prefix + j1 + offset)
+                continue
+            for i in range(i1, i2):
+                removed(prefix + i)
+            for j in range(j1, j2):
+                added(prefix + j)
+    else:
+        for i in range(len(middle_a)):
+            removed(prefix + i)
+        for j in range(len(middle_b)):
+            added(prefix + j)
+    for offset in range(suffix):
+        pair(n - suffix + offset, m - suffix + offset)
+    rows = _notes(_match_content(rows), a, b)
+    return ProjectionDiff(a, b, rows, _totals(rows, a, b))
+
+
+def _totals(rows: Sequence[DiffRow], a: Projection, b: Projection) -> DiffTotals:
+    counts = {"added": 0, "removed": 0, "changed": 0, "same": 0}
+    added_tokens = removed_tokens = changed_delta = 0
+    for row in rows:
+        counts[row.status] += 1
+        if row.status == "added":
+            added_tokens += row.estimate_b
+        elif row.status == "removed":
+            removed_tokens += row.estimate_a
+        elif row.status == "changed":
+            changed_delta += row.delta
+    return DiffTotals(counts["added"], counts["removed"], counts["changed"], counts["same"], added_tokens,
+                      removed_tokens, changed_delta, sum(a.estimates), sum(b.estimates), a.tokens, b.tokens)
+
+
+def diff_leaves(session: Session, a: Any, b: Any) -> ProjectionDiff:
+    """The diff of the contexts at two leaves of ``session`` (``None`` is the empty reset leaf)."""
+    return diff_contexts(session.context(a), session.context(b))
+
+
+def diff_compaction(session: Session, compaction_id: Any) -> ProjectionDiff:
+    """The context just before a compaction (at its parent) against the context it leaves.
+
+    The summary block appears as added, the summarized messages as removed, the kept range
+    as same.
+    """
+    entry = session.entry(compaction_id)
+    if entry.type != "compaction":
+        raise ValueError(f"entry {entry.id!r} is a {entry.type}, not a compaction")
+    parent = entry.parent_id if entry.parent_id in session else None
+    return diff_contexts(session.context(parent), session.context(compaction_id))

@@ -1,0 +1,311 @@
+"""The entry tree: paths, children order, the flat JSON form, ``/tree`` rows and selection.
+
+Every walk here is iterative: real trees are thousands of levels deep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import TYPE_CHECKING, Any
+
+from .. import jsjson
+from .._format.content import content_text
+from .._format.entry import Entry, is_key
+
+if TYPE_CHECKING:
+    from .sessiontree import Session
+
+__all__ = [
+    "FILTER_MODES", "TreeRow", "add_child", "build_children", "flatten", "js_sort", "path_to", "searchable_text",
+    "selection", "tree_json",
+]
+
+FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
+_SETTINGS_TYPES = frozenset(
+    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
+)
+
+
+def path_to(by_id: Mapping[Any, Entry], leaf: Entry) -> list[Entry]:
+    """Root-first path ending at ``leaf``; stops at a missing parent or a parent cycle."""
+    path = [leaf]
+    seen = {leaf.id}
+    current = leaf
+    while current.parent_id:
+        parent = by_id.get(current.parent_id) if isinstance(current.parent_id, str | int | float) else None
+        if parent is None or parent.id in seen:
+            break
+        seen.add(parent.id)
+        path.append(parent)
+        current = parent
+    path.reverse()
+    return path
+
+
+def js_sort(items: list[Any], compare: Callable[[Any, Any], float]) -> list[Any]:
+    """``Array.prototype.sort`` with a comparator, as V8 runs it.
+
+    V8 sorts with TimSort ported from CPython's own, and counts a ``NaN`` comparator
+    result as 0, so Python's sort with the same comparator gives the same order even when
+    the comparator is inconsistent (an unparseable timestamp).
+    """
+
+    def ordered(a: Any, b: Any) -> int:
+        result = compare(a, b)
+        return 0 if result != result or result == 0 else (1 if result > 0 else -1)
+
+    return sorted(items, key=cmp_to_key(ordered))
+
+
+def _by_time(by_id: Mapping[Any, Entry]) -> Callable[[Any, Any], float]:
+    def compare(x: Any, y: Any) -> float:
+        tx, ty = by_id[x].time_ms, by_id[y].time_ms
+        if tx is None or ty is None:
+            return math.nan
+        return tx - ty
+
+    return compare
+
+
+def build_children(entries: Sequence[Entry], by_id: Mapping[Any, Entry]) -> tuple[list[Any], dict[Any, list[Any]]]:
+    """Roots and children (display order) exactly as Pi builds its tree.
+
+    Roots are entries whose parent is null, themselves, or missing. Children are sorted
+    oldest first by timestamp, stably.
+    """
+    roots: list[Any] = []
+    children: dict[Any, list[Any]] = {}
+    for entry in entries:
+        entry_id = entry.id
+        if entry_id is None or not isinstance(entry_id, str | int | float) or entry_id not in by_id:
+            continue
+        parent = entry.parent_id
+        if parent is None or parent == entry_id:
+            roots.append(entry_id)
+        elif isinstance(parent, str | int | float) and parent in by_id:
+            children.setdefault(parent, []).append(entry_id)
+        else:
+            roots.append(entry_id)
+    compare = _by_time(by_id)
+    for parent, kids in children.items():
+        if len(kids) > 1:
+            times = [by_id[k].time_ms for k in kids]
+            if None in times:
+                children[parent] = js_sort(kids, compare)
+            else:
+                timed = sorted(zip(times, range(len(kids)), kids, strict=True))  # stable: ties keep file order
+                children[parent] = [kid for _, _, kid in timed]
+    return roots, children
+
+
+def add_child(roots: list[Any], children: dict[Any, list[Any]], by_id: Mapping[Any, Entry], entry: Entry) -> bool:
+    """Place an entry appended after all others as :func:`build_children` would have.
+
+    ``False`` (nothing changed) when the order among its siblings needs Pi's comparator on a
+    missing timestamp: the caller then builds the children again.
+    """
+    entry_id, parent = entry.id, entry.parent_id
+    if parent is None or parent == entry_id or not isinstance(parent, str | int | float) or parent not in by_id:
+        roots.append(entry_id)
+        return True
+    time_ms = entry.time_ms
+    kids = children.setdefault(parent, [])
+    times = [by_id[k].time_ms for k in kids]
+    if time_ms is None or None in times:
+        if not kids:
+            kids.append(entry_id)
+            return True
+        return False
+    # Oldest first, and ties in file order: after every sibling that is not later.
+    position = len(kids)
+    while position and times[position - 1] > time_ms:  # type: ignore[operator]
+        position -= 1
+    kids.insert(position, entry_id)
+    return True
+
+
+def tree_json(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], labels: Mapping[Any, str]) -> dict[str, Any]:
+    """The flat tree: roots, the children of every reachable node, and their labels."""
+    out_children: dict[Any, list[Any]] = {}
+    out_labels: dict[Any, str] = {}
+    stack = list(roots)
+    visited: set[Any] = set()
+    while stack:
+        node = stack.pop()
+        if node in visited:
+            continue
+        visited.add(node)
+        kids = children.get(node)
+        if kids:
+            out_children[node] = list(kids)
+            stack.extend(kids)
+        if node in labels:
+            out_labels[node] = labels[node]
+    return {"roots": list(roots), "children": out_children, "labels": out_labels}
+
+
+def selection(target: Entry) -> tuple[Any, str | None]:
+    """Where the leaf goes when ``target`` is selected in ``/tree``, and the editor text."""
+    if target.type == "message" and target.role == "user":
+        message = target.message or {}
+        return target.parent_id, content_text(message.get("content"), "")
+    if target.type == "custom_message":
+        return target.parent_id, content_text(target.data.get("content"), "")
+    return target.id, None
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """One visible row of the tree view."""
+
+    id: Any
+    indent: int
+    on_active_path: bool
+    is_leaf: bool
+    label: str | None
+    entry: Entry
+    children: int
+
+    @property
+    def branch_point(self) -> bool:
+        """Whether the entry has several children (the tree forks here)."""
+        return self.children > 1
+
+
+def _visible(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> bool:
+    if is_leaf:
+        return True  # the active position is always visible
+    if entry.type == "usage":
+        return False
+    if entry.type == "message" and entry.role == "assistant":
+        message = entry.message or {}
+        stop = message.get("stopReason")
+        content = message.get("content")
+        if isinstance(content, str):
+            has_text = bool(content.strip(jsjson.JS_WHITESPACE))
+        else:
+            has_text = any(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+                           and b["text"].strip(jsjson.JS_WHITESPACE) for b in _blocks(content))
+        if not has_text and not (stop and stop not in ("stop", "toolUse")):
+            return False
+    settings = entry.type in _SETTINGS_TYPES
+    if mode == "user-only":
+        return entry.type == "message" and entry.role == "user"
+    if mode == "no-tools":
+        return not settings and not (entry.type == "message" and entry.role == "toolResult")
+    if mode == "labeled-only":
+        return labelled
+    if mode == "all":
+        return True
+    return not settings
+
+
+def _blocks(content: Any) -> list[Any]:
+    return content if isinstance(content, list) else []
+
+
+def searchable_text(entry: Entry, label: str | None) -> str:
+    """The text a tree search matches against (label, role or type, content)."""
+    parts: list[str] = [label] if label else []
+    data = entry.data
+    kind = entry.type
+    if kind == "message":
+        message = entry.message or {}
+        parts.append(str(message.get("role")))
+        parts.append(content_text(message.get("content"), " "))
+        if message.get("role") == "bashExecution":
+            parts.append(str(message.get("command") or ""))
+        if message.get("role") == "assistant":
+            for block in _blocks(message.get("content")):
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    parts.append(str(block.get("name")))
+    elif kind == "custom_message":
+        parts += [str(data.get("customType")), content_text(data.get("content"), " ")]
+    elif kind == "branch_summary":
+        parts += ["branch summary", str(data.get("summary") or "")]
+    elif kind == "compaction":
+        parts.append("compaction")
+    elif kind == "session_info":
+        parts += ["title", str(data.get("name") or "")]
+    elif kind == "model_change":
+        parts += ["model", str(data.get("modelId"))]
+    else:
+        parts.append(str(kind))
+    return " ".join(parts)
+
+
+def _preorder(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], active: set[Any]) -> list[Any]:
+    """Pre-order over the real tree, the active branch first at every fork (each node once)."""
+    order: list[Any] = []
+    stack = sorted(roots, key=lambda r: r not in active)[::-1]
+    seen: set[Any] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        kids = children.get(node, ())
+        ordered = [k for k in kids if k in active] + [k for k in kids if k not in active]
+        stack.extend(reversed(ordered))
+    return order
+
+
+def _visible_children(by_id: Mapping[Any, Entry], visible: list[Any]) -> dict[Any, list[Any]]:
+    """Each visible node under its nearest visible ancestor (None: a top-level row)."""
+    visible_set = set(visible)
+    out: dict[Any, list[Any]] = {}
+    for node in visible:
+        parent = by_id[node].parent_id
+        guard = 0
+        while is_key(parent) and parent is not None and parent not in visible_set and parent in by_id \
+                and guard <= len(by_id):
+            parent = by_id[parent].parent_id
+            guard += 1
+        if not is_key(parent):
+            parent = None  # an array or object as parentId: a top-level row
+        out.setdefault(parent if parent in visible_set else None, []).append(node)
+    return out
+
+
+def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], leaf_id: Any,
+            mode: str = "default", search: str = "") -> list[TreeRow]:
+    """Rows of the tree view in the spirit of Pi's ``/tree``.
+
+    The branch holding the active leaf comes first at every fork; a long single-child
+    chain stays at one indent; hidden entries lift their visible descendants to the
+    nearest visible ancestor.
+    """
+    if mode not in FILTER_MODES:
+        raise ValueError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
+    by_id = session.by_id
+    active: set[Any] = set()
+    if leaf_id is not None and leaf_id in by_id:
+        active = {e.id for e in path_to(by_id, by_id[leaf_id])}
+    labels = session.labels
+    tokens = [t for t in search.lower().split() if t]
+
+    def shown(node: Any) -> bool:
+        entry = by_id[node]
+        if not _visible(entry, node == leaf_id, mode, node in labels):
+            return False
+        text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
+        return all(t in text for t in tokens)
+
+    vis_children = _visible_children(by_id, [n for n in _preorder(roots, children, active) if shown(n)])
+    rows: list[TreeRow] = []
+    top = vis_children.get(None, [])
+    multiple_roots = len(top) > 1
+    layout: list[tuple[Any, int, bool]] = [(r, 1 if multiple_roots else 0, multiple_roots) for r in reversed(top)]
+    while layout:
+        node, indent, just_branched = layout.pop()
+        kids = vis_children.get(node, [])
+        rows.append(TreeRow(node, indent, node in active, node == leaf_id, labels.get(node), by_id[node],
+                            len(children.get(node, ()))))
+        many = len(kids) > 1
+        child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
+        layout.extend((k, child_indent, many) for k in reversed(kids))
+    return rows

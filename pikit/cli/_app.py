@@ -1,0 +1,339 @@
+"""Argument parsing for every ``pikit`` command; implementations load lazily."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from .. import __version__
+from .._inert import echo
+from .._limits import MIN_POLL, ONE_DAY
+from .._progress import BYTES, ENTRIES, WORTH_SHOWING
+from ._terminal import cut_echoes
+
+Runner = Callable[[argparse.Namespace], int]
+
+
+def _lazy(target: str) -> Runner:
+    module_name, func_name = target.split(":")
+
+    def run(args: argparse.Namespace) -> int:
+        module = importlib.import_module(f"pikit.cli.{module_name}")
+        result: int = getattr(module, func_name)(args)
+        return result
+
+    return run
+
+
+_MAX_WHOLE = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: Pi's counts are JavaScript numbers
+_MAX_SWEEP = 100  # values in one N[,N...] list
+
+
+def _shown(number: float) -> str:
+    return f"{number:,}" if isinstance(number, int) else f"{number:,g}"
+
+
+def _ranged(parse: Callable[[str], Any], noun: str, low: float, high: float, *,
+            above: bool = False) -> Callable[[str], Any]:
+    """An option's type: the text ``parse``d, from ``low`` (or ``above`` it) to ``high``.
+
+    NaN, the infinities and numbers past ``high`` (``1e400`` parses as infinity) are refused:
+    every comparison with NaN is false. The text is echoed shortened.
+    """
+    bounds = f"above {_shown(low)} and at most {_shown(high)}" if above else f"{_shown(low)} to {_shown(high)}"
+
+    def check(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            digits = text.strip()
+            if not digits.removeprefix(digits[:1] if digits[:1] in ("+", "-") else "").isdecimal():
+                raise argparse.ArgumentTypeError(f"expected {noun}, got {echo(text)}") from None
+            value = math.nan  # a whole number too long for int() (over 4,300 digits): out of range
+        if not ((low < value) if above else (low <= value)) or not value <= high:
+            raise argparse.ArgumentTypeError(f"expected {noun} ({bounds}), got {echo(text)}")
+        return value
+
+    return check
+
+
+_count = _ranged(int, "a whole number", 0, _MAX_WHOLE)
+_tokens = _ranged(int, "a number of tokens", 0, _MAX_WHOLE)
+_window = _ranged(int, "a number of tokens", 1, _MAX_WHOLE)
+_timeout = _ranged(float, "a number of seconds", 0, ONE_DAY, above=True)
+_idle = _ranged(float, "a number of seconds", 0, ONE_DAY)
+_poll = _ranged(float, "a number of seconds", MIN_POLL, ONE_DAY)
+_retries = _ranged(int, "a number of retries", 0, 100)
+_port = _ranged(int, "a port number", 1, 65_535)
+
+
+def _token_list(text: str) -> list[int]:
+    """``N[,N...]``: token counts for a sweep (at most ``_MAX_SWEEP`` of them)."""
+    parts = [part for part in text.split(",") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {echo(text)}")
+    if len(parts) > _MAX_SWEEP:
+        raise argparse.ArgumentTypeError(f"expected at most {_MAX_SWEEP} values, got {len(parts):,}")
+    return [_tokens(part) for part in parts]
+
+
+def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
+    p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
+    p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
+    if progress:
+        _progress_arg(p)
+
+
+def _progress_arg(p: argparse.ArgumentParser) -> None:
+    megabytes, entries = WORTH_SHOWING[BYTES] // 10**6, WORTH_SHOWING[ENTRIES]
+    p.add_argument("--no-progress", action="store_true",
+                   help=f"no progress line on stderr (a terminal gets one for long work: {megabytes} MB or more to "
+                        f"read, a replay of {entries:,} entries or more)")
+
+
+def _json_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
+
+
+def _long_output_args(p: argparse.ArgumentParser, what: str) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--limit", type=_count, metavar="N", help=f"show only the first N {what} (plain output)")
+    group.add_argument("--tail", type=_count, metavar="N", help=f"show only the last N {what} (plain output)")
+    p.add_argument("--no-pager", action="store_true",
+                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """One line on stderr for a usage mistake (not the whole usage block), echoing the
+    user's values shortened and inert (argparse quotes them whole)."""
+
+    _argv: list[str] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, cut_echoes(f"pikit: error: {message} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser: it reports arguments it does not know itself, so the message
+    points to the subcommand's help and suggests the option that was probably meant."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._suggestion(extras)}")
+        return parsed, extras
+
+    def _suggestion(self, extras: list[str]) -> str:
+        import difflib
+
+        known = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for extra in extras:
+            if extra.startswith("--"):
+                close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``pikit`` argument parser."""
+    parser = _Parser(
+        prog="pikit",
+        description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",
+    )
+    parser.add_argument("--version", action="version", version=f"pikit {__version__}")
+    sub = parser.add_subparsers(metavar="COMMAND", parser_class=_CommandParser)
+
+    p = sub.add_parser("context", help="what the model sees at a leaf: messages, sources, token figures")
+    _session_arg(p)
+    p.add_argument("--leaf", action="append", metavar="ID", help="entry id (or unique prefix); repeatable; "
+                   "default: the file's last entry")
+    p.add_argument("--count", action="store_true", help="also count real tokens with tiktoken (plain output)")
+    _long_output_args(p, "messages")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("context:run"))
+
+    p = sub.add_parser("tree", help="the entry tree, like Pi's /tree")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="mark this entry as the active leaf (default: the last entry)")
+    p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+                   help="which entries to show (Pi's filter modes)")
+    p.add_argument("--search", default="", metavar="TEXT", help="only entries whose text contains every word")
+    _long_output_args(p, "rows")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("tree:run"))
+
+    p = sub.add_parser("fork", help="write the branch at a leaf as a new session file")
+    _session_arg(p)
+    p.add_argument("--leaf", required=True, metavar="ID", help="the leaf whose branch to keep")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the new file (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
+    p.set_defaults(run=_lazy("files:run_fork"))
+
+    p = sub.add_parser("migrate", help="write a copy of a v1/v2 session in the current format")
+    _session_arg(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the new file (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
+    p.set_defaults(run=_lazy("files:run_migrate"))
+
+    p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the HTML file to write (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace PAGE if it exists (never the source)")
+    p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
+                   help="which entries the tree shows (Pi's filter modes)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
+    p.add_argument("--context-window", type=_tokens, metavar="N", help="default: the model's known window")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.set_defaults(run=_lazy("export:run"))
+
+    p = sub.add_parser("info", help="a summary of a session file and any damage found")
+    _session_arg(p)
+    _json_arg(p)
+    p.set_defaults(run=_lazy("files:run_info"))
+
+    p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
+    _session_arg(p, progress=False)
+    p.add_argument("--context-window", type=_window, metavar="N",
+                   help="the context window in tokens (default: the leaf's model, if known, else 128000)")
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N",
+                   help="tokens reserved for the answer (default: the effective setting)")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--idle-exit", type=_idle, metavar="SECONDS",
+                   help="end after this long without a change (at most 86,400; exit status 1 if the file never "
+                        "appeared)")
+    p.add_argument("--poll", type=_poll, metavar="SECONDS",
+                   help="poll the file at this interval (0.01 to 86,400) instead of using file-system notifications")
+    p.add_argument("--json", action="store_true", help="one JSON object per change, one per line")
+    p.set_defaults(run=_lazy("watch:run"))
+
+    _add_compaction_commands(sub)
+    _add_corpus_commands(sub)
+    return parser
+
+
+def _corpus_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
+                        "or ~/.pi/agent/sessions)")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
+                   "(default: one per directory in the user's cache folder)")
+    p.add_argument("--engine", choices=["local", "dask"], default="local",
+                   help="scan here (default) or on a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
+                   "(tcp://host:8786, or tls://host:8786 with Dask's TLS settings) or 'local' for a two-worker "
+                   "cluster on this machine")
+    _progress_arg(p)
+    _json_arg(p)
+
+
+def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+    p = sub.add_parser("sessions", help="every session of a directory, newest first (indexed, incremental)")
+    _corpus_args(p)
+    p.add_argument("--search", metavar="WORDS", help="only sessions whose user and assistant message text holds "
+                   "every word (any case; not thinking, tool calls or tool output; as SessionBrowser searches)")
+    p.set_defaults(run=_lazy("corpus:run_sessions"))
+
+    p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
+    _corpus_args(p)
+    p.add_argument("--by", choices=["day", "month", "session", "model", "project"], default="day",
+                   help="how to group (default: day)")
+    p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
+    p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")
+    p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
+    p.set_defaults(run=_lazy("corpus:run_usage"))
+
+    p = sub.add_parser("problems", help="what the corpus index could not read: damaged lines, non-sessions, …")
+    _corpus_args(p)
+    p.set_defaults(run=_lazy("corpus:run_problems"))
+
+
+def _summarizer_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--summarizer", choices=["offline", "openai", "anthropic"], default=None,
+                   help="who writes the summary (default: offline, embedded, no network)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="model for the settings overrides and the HTTP summarizers")
+    p.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible or Anthropic)")
+    p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S", help="seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_retries, default=3, metavar="N",
+                   help="extra attempts on 429/5xx/connection errors (default 3)")
+    p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json to use instead of Pi's global+project files")
+    p.add_argument("--dry-run", action="store_true", help="prepare only: no summary, nothing written")
+    p.add_argument("-o", "--output", metavar="OUT", help="write a copy of FILE plus the new entry to OUT")
+    p.add_argument("--in-place", action="store_true", help="append the new entry to FILE itself (fsync)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
+
+
+_COMPACT_EPILOG = """\
+the --dry-run table, one row per keepRecentTokens value:
+  firstKept   the first entry kept verbatim (the cut point)
+  split       yes when the cut falls inside a turn (a user message and the replies to it)
+  summarize   messages the summary replaces (before the cut, after any previous summary)
+  prefix      messages of the split turn before the cut: the turn's beginning, summarized
+              separately and added to the summary so the kept half still makes sense
+  kept≈       estimated tokens (Pi's chars/4 estimate) of what stays verbatim after the cut
+  files       files read / modified in the summarized span (listed at the end of the summary)
+"""
+
+
+def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+    p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction", epilog=_COMPACT_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _session_arg(p)
+    p.add_argument("--leaf", action="append", metavar="ID", help="leaf to compact at (repeatable with --dry-run)")
+    p.add_argument("--keep-recent-tokens", type=_token_list, metavar="N[,N...]",
+                   help="tokens of recent context to keep; a comma-separated list sweeps (dry run)")
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N", help="tokens reserved for the answer")
+    p.add_argument("--allow-larger-summary", action="store_true",
+                   help="write the compaction even when its summary is larger than what it replaces")
+    _summarizer_args(p)
+    _json_arg(p)
+    p.set_defaults(run=_lazy("compact:run"))
+
+    p = sub.add_parser("branch-summary", help="prepare (--dry-run) or write a summary of an abandoned branch")
+    _session_arg(p)
+    p.add_argument("--pair", action="append", required=True, metavar="FROM:TO",
+                   help="leave leaf FROM for entry TO (repeatable with --dry-run)")
+    p.add_argument("--budget", type=_token_list, metavar="N[,N...]",
+                   help="token budget for the gathered messages (0 = no limit); a list sweeps (dry run)")
+    _summarizer_args(p)
+    _json_arg(p)
+    p.set_defaults(run=_lazy("branch:run"))
+
+    p = sub.add_parser("simulate", help="replay a branch under other settings: where would Pi compact?")
+    _session_arg(p)
+    p.add_argument("--leaf", metavar="ID", help="the branch to replay (default: the last entry)")
+    p.add_argument("--context-window", type=_token_list, required=True, metavar="N[,N...]",
+                   help="context window(s) in tokens; a list sweeps")
+    p.add_argument("--reserve-tokens", type=_token_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--keep-recent-tokens", type=_token_list, metavar="N[,N...]", help="default: the effective setting")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="resolve settings overrides for this model")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    p.add_argument("--keep-existing", action="store_true", help="keep the compactions already in the file")
+    p.add_argument("--sizes", choices=["usage", "estimate"], default="usage",
+                   help="usage (default): start from the recorded usage, as `pikit context` does, and change it by "
+                        "the estimate of what simulated compactions change; estimate: Pi's estimate alone")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("simulate:run"))
+
+    p = sub.add_parser("settings", help="the effective compaction settings (and model overrides)")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="resolve compaction.modelOverrides for this exact model")
+    p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("settings:run"))
+
+    p = sub.add_parser("demo", help="the bundled sample session: tree and context, then the explorer notebook")
+    p.add_argument("--headless", action="store_true",
+                   help="no JupyterLab: run the notebooks top to bottom and report (for machines without a browser)")
+    p.add_argument("--port", type=_port, default=8888, help="JupyterLab port (default 8888)")
+    p.set_defaults(run=_lazy("demo:run"))

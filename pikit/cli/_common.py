@@ -1,0 +1,94 @@
+"""Shared pieces of the commands: loading with progress, output, formatting."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from .. import jsjson
+from .._format.loading import load
+from .._formatting import plural
+from .._progress import Line, Progress
+from .._tree.sessiontree import Session
+from ..compaction._settings import Settings, load_settings
+from ._terminal import trusted
+
+
+@contextlib.contextmanager
+def terminal_progress(args: Any) -> Iterator[Progress]:
+    """Progress of the command's long work (loading, scanning, replaying; :mod:`pikit._progress`): a
+    line on stderr when stderr is a terminal, unless ``--no-progress``; nothing otherwise.
+
+    The line is cleared when the block ends, however it ends.
+    """
+    if getattr(args, "no_progress", False) or not sys.stderr.isatty():
+        yield False
+        return
+    with Line(trusted(sys.stderr)) as line:
+        yield line
+
+
+def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) -> Session:
+    """Load the command's FILE, with progress on an interactive terminal and a damage warning
+    (pointing to ``pikit info``, unless ``info_hint`` is false: ``info`` itself lists the damage;
+    and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
+    path = args.file
+    with terminal_progress(args) as progress:
+        session = load(path, strict=getattr(args, "strict", False), progress=progress)
+    damaged = session.report.damaged_lines
+    if damaged:
+        lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
+        hint = f" (see `pikit info {shlex.quote(path)}`)" if info_hint else ""
+        print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines}{hint}",
+              file=sys.stderr)
+    if note_v1 and session.report.migrated_from == 1 and not getattr(args, "json", False):
+        print(f"pikit: note: {V1_IDS_NOTE.format(path=path)}", file=sys.stderr)
+    return session
+
+
+#: What ``info``, ``tree`` and ``context`` say about a version-1 file's entry ids.
+V1_IDS_NOTE = ("{path} is a version-1 session: the file stores no entry ids, so pikit derives them from each entry "
+               "(the same in every run) and the ids shown are pikit's; `pikit migrate {path} -o OUT` writes a copy "
+               "that keeps them")
+
+
+def session_settings(args: Any, session: Session) -> Settings:
+    """``--settings FILE``, or Pi's global settings merged with the project settings of the
+    session's folder (when that folder exists on this machine)."""
+    cwd = session.header.get("cwd")
+    return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+
+
+def resolve_leaf(session: Session, text: str) -> Any:
+    """An entry id from the command line (exact, or a unique prefix)."""
+    return session.resolve(text).id
+
+
+def print_json(value: Any) -> None:
+    """Print JSON exactly as JavaScript's ``JSON.stringify`` would.
+
+    Redirected output is byte for byte what Pi prints (no trailing newline); a terminal
+    gets a newline so the prompt starts on its own line.
+    """
+    out = sys.stdout.buffer
+    for piece in jsjson.iter_stringify_bytes(value):
+        out.write(piece)
+    if sys.stdout.isatty():
+        out.write(b"\n")
+    out.flush()
+
+
+def width() -> int:
+    """The terminal width (80 when not a terminal)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def one_line(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"

@@ -1,0 +1,274 @@
+"""``pikit sessions``, ``pikit usage`` and ``pikit problems``: a sessions directory through the corpus index."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import shlex
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from .._formatting import fmt_int
+from .._inert import echo
+from ..errors import PikitError
+from ._common import terminal_progress
+
+_SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
+                   "name", "first_user_message", "size", "entries", "messages", "user_messages",
+                   "assistant_messages", "models", "providers", "leaf_id", "leaves", "abandoned_branches",
+                   "compactions", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                   "total_tokens", "cost", "damaged_lines")
+
+
+def _short(text: str, width: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+@contextlib.contextmanager
+def _client(args: argparse.Namespace) -> Iterator[Any]:
+    if args.engine != "dask":
+        if args.scheduler is not None:
+            raise PikitError("--scheduler goes with --engine dask")
+        yield None
+        return
+    from ..corpus._dask import SchedulerError, connect
+
+    try:
+        with connect("local" if args.scheduler is None else args.scheduler) as client:
+            yield client
+    except SchedulerError as exc:
+        plain = exc.address.isprintable() and exc.address.strip() == exc.address != ""
+        raise PikitError(f"--scheduler {exc.address if plain else echo(exc.address)}: {exc.reason}") from None
+
+
+@contextlib.contextmanager
+def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Iterator[Any]:
+    """The corpus, scanned, with a note on its problems; mistakes about ``--index`` in the flag's words."""
+    from ..corpus._indexfile import CorpusIndexError, IndexRebuiltWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IndexRebuiltWarning)
+        try:
+            with _held_or_copied(args, client) as corpus:
+                _notes(caught)
+                if note_problems:
+                    _problems_note(args, corpus)
+                yield corpus
+        except CorpusIndexError as exc:
+            raise PikitError(exc.worded("--index")) from None
+        finally:
+            _notes(caught)
+
+
+def _notes(caught: list[warnings.WarningMessage]) -> None:
+    """Print what happened to the index (a damaged one moved aside) as notes, other warnings as Python would."""
+    from ..corpus._indexfile import IndexRebuiltWarning
+
+    for each in caught:
+        if issubclass(each.category, IndexRebuiltWarning):
+            print(f"pikit: note: {each.message}", file=sys.stderr)
+        else:
+            sys.stderr.write(warnings.formatwarning(each.message, each.category, each.filename, each.lineno,
+                                                    each.line))
+    caught.clear()
+
+
+@contextlib.contextmanager
+def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
+    """The corpus on its index; when another process holds the index (a notebook with it open), on a copy of it
+    brought up to date, which goes afterwards.
+
+    DuckDB lets no other process read a file one holds for writing: the index is copied once it
+    has not changed for a second (its holder is not writing it), for up to :data:`LOCK_WAIT` seconds.
+    """
+    import shutil
+
+    from ..corpus._indexfile import LOCK_WAIT, IndexHeldError, copy_quietly, holder
+
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            corpus = _scanned(args, args.index, client, lock_wait=1.0)
+            break
+        except IndexHeldError as held:
+            try:
+                copied = copy_quietly(held.path)
+            except OSError as exc:
+                raise IndexHeldError(held.path, held.pid, held.program, f"in use by {holder(held.pid, held.program)}"
+                                     f", and it cannot be copied ({exc.strerror or exc})") from None
+            if copied is not None:
+                folder, copy = copied
+                try:
+                    with _scanned(args, copy, client) as corpus:
+                        print(f"pikit: note: {held.path} is in use by {holder(held.pid, held.program)}; the answer "
+                              "comes from a copy of it brought up to date (the index itself stays as it was)",
+                              file=sys.stderr)
+                        yield corpus
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                return
+            if time.monotonic() >= deadline:
+                raise IndexHeldError(held.path, held.pid, held.program, f"in use by {holder(held.pid, held.program)}"
+                                     f", which kept writing it for {LOCK_WAIT:g} s") from None
+    with corpus:
+        yield corpus
+
+
+def _scanned(args: argparse.Namespace, index: str | None, client: Any, **options: Any) -> Any:
+    """``Corpus.open`` on ``index``, with a progress line on a terminal while it scans."""
+    from ..corpus import Corpus
+
+    with terminal_progress(args) as progress:
+        return Corpus.open(args.dir, index=index, client=client, progress=progress, **options)
+
+
+def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
+    report = corpus.last_scan
+    query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
+    problems = corpus.rows(query) if report is not None and report.problems else []
+    if report is not None and report.files == 0:
+        where = args.dir or corpus.root or "Pi's sessions directory"
+        print(f"pikit: no session files in {where}", file=sys.stderr)
+    if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
+        listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
+        command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
+                            *(["--index", shlex.quote(args.index)] if args.index else [])])
+        print(f"pikit: note: {listed} (`{command}` lists them)", file=sys.stderr)
+
+
+def _dump(value: Any) -> None:
+    from .. import jsjson
+
+    sys.stdout.buffer.write(jsjson.stringify_bytes(value) + b"\n")  # exact: not through the inert stream
+    sys.stdout.flush()
+
+
+def _plain_value(value: Any) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat().replace("+00:00", "Z")
+    if value != value:  # NaN / NA
+        return None
+    return value
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    if args.scheduler is not None and args.engine != "dask":
+        raise PikitError("--scheduler goes with --engine dask")
+    with _client(args) as client, _opened(args, client) as corpus:
+        columns = ", ".join(f'"{c}"' for c in _SESSION_FIELDS)
+        where, params = "", None
+        if args.search:
+            paths = corpus.search(args.search)
+            where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
+        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY started DESC NULLS LAST, path", params)
+    if args.json:
+        _dump({"sessions": [{_camel(k): _plain_value(v) for k, v in zip(_SESSION_FIELDS, row, strict=True)}
+                            for row in rows]})
+        return 0
+    _print_sessions(rows)
+    return 0
+
+
+def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
+    if not rows:
+        print("no sessions")
+        return
+    print(f"{'started':<17} {'project':<24} {'entries':>7} {'branches':>8} {'compact':>7} {'cost $':>9}  session")
+    field = {name: i for i, name in enumerate(_SESSION_FIELDS)}
+    for row in rows:
+        started = row[field["started"]]
+        when = started.strftime("%Y-%m-%d %H:%M") if started is not None else "?"
+        project = str(row[field["project"]])[:24]
+        title = row[field["name"]] or row[field["first_user_message"]] or ""
+        print(f"{when:<17} {project:<24} {row[field['entries']]:>7,} {row[field['leaves']]:>8,} "
+              f"{row[field['compactions']]:>7,} {row[field['cost']] or 0:>9,.2f}  "
+              f"{str(row[field['session_id']])[:8]} {_short(title, 60)}")
+    print(f"{len(rows):,} session(s)")
+
+
+_PROBLEM_FIELDS = ("path", "line", "kind", "message")
+
+
+def run_problems(args: argparse.Namespace) -> int:
+    with _client(args) as client, _opened(args, client, note_problems=False) as corpus:
+        columns = ", ".join(f'"{c}"' for c in _PROBLEM_FIELDS)
+        rows = corpus.rows(f"SELECT {columns} FROM problems ORDER BY path, line, kind, message")
+    if args.json:
+        _dump({"problems": [dict(zip(_PROBLEM_FIELDS, row, strict=True)) for row in rows]})
+        return 0
+    if not rows:
+        print("no problems")
+        return 0
+    width = min(max(len(str(kind)) for _, _, kind, _ in rows), 16)
+    for path, line, kind, message in rows:
+        where = f"{path}:{line}" if line is not None else str(path)
+        print(f"{kind!s:<{width}}  {where}: {message}")
+    print(f"{len(rows):,} problem(s)")
+    return 0
+
+
+def _check_usage_args(args: argparse.Namespace) -> None:
+    """Mistakes in the options, before any scanning."""
+    from ..corpus._usage import check_date
+
+    check_date(args.since)
+    check_date(args.until)
+    if args.timezone:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(args.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, a name too long
+            raise PikitError(f"unknown time zone {echo(args.timezone)}; use an IANA name such as Europe/Berlin "
+                             "or UTC") from None
+
+
+def _cost_sum(costs: Iterator[float]) -> float:
+    """Costs added with compensated summation; Infinity and -Infinity together make NaN, as in JavaScript."""
+    try:
+        return math.fsum(costs)
+    except ValueError:  # (math.fsum refuses inf + -inf)
+        return math.nan
+
+
+def run_usage(args: argparse.Namespace) -> int:
+    from ..corpus._usage import FIELDS
+
+    _check_usage_args(args)
+    with _client(args) as client, _opened(args, client) as corpus:
+        rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
+                                 split_branch=args.split == "branch")
+    totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
+    if args.json:
+        _dump({"rows": rows, "totals": totals})
+        return 0
+    _print_usage(rows, totals, args.split == "branch")
+    return 0
+
+
+def _print_usage(rows: list[dict[str, Any]], totals: dict[str, Any], split: bool) -> None:
+    width = max([len(str(r["key"])) for r in rows] + [5])
+    width = min(width, 44)
+    head = f"{'key':<{width}} " + (f"{'branch':<9} " if split else "")
+    print(head + f"{'input':>11} {'output':>11} {'cache write':>12} {'cache read':>14} {'total':>14} {'cost $':>10}"
+          f" {'summaries':>12} {'summ. $':>8}")
+
+    def line(key: str, branch: str, r: dict[str, Any]) -> str:
+        return (f"{_short(key, width):<{width}} " + (f"{branch:<9} " if split else "")
+                + f"{r['inputTokens']:>11,} {r['outputTokens']:>11,} {r['cacheWriteTokens']:>12,} "
+                f"{r['cacheReadTokens']:>14,} {r['totalTokens']:>14,} {r['cost']:>10,.2f} "
+                f"{r['summarizationTokens']:>12,} {r['summarizationCost']:>8,.2f}")
+
+    for r in rows:
+        print(line(str(r["key"]), r.get("branch", ""), r))
+    print(line("total", "", totals))

@@ -1,0 +1,79 @@
+"""``pikit fork``, ``pikit migrate`` and ``pikit info``: new files from a session, and its health."""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from typing import Any
+
+from .._context.describe import leaf_text
+from .._format import write
+from .._formatting import fmt_int, plural
+from ._common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
+
+
+def run_fork(args: Namespace) -> int:
+    session = open_session(args)
+    leaf = resolve_leaf(session, args.leaf)
+    out = write.fork(session, leaf, args.output, overwrite=args.force)
+    print(f"wrote {out}: the branch at {leaf} ({plural(len(session.branch(leaf)), 'entry')})", file=sys.stderr)
+    return 0
+
+
+def run_migrate(args: Namespace) -> int:
+    session = open_session(args)
+    out = write.write_new(args.output, write.migrated_lines(session), source=session.path, overwrite=args.force)
+    was = session.report.migrated_from
+    what = f"migrated from version {was}" if was is not None else "already current; copied"
+    print(f"wrote {out}: {plural(len(session), 'entry')}, {what}", file=sys.stderr)
+    return 0
+
+
+def run_info(args: Namespace) -> int:
+    session = open_session(args, info_hint=False)  # the damage and a version-1 file's ids: listed below
+    report = session.report
+    kinds: dict[str, int] = {}
+    for entry in session.entries:
+        key = f"message/{entry.role}" if entry.type == "message" else str(entry.type)
+        kinds[key] = kinds.get(key, 0) + 1
+    info: dict[str, Any] = {
+        "file": session.path,
+        "bytes": report.bytes,
+        "lines": report.lines,
+        "sessionId": session.id,
+        "name": session.name,
+        "cwd": session.header.get("cwd"),
+        "migratedFrom": report.migrated_from,
+        "entries": len(session),
+        "roots": len(session.roots),
+        "leaf": session.leaf_id,
+        "labels": len(session.labels),
+        "types": kinds,
+        "problems": [{"kind": p.kind, "line": p.line, "entryId": p.entry_id, "message": p.message}
+                     for p in report.problems],
+    }
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"{session.path}  ({plural(report.bytes, 'byte')}, {plural(report.lines, 'line')})")
+    print(f"session {session.id}" + (f" “{session.name}”" if session.name else "") + f", cwd {info['cwd']}")
+    if report.migrated_from is not None:
+        print(f"format version {report.migrated_from}, migrated to 3 in memory (the file is unchanged)")
+        if report.migrated_from == 1:
+            print(V1_IDS_NOTE.format(path=session.path))
+    print(f"{plural(len(session), 'entry')}, {plural(info['roots'], 'root')}, {plural(info['labels'], 'label')}, "
+          f"leaf {leaf_text(session.leaf_id)}")
+    for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {fmt_int(n):>7}  {key}")
+    if report.problems:
+        print(f"{plural(len(report.problems), 'problem')}: {report.summary()}")
+        for p in report.problems[:50]:
+            print(f"  {p}")
+        if len(report.problems) > 50:
+            print(f"  … {fmt_int(len(report.problems) - 50)} more (use --json for all)")
+    else:
+        print("no problems found")
+    if os.path.getsize(args.file) != report.bytes:
+        print("note: the file changed while it was being read", file=sys.stderr)
+    return 0

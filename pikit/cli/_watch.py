@@ -1,0 +1,310 @@
+"""``pikit watch``: a live gauge of a session while Pi writes it.
+
+A status block redrawn in place on a terminal (the leaf, the entries, the context against
+the window and Pi's threshold as a bar, tokens until Pi compacts, the last compaction, the
+model), or with ``--json`` one object per change, one per line. Ends on Ctrl-C, or after
+``--idle-exit SECONDS`` without a change. What appending alone does not explain (the file
+loaded again, Pi going on from another branch) is said in a note and, with ``--json``, in
+the ``event`` key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from argparse import Namespace
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from .. import jsjson
+from .._following import Follower
+from .._formatting import MISSING, fmt_int, fmt_percent, plural
+from .._palette import LINES, SEGMENTS
+from .._tree.refresh import Refresh
+from .._tree.sessiontree import Session
+from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
+from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
+from ._common import session_settings
+from ._terminal import cut_echoes, inert, trusted
+
+__all__ = ["Status", "run", "status_of"]
+
+_BAR = 32
+
+
+@dataclass(frozen=True)
+class Status:
+    """One reading of the gauge (``to_json`` gives the ``--json`` object)."""
+
+    leaf_id: Any
+    entries: int
+    tokens: int
+    context_window: int
+    threshold: int
+    would_compact: bool
+    compactions: int
+    last_compaction: dict[str, Any] | None
+    model: str | None
+    leaf_kind: str
+    event: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leafId": self.leaf_id, "entries": self.entries, "tokens": self.tokens,
+                "contextWindow": self.context_window, "threshold": self.threshold,
+                "wouldCompact": self.would_compact, "compactions": self.compactions,
+                "lastCompaction": self.last_compaction, "event": self.event}
+
+
+class _Gauge:
+    """Computes :class:`Status` readings; remembers what does not change between them."""
+
+    def __init__(self, session: Session, window: int | None, reserve: int | None, settings: Settings | None) -> None:
+        self.session = session
+        self.window = window
+        self.reserve = reserve
+        self.settings = settings
+        self._after: dict[Any, int] = {}  # compaction id -> the context size right after it
+        self._resolved: dict[str | None, CompactionSettings] = {}
+        #: What the change about to be shown did besides appending (see :func:`event_of`).
+        self.event: dict[str, Any] | None = None
+
+    def _settings_for(self, model: str | None) -> CompactionSettings:
+        found = self._resolved.get(model)
+        if found is None:
+            defaults = DEFAULTS["compaction"]
+            try:
+                found = self.settings.for_model(model) if self.settings is not None else None
+            except SettingsError:
+                found = None
+            if found is None:
+                found = CompactionSettings(True, defaults["reserveTokens"], defaults["keepRecentTokens"], model)
+            self._resolved[model] = found
+        return found
+
+    def reading(self) -> Status:
+        session = self.session
+        leaf = session.leaf_id
+        projection = session.context(leaf)
+        model = _model_key(projection.model)
+        window = self.window if self.window is not None else _known_window(model)
+        settings = self._settings_for(model)
+        reserve = self.reserve if self.reserve is not None else settings.reserve_tokens
+        tokens = projection.tokens
+        head = projection.compaction
+        last = None
+        if head is not None:
+            after = self._after.get(head.id)
+            if after is None:
+                after = self._after[head.id] = session.context(head.id).tokens
+            last = {"id": head.id, "tokensBefore": head.data.get("tokensBefore"), "tokensAfter": after,
+                    "timestamp": head.timestamp}
+        entry = session.leaf
+        kind = MISSING if entry is None else str(entry.type if entry.role is None else entry.role)
+        return Status(leaf, len(session), tokens, window, window - reserve,
+                      settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind,
+                      self.event)
+
+
+def event_of(change: Refresh) -> dict[str, Any] | None:
+    """The ``event`` of a change's ``--json`` line: what it did besides appending to the branch.
+
+    ``{"type": "reload", "reason"}`` when the file was loaded again whole, ``{"type":
+    "branch", "previousLeafId", "continuesFrom"}`` when the new entries go on from another
+    entry than the leaf (``continuesFrom`` ``null``: a new root); ``None`` otherwise.
+    """
+    if change.reloaded:
+        return {"type": "reload", "reason": change.reloaded}
+    switch = change.branch_switch
+    if switch is not None:
+        return {"type": "branch", "previousLeafId": switch.previous_leaf, "continuesFrom": switch.continues_from}
+    return None
+
+
+def _model_key(model: dict[str, Any] | None) -> str | None:
+    model = model or {}
+    provider, model_id = model.get("provider"), model.get("modelId")
+    if model_id is None:
+        return None
+    return f"{provider}/{model_id}" if provider else str(model_id)
+
+
+def _known_window(model: str | None) -> int:
+    from ..llm._models import DEFAULT_CONTEXT_WINDOW, lookup_model
+
+    return lookup_model(model).context_window if model else DEFAULT_CONTEXT_WINDOW
+
+
+def _compactions(session: Session, head: Any) -> int:
+    """Compactions on the leaf's branch (the head one and those before it)."""
+    ancestry = session.ancestry
+    if ancestry is None:
+        return sum(1 for e in session.branch() if e.type == "compaction")
+    count = 0
+    while head is not None:
+        count += 1
+        parent = head.parent_id
+        head = ancestry.compaction.get(parent) if isinstance(parent, str | int | float) else None
+    return count
+
+
+def status_of(session: Session, *, context_window: int | None = None, reserve_tokens: int | None = None,
+              settings: Settings | None = None) -> Status:
+    """The gauge's reading of ``session`` at its leaf."""
+    return _Gauge(session, context_window, reserve_tokens, settings).reading()
+
+
+# ---------------------------------------------------------------------------------- display
+def _rgb(color: str, text: str, enabled: bool) -> str:
+    if not enabled:
+        return text
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"\x1b[38;2;{r};{g};{b}m{text}\x1b[0m"
+
+
+def _bar(status: Status, color: bool) -> str:
+    window = max(status.context_window, 1)
+    filled = min(_BAR, round(_BAR * status.tokens / window))
+    mark = min(_BAR - 1, max(0, round(_BAR * status.threshold / window)))
+    cells = []
+    for i in range(_BAR):
+        if i == mark:
+            cells.append(_rgb(LINES["threshold"], "│", color))
+        elif i < filled:
+            cells.append(_rgb(LINES["threshold"] if status.would_compact else SEGMENTS["new"], "█", color))
+        else:
+            cells.append("░")
+    return "[" + "".join(cells) + "]"
+
+
+def render(status: Status, path: str, engine: str, notice: str | None, color: bool) -> list[str]:
+    """The status block, one string per line (session text made visible, never raw)."""
+    left = status.threshold - status.tokens
+    if status.would_compact:
+        until = _rgb(LINES["threshold"], f"over the threshold by {fmt_int(-left)}: Pi compacts at its next check",
+                     color)
+    else:
+        until = f"{plural(left, 'token')} until Pi compacts"
+    last = status.last_compaction
+    if last is None:
+        compaction = "none on this branch"
+    else:
+        compaction = (f"{inert(str(last['id']))}  tokensBefore {fmt_int(last['tokensBefore'])} → tokensAfter "
+                      f"{fmt_int(last['tokensAfter'])}  ({plural(status.compactions, 'compaction')} on this branch)")
+    lines = [
+        f"pikit watch  {inert(path)}  ({engine}; Ctrl-C ends)",
+        f"  leaf        {inert(str(status.leaf_id))}  {inert(status.leaf_kind)}",
+        f"  entries     {fmt_int(status.entries)}",
+        f"  context     {_bar(status, color)} {fmt_int(status.tokens)} / {fmt_int(status.context_window)} tokens "
+        f"({fmt_percent(status.tokens, status.context_window)}), threshold {fmt_int(status.threshold)}",
+        f"  compaction  {until}",
+        f"  last        {compaction}",
+        f"  model       {inert(status.model) if status.model else MISSING}",
+    ]
+    if notice:
+        lines.append(f"  note        {inert(notice)}")
+    return lines
+
+
+class _Screen:
+    """Redraws the block in place on a terminal; elsewhere prints each block once."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.color = self.tty and not os.environ.get("NO_COLOR")
+        self.drawn = 0
+
+    def draw(self, lines: list[str]) -> None:
+        out = self.out
+        if self.tty:
+            if self.drawn:
+                out.write(f"\x1b[{self.drawn}F")
+            for line in lines:
+                out.write("\x1b[2K" + line + "\n")
+            for _ in range(self.drawn - len(lines)):
+                out.write("\x1b[2K\n")
+            self.drawn = max(self.drawn, len(lines))
+        else:
+            out.write("\n".join(lines) + "\n\n")
+        out.flush()
+
+
+def _open(path: str, poll: float | None, idle_exit: float | None, strict: bool) -> Follower:
+    """The follower, once the file exists with a session header.
+
+    Raises :class:`PikitError` (exit status 1) when ``idle_exit`` seconds pass first: there
+    was nothing to watch, which a script must be able to tell from a watch that ended idle.
+    """
+    start = time.monotonic()
+    told = False
+    while True:
+        try:
+            return Follower(path, poll=poll, strict=strict, background=False)
+        except (SessionFileError, NotASessionError) as exc:
+            empty = isinstance(exc, NotASessionError) and "is empty" in str(exc)
+            if not empty and "no such file" not in str(exc):
+                raise
+        if not told:
+            print(f"pikit: note: waiting for {inert(path)} to appear…", file=sys.stderr)
+            told = True
+        if idle_exit is not None and time.monotonic() - start >= idle_exit:
+            what = "was still empty" if empty else "never appeared"
+            raise PikitError(f"{inert(path)} {what} in {idle_exit:g} s (--idle-exit): nothing to watch")
+        time.sleep(0.2)
+
+
+def run(args: Namespace) -> int:
+    follower = _open(args.file, args.poll, args.idle_exit, args.strict)
+    session = follower.session
+    settings: Settings | None
+    try:
+        settings = session_settings(args, session)
+    except SettingsError as exc:
+        print(f"pikit: warning: {cut_echoes(str(exc), [args.settings])}; using Pi's default settings", file=sys.stderr)
+        settings = None
+    gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
+    screen = _Screen(trusted(sys.stdout))  # pikit's own escapes; session text is made inert in render()
+    notice: str | None = None
+    noted: str | None = None
+
+    def show() -> None:
+        status = gauge.reading()
+        if args.json:  # the contract, exact as JSON.stringify writes it (bytes, not through the inert stream)
+            out = sys.stdout.buffer
+            out.write(jsjson.stringify_bytes(status.to_json()) + b"\n")
+            out.flush()
+        else:
+            screen.draw(render(status, follower.path, follower.engine, notice, screen.color))
+
+    try:
+        show()
+        for change in follower.updates(idle_exit=args.idle_exit):
+            gauge.event = event_of(change)
+            news = _news(change)
+            standing = follower.notices[-1] if follower.notices and follower.engine == "polling" else None
+            if args.json and (news or standing):
+                print(f"pikit: {news or standing}", file=sys.stderr)
+            if news:  # on a terminal it stays on the redrawn block until there is other news
+                noted = f"{news} (at {time.strftime('%H:%M:%S')})"
+            elif not screen.tty:
+                noted = None
+            notice = noted or standing
+            show()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        follower.close()
+    return 0
+
+
+def _news(change: Refresh) -> str | None:
+    """What a change did that the gauge alone does not explain (``None``: plain appends)."""
+    if change.reloaded:
+        return f"the file was loaded again: {change.reloaded}"
+    if change.branch_switch is not None:
+        return str(change.branch_switch)
+    damaged = [p for p in change.problems if p.kind == "damaged-line"]
+    if damaged:
+        return f"skipped damaged line(s) {', '.join(str(p.line) for p in damaged[:5])}"
+    return None

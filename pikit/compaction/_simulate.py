@@ -1,0 +1,365 @@
+"""What-if replay: where would Pi have compacted under other settings?
+
+The branch is replayed entry by entry. After every assistant message (the point where Pi
+checks, before the next model call or the next prompt) the context size of the *simulated*
+projection is compared with ``context_window - reserve_tokens``; when it is larger, a
+compaction is prepared exactly as Pi would (``keep_recent_tokens``), summarized (by default
+with the offline summarizer) and inserted into the simulated branch, and the replay goes on.
+
+Context sizes (``sizes``):
+
+- ``"usage"`` (the default) starts from what the file recorded, as Pi's context size rule
+  does: at each check, the size of the history as it really happened (the last usable
+  provider usage plus the estimates of the messages after it, ``pikit context``'s figure)
+  changed by what the simulation changed, by Pi's estimate (messages that simulated
+  compactions replaced, their summaries, compactions left out). Until the first simulated
+  compaction the replay therefore sees exactly the sizes Pi saw; what the provider counted
+  beyond the messages (a system prompt and tool declarations the file does not hold,
+  tokenizer differences) stays counted after it. Without recorded usage this is the estimate.
+- ``"estimate"``: Pi's estimate alone (the replayed system prompt + every other message),
+  as Pi computes it when no usage is usable.
+
+The compactions already in the file are left out by default (they were taken under the real
+settings); ``keep_existing=True`` keeps them.
+
+A check whose context size (before any compaction there) exceeds the context window itself is
+an *overflow* (:attr:`SimulationResult.overflows`): under these settings that context would not
+have fit. :attr:`SimulationResult.final_tokens` is the size at the end of the branch, after the
+entries that follow the last check.
+
+Degenerate settings (``keepRecentTokens`` at or above the threshold, a threshold at or below
+zero) make Pi's trigger fire after nearly every assistant message, each compaction leaving the
+context above the threshold or even larger than before, or finding nothing to compact. The
+replay detects this *runaway*:
+after :data:`RUNAWAY_AFTER` ineffective compactions in a row (still above the threshold, not
+smaller, or nothing to compact) it records where (:attr:`SimulationResult.runaway`) and stops
+compacting at every check: it counts the checks that fire, and tries a real compaction only
+at the 1st, 2nd, 4th, 8th… of them, resuming as soon as one pays. Each compaction projects
+the whole simulated branch, so this keeps a runaway replay near linear in the branch length
+(a logarithmic number of compactions instead of one per message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._context.projection import entry_messages, project_path, replay_system
+from .._context.tokens import estimate_tokens, message_usage, usage_total
+from .._format.entry import Entry
+from .._format.migration import new_id
+from .._formatting import plural
+from .._progress import ENTRIES, Progress, ProgressCallback, reporting, tracked
+from .._tree.sessiontree import CURRENT
+from ._entries import compaction_entry, summarize_preparation
+from ._preparation import prepare_compaction
+from ._settings import CompactionSettings
+from ._summarizer import Summarizer
+
+if TYPE_CHECKING:
+    from .._tree.sessiontree import Session
+
+__all__ = ["RUNAWAY_AFTER", "SIZES", "SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+
+#: How a replay measures context sizes (see the module docstring).
+SIZES = ("usage", "estimate")
+#: Ineffective compactions in a row after which a replay is a runaway (see the module docstring).
+RUNAWAY_AFTER = 3
+
+
+@dataclass(frozen=True)
+class SimulationEvent:
+    """One simulated compaction."""
+
+    after_entry_id: Any
+    branch_index: int
+    tokens_before: int
+    tokens_after: int
+    first_kept_entry_id: Any
+    is_split_turn: bool
+    summarized_messages: int
+    summary_tokens: int
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat dict for a DataFrame row."""
+        return {
+            "after_entry_id": self.after_entry_id, "branch_index": self.branch_index,
+            "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+            "first_kept_entry_id": self.first_kept_entry_id, "is_split_turn": self.is_split_turn,
+            "summarized_messages": self.summarized_messages, "summary_tokens": self.summary_tokens,
+        }
+
+
+@dataclass(repr=False)
+class SimulationResult:
+    """The replay's events and the context size at every check point."""
+
+    leaf_id: Any
+    context_window: int
+    settings: CompactionSettings
+    events: list[SimulationEvent] = field(default_factory=list)
+    trace: list[tuple[int, Any, int, int]] = field(default_factory=list)  # (index, entry id, before, after)
+    skipped: list[tuple[int, Any, int]] = field(default_factory=list)  # fired, but nothing to compact
+    sizes: str = "estimate"  # "usage": sizes start from the recorded usage; "estimate": Pi's estimate alone
+    usage_checks: int = 0  # checks whose size started from a recorded usage
+    runaway: tuple[int, Any] | None = None  # (branch index, entry id) where compacting stopped paying
+    runaway_checks: int = 0  # checks after it that fired but were not simulated
+    overflows: list[tuple[int, Any, int]] = field(default_factory=list)  # checks over the window: (index, id, size)
+    final_tokens: int = 0  # the simulated context size at the end of the branch (after its last entry)
+
+    def __repr__(self) -> str:
+        from .._context.cards import simulation_repr
+
+        return simulation_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A summary card for notebooks (session text escaped)."""
+        from .._context.cards import simulation_html
+
+        return simulation_html(self)
+
+    @property
+    def threshold(self) -> int:
+        """``context_window - reserve_tokens``."""
+        return self.settings.threshold(self.context_window)
+
+    @property
+    def peak_tokens(self) -> int:
+        """The largest simulated context size seen at a check point."""
+        return max((t[2] for t in self.trace), default=0)
+
+    def totals(self) -> dict[str, Any]:
+        """Summary figures of the replay."""
+        return {
+            "contextWindow": self.context_window, "reserveTokens": self.settings.reserve_tokens,
+            "keepRecentTokens": self.settings.keep_recent_tokens, "threshold": self.threshold,
+            "compactions": len(self.events), "skipped": len(self.skipped), "checks": len(self.trace),
+            "peakTokens": self.peak_tokens, "finalTokens": self.final_tokens,
+            "tokensRemoved": sum(e.tokens_before - e.tokens_after for e in self.events),
+            "sizes": self.sizes, "checksFromUsage": self.usage_checks,
+            "runawayAt": None if self.runaway is None else {"branchIndex": self.runaway[0],
+                                                             "entryId": self.runaway[1]},
+            "checksNotCompacted": self.runaway_checks, "checksOverWindow": len(self.overflows),
+        }
+
+    def event_records(self) -> list[dict[str, Any]]:
+        """Events as DataFrame-ready rows."""
+        return [e.to_record() for e in self.events]
+
+    def trace_records(self) -> list[dict[str, Any]]:
+        """Check points as DataFrame-ready rows (``tokens`` is the size after any compaction there)."""
+        return [{"branch_index": i, "entry_id": eid, "tokens_before_check": before, "tokens": after,
+                 "compacted": before != after} for i, eid, before, after in self.trace]
+
+    def to_json(self) -> dict[str, Any]:
+        """``pikit simulate --json`` output for one setting."""
+        return {"leaf": self.leaf_id, "totals": self.totals(),
+                "events": [{"afterEntryId": e.after_entry_id, "branchIndex": e.branch_index,
+                            "tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after,
+                            "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
+                            "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
+                           for e in self.events],
+                "trace": [{"branchIndex": i, "entryId": eid, "tokens": after, "compacted": before != after}
+                          for i, eid, before, after in self.trace],
+                "overflows": [{"branchIndex": i, "entryId": eid, "tokens": tokens}
+                              for i, eid, tokens in self.overflows]}
+
+
+def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
+    """Pi's estimate of each of ``entry``'s own messages, cached on the entry as projections do."""
+    cached = entry._estimates
+    if cached is None:
+        cached = entry._estimates = [estimate_tokens(m) for m in messages]
+    return cached
+
+
+class _Context:
+    """The estimated size of a context (replayed system prompt + every other message), kept up to
+    date incrementally as entries are appended to its path."""
+
+    def __init__(self) -> None:
+        self.path: list[Entry] = []
+        self.system_messages: list[dict[str, Any]] = []
+        self.other_tokens = 0
+        self.system_tokens = 0
+
+    def rebuild(self) -> None:
+        projection = project_path(self.path)
+        self.system_messages = [m for m in projection.messages if m.get("role") == "system"]
+        self.other_tokens = sum(e for m, e in zip(projection.messages, projection.estimates, strict=True)
+                                if m.get("role") != "system")
+        system = projection.system_message
+        self.system_tokens = estimate_tokens(system) if system is not None else 0
+
+    def add(self, entry: Entry) -> None:
+        self.path.append(entry)
+        if entry.type in ("context_edit", "compaction"):
+            self.rebuild()
+            return
+        messages = entry_messages(entry)
+        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+            if message.get("role") == "system":
+                self.system_messages.append(message)
+                system = replay_system(self.system_messages)
+                self.system_tokens = estimate_tokens(system) if system is not None else 0
+            else:
+                self.other_tokens += estimate
+
+    @property
+    def tokens(self) -> int:
+        return self.system_tokens + self.other_tokens
+
+
+class _Recorded(_Context):
+    """The history as recorded, with Pi's context size rule: the last usable usage plus the
+    estimates after it; an edit or a compaction makes earlier usage stale."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage: int | None = None
+        self.trailing = 0
+
+    def add(self, entry: Entry) -> None:
+        super().add(entry)
+        if entry.type in ("context_edit", "compaction"):
+            self.usage = None
+            return
+        messages = entry_messages(entry)
+        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+            if message_usage(message) is not None:
+                self.usage, self.trailing = usage_total(message["usage"]), 0
+            elif self.usage is not None:
+                self.trailing += estimate
+
+    @property
+    def offset(self) -> int:
+        """What Pi's rule adds to the estimate (0 when no usage is usable)."""
+        return 0 if self.usage is None else self.usage + self.trailing - self.tokens
+
+
+def simulate(session: Session, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
+             leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage",
+             progress: Progress = None) -> SimulationResult:
+    """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``.
+
+    ``sizes`` is ``"usage"`` (start from the recorded usage, as Pi's context size rule does)
+    or ``"estimate"`` (Pi's estimate alone); see the module docstring. ``progress``
+    (:mod:`pikit._progress`): by default a bar in a notebook for a branch of 5,000 entries or more,
+    nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback is called
+    ``(entries replayed, entries)`` after each entry.
+    """
+    if sizes not in SIZES:
+        raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
+    leaf_id = session.resolve_leaf(leaf)
+    branch = session.branch(leaf_id)
+    result = SimulationResult(leaf_id, context_window, settings, sizes=sizes)
+    ctx = _Context()
+    recorded = _Recorded() if sizes == "usage" else None
+    taken = set(session.by_id)
+    runaway = _RunawayGuard(result)
+    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')}", len(branch),
+                                          ENTRIES)):
+        if recorded is not None:
+            recorded.add(entry)
+        if entry.type == "compaction" and not keep_existing:
+            continue
+        ctx.add(entry)
+        if not (entry.type == "message" and entry.role == "assistant"):
+            continue
+        offset = recorded.offset if recorded is not None else 0
+        if recorded is not None and recorded.usage is not None:
+            result.usage_checks += 1
+        before = ctx.tokens + offset
+        if before > context_window:
+            result.overflows.append((index, entry.id, before))
+        if settings.should_compact(before, context_window) and runaway.tries():
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
+            if event is None:
+                result.skipped.append((index, entry.id, before))
+            else:
+                result.events.append(event)
+            runaway.record(index, entry.id, before, event)
+        result.trace.append((index, entry.id, before, ctx.tokens + offset))
+    result.final_tokens = ctx.tokens + (recorded.offset if recorded is not None else 0)
+    return result
+
+
+class _RunawayGuard:
+    """Detects a runaway (see the module docstring) and, during one, lets only probes through."""
+
+    def __init__(self, result: SimulationResult) -> None:
+        self.result = result
+        self.threshold = result.threshold
+        self.ineffective = 0  # firing checks in a row whose compaction did not bring the context under the threshold
+        self.halted = False  # in a runaway: firing checks are counted, and only probed now and then
+        self.next_probe = 0
+
+    def tries(self) -> bool:
+        """Whether a check that fired gets a real compaction (otherwise it is only counted)."""
+        if self.halted and self.result.runaway_checks + 1 < self.next_probe:
+            self.result.runaway_checks += 1  # Pi would compact (for little) again here: not replayed
+            return False
+        return True
+
+    def record(self, index: int, entry_id: Any, before: int, event: SimulationEvent | None) -> None:
+        """Take the outcome of a compaction tried after a check that fired."""
+        if event is not None and event.tokens_after <= self.threshold and event.tokens_after < before:
+            self.ineffective, self.halted = 0, False  # compacting pays (again)
+            return
+        self.ineffective += 1
+        if self.halted:  # a probe that did not pay: wait twice as long for the next one
+            self.result.runaway_checks += 1
+            self.next_probe *= 2
+        elif self.ineffective >= RUNAWAY_AFTER:
+            self.halted, self.next_probe = True, self.result.runaway_checks + 2
+            if self.result.runaway is None:
+                self.result.runaway = (index, entry_id)
+
+
+def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
+             before: int, offset: int, taken: set[Any]) -> SimulationEvent | None:
+    prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
+    if prep is None:
+        return None
+    summary, usage = summarize_preparation(prep, summarizer)
+    entry_id = new_id(taken)
+    taken.add(entry_id)
+    ctx.add(Entry(compaction_entry(prep, entry_id, ctx.path[-1].id, summary, usage)))
+    summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
+    return SimulationEvent(after_id, index, before, ctx.tokens + offset, prep.first_kept_entry_id, prep.is_split_turn,
+                           summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}))
+
+
+def sweep(session: Session, summarizer: Summarizer, *, context_windows: Sequence[int],
+          settings: Iterable[CompactionSettings], leaf: Any = CURRENT, keep_existing: bool = False,
+          sizes: str = "usage", progress: Progress = None) -> list[SimulationResult]:
+    """:func:`simulate` for every combination of context window and settings (``progress`` counts
+    each entry once per combination)."""
+    chosen = list(settings)
+    combos = [(w, s) for w in context_windows for s in chosen]
+    leaf_id = session.resolve_leaf(leaf)
+    entries = len(session.branch(leaf_id)) if leaf_id is not None else 0
+    total = entries * len(combos)
+    with reporting(progress, f"replaying {plural(entries, 'entry')} under {plural(len(combos), 'setting')}",
+                   total, ENTRIES) as callback:
+        return [simulate(session, summarizer, context_window=w, settings=s, leaf=leaf_id, keep_existing=keep_existing,
+                         sizes=sizes, progress=_part(callback, i * entries, total))
+                for i, (w, s) in enumerate(combos)]
+
+
+def _part(callback: ProgressCallback | None, before: int, total: int) -> ProgressCallback | bool:
+    """The progress of one replay of a sweep, as part of the sweep's."""
+    if callback is None:
+        return False
+    return lambda done, _entries: callback(before + done, total)
+
+
+def threshold_table(results: Iterable[SimulationResult]) -> list[dict[str, Any]]:
+    """One row per replay: window, reserve, keep, threshold, compactions, first trigger, peak."""
+    rows = []
+    for r in results:
+        first = r.events[0] if r.events else None
+        rows.append({**r.totals(), "firstTriggerEntryId": first.after_entry_id if first else None,
+                     "firstTriggerIndex": first.branch_index if first else None})
+    return rows

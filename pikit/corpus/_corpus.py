@@ -1,0 +1,321 @@
+"""A directory of Pi sessions as data: :class:`Corpus`."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._inert import echo
+from .._progress import Progress
+from ..errors import PikitError
+from ..jsjson import without_lone_surrogates
+from . import _index as _index
+from ._discover import default_root
+from ._indexfile import (
+    LOCK_WAIT,
+    CorpusIndexError,
+    IndexRebuiltWarning,
+    is_damage,
+    is_unwritable,
+    move_aside,
+    unwritable,
+    words,
+)
+from ._schema import TABLES
+from ._usage import FIELDS, usage_query
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Corpus", "default_index_path"]
+
+Root = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+T = TypeVar("T")
+
+
+def _cache_dir() -> str:
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", "pikit")
+    if os.name == "nt":
+        return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.expanduser("~"), "pikit", "Cache")
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pikit")
+
+
+def _root_key(root: Root) -> str:
+    if root is None:
+        root = default_root()
+    if isinstance(root, str | os.PathLike):
+        text = os.path.abspath(os.path.expanduser(os.fspath(root)))
+    else:
+        text = "\n".join(sorted(os.path.abspath(os.fspath(p)) for p in root))
+    return text
+
+
+def default_index_path(root: Root = None) -> str:
+    """Where the index of ``root`` lives by default: one DuckDB file per corpus in the user's cache folder."""
+    digest = hashlib.sha256(_root_key(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(_cache_dir(), f"corpus-{digest}.duckdb")
+
+
+class _Table:
+    """A declared table as a read-only attribute: ``corpus.sessions`` is ``corpus.table("sessions")``."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, corpus: Corpus | None, owner: type | None = None) -> Any:
+        return self if corpus is None else corpus.table(self.name)
+
+
+class Corpus:
+    """Every session below a directory (or matching a glob, or listed), indexed in DuckDB.
+
+    Open one with :meth:`open`. The tables (``sessions``, ``messages``, ``compactions``,
+    ``branches``, ``summary_calls``, ``problems``; columns in :data:`pikit.corpus._schema.TABLES`)
+    are DuckDB tables or views of :attr:`connection` and pandas DataFrames through the
+    properties of the same names; :meth:`sql` runs any query over them.
+    """
+
+    def __init__(self, root: Root, index: _index.Index, client: Any = None, workers: int | None = None, *,
+                 owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
+        self.root = root
+        self._index = index
+        self.client = client
+        self.workers = _index.default_workers() if workers is None else workers
+        self.last_scan: _index.ScanReport | None = None
+        self._owned, self._lock_wait = owned, lock_wait
+        self._progress: Progress = None
+
+    @classmethod
+    def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
+             workers: int | None = None, scan: bool = True, progress: Progress = None,
+             lock_wait: float = LOCK_WAIT) -> Corpus:
+        """Open (and bring up to date) the corpus of ``root``.
+
+        ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
+        or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
+        file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none):
+        a path where nothing is yet, or an index pikit made. Anything else (another database, a
+        file that is not a database) is refused with :class:`~pikit.corpus.CorpusIndexError`,
+        unchanged; a damaged index pikit made is moved aside and built again, with an
+        :class:`~pikit.corpus.IndexRebuiltWarning` saying where it went. ``lock_wait``:
+        seconds to wait for an index another process holds (DuckDB lets one process at a time
+        open it), then :class:`~pikit.corpus.IndexHeldError` naming that process.
+        ``client``: a ``distributed.Client`` to scan the files on its workers
+        (:mod:`pikit.corpus._dask`, whose ``connect`` checks a scheduler first); the tables are the same
+        as a local scan's, and the scan is bounded in time (a :class:`~pikit.errors.PikitError` when
+        the cluster has no workers or the results stop coming). ``workers``: processes
+        a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
+        and with 1, this process). ``progress``: see :meth:`scan`.
+        """
+        path = os.fspath(index) if index is not None else default_index_path(root)
+        opened = _index.Index(path, owned=index is None, lock_wait=lock_wait)
+        corpus = cls(root, opened, client, workers, owned=index is None, lock_wait=lock_wait)
+        _warn(opened.notes)
+        if scan:
+            try:
+                corpus.scan(progress)
+            except BaseException:  # (a scan that stopped: the index keeps what it read, for the next one)
+                corpus.close()
+                raise
+        return corpus
+
+    def scan(self, progress: Progress = None) -> _index.ScanReport:
+        """Read what changed since the last scan (new files, appended lines, rewritten files).
+
+        ``progress`` (:mod:`pikit._progress`): by default a bar in a notebook when there are 32 MB
+        or more to read, nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a
+        callback is called ``(bytes read, bytes to read)`` as each file's result arrives (from the
+        Dask workers too).
+        """
+        self._progress = progress  # (a scan again on an index built anew reports the same way)
+        return self._guarded(lambda: self._scan(progress), scan=False)
+
+    def _scan(self, progress: Progress) -> _index.ScanReport:
+        if self.client is not None:
+            from ._dask import scan_distributed
+
+            self.last_scan = scan_distributed(self._index, self.root, self.client, progress)
+        else:
+            self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
+        return self.last_scan
+
+    def _guarded(self, run: Callable[[], T], *, scan: bool = True) -> T:
+        """``run()``; once more on an index built anew when DuckDB finds the index damaged (``scan``: a query,
+        run again after a scan).
+
+        A write that fails for want of room or permission is a :class:`CorpusIndexError` naming the folder.
+        A query's own error (the caller's SQL, a file it reads) is raised as it is: the index is only
+        taken for damaged when a full read of its own tables fails too.
+        """
+        import duckdb
+
+        try:
+            return run()
+        except duckdb.Error as exc:
+            if scan and not (is_damage(exc) and self._damaged()):
+                raise
+            self._recover(exc)
+        try:
+            if scan:
+                self._scan(self._progress)
+            return run()
+        except duckdb.Error as exc:
+            self._recover(exc, again=True)
+            raise  # (not reached)
+
+    def _damaged(self) -> bool:
+        """Whether reading every row of the index's own tables fails on damage."""
+        import duckdb
+
+        cursor = self._index.con.cursor()  # (its own catalog: not what the caller's query may have attached or used)
+        try:
+            names = [row[0] for row in cursor.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()]
+            for name in names:
+                cursor.execute(f'SELECT sum(hash(t)) FROM "{name}" AS t').fetchall()
+        except duckdb.Error as exc:
+            return is_damage(exc)
+        finally:
+            cursor.close()
+        return False
+
+    def _recover(self, exc: Exception, *, again: bool = False) -> None:
+        """Move a damaged index aside and open a new one in its place; raise for any other failure."""
+        path = self._index.path
+        if is_unwritable(exc) and not is_damage(exc) and path != ":memory:":
+            raise unwritable(os.path.dirname(path) or ".", exc) from None
+        if not is_damage(exc) or path == ":memory:":
+            raise exc
+        if again:
+            raise CorpusIndexError(path, f"damaged again once built anew ({words(exc)})", "pass another {option}") \
+                from None
+        self.close()
+        moved = move_aside(os.path.abspath(path))
+        self._index = _index.Index(path, owned=self._owned, lock_wait=self._lock_wait)
+        _warn([f"{path}: the index was damaged ({words(exc)}); moved to {moved} and built again",
+               *self._index.notes])
+
+    @property
+    def connection(self) -> Any:
+        """The DuckDB connection holding the tables."""
+        return self._index.con
+
+    @property
+    def index_path(self) -> str:
+        """The DuckDB file of the index."""
+        return self._index.path
+
+    def sql(self, query: str, params: Any = None) -> pd.DataFrame:
+        """Run a query over the tables; the result as a DataFrame."""
+        import duckdb
+
+        try:
+            return self._guarded(lambda: self.connection.execute(query, params).df())
+        except duckdb.Error as exc:
+            raise PikitError(f"query failed: {words(exc)}") from None
+
+    def rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run a query over the tables; the rows as tuples."""
+        return self._guarded(lambda: self.connection.execute(query, params).fetchall())
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One declared table as a DataFrame with its declared columns and dtypes."""
+        if name not in TABLES:
+            raise PikitError(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        from ._frames import typed
+
+        order = {"sessions": "started DESC, path", "problems": "path, line, kind, message",
+                 "branches": "path, leaf_id, is_active, length, own_entries",
+                 "compactions": "path, timestamp, entry_id, tokens_before"}.get(name, "path, entry_index")
+        columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
+        query = f'SELECT {columns} FROM "{name}" ORDER BY {order}'
+        return typed(self._guarded(lambda: self.connection.sql(query).to_arrow_table()), name)
+
+    sessions = _Table("One row per session file (see ``TABLES[\"sessions\"]``), newest first.")
+    messages = _Table("One row per message entry, with usage, Pi's estimate and the counting flags.")
+    compactions = _Table("One row per compaction entry.")
+    branches = _Table("One row per branch tip (and current leaf) of every session.")
+    summary_calls = _Table("The recorded usage of compaction and branch-summary calls.")
+    problems = _Table("Everything that went wrong: unreadable, damaged, vanished files, non-sessions.")
+
+    def timezone(self, timezone: str | None = None) -> str:
+        """``timezone`` checked, or the machine's time zone."""
+        name = timezone or self.connection.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+        try:
+            probe = "SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
+            self.connection.execute(probe, {"tz": name}).fetchall()
+        except Exception:
+            raise PikitError(f"unknown time zone {echo(name)}; use an IANA name such as Europe/Berlin or UTC") from None
+        return str(name)
+
+    def usage_rows(self, by: str = "day", *, since: str | None = None, until: str | None = None,
+                   timezone: str | None = None, split_branch: bool = False) -> list[dict[str, Any]]:
+        """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields)."""
+        sql, params = usage_query(by, since=since, until=until, timezone=self.timezone(timezone),
+                                  split_branch=split_branch)
+        rows = []
+        for key, branch, *values, _last in self.rows(sql, params):
+            row: dict[str, Any] = {"key": key}
+            if split_branch:
+                row["branch"] = branch
+            row.update(zip(FIELDS, (int(v) if i not in (5, 7) else float(v) for i, v in enumerate(values)),
+                           strict=True))
+            rows.append(row)
+        return rows
+
+    def usage(self, by: str = "day", **options: Any) -> pd.DataFrame:
+        """A usage report (see :meth:`usage_rows`) as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.usage_rows(by, **options))
+
+    def search(self, words: str) -> list[str]:
+        """Paths of the sessions whose messages hold every word (each somewhere in them, in any case, also
+        inside a longer word), sorted.
+
+        What is searched is the index's search text: the text blocks of every user and
+        assistant message (the first 4,000 characters of each), in any entry of the file,
+        on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
+        messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
+        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this. A lone
+        surrogate in a word is read as U+FFFD, as the index holds it in the text.
+        """
+        terms = [without_lone_surrogates(w).lower() for w in words.split() if w]
+        if not terms:
+            return []
+        conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
+        params = {f"w{i}": t for i, t in enumerate(terms)}
+        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} "
+               "ORDER BY f.path")
+        return [p for (p,) in self.rows(sql, params)]
+
+    def close(self) -> None:
+        """Close the index (the DuckDB file stays for the next :meth:`open`)."""
+        import duckdb
+
+        with contextlib.suppress(duckdb.Error):  # (an index DuckDB gave up on closes all the same)
+            self._index.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.root!r}, index={self.index_path!r})"
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        warnings.warn(note, IndexRebuiltWarning, stacklevel=3)

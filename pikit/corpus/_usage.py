@@ -1,0 +1,103 @@
+"""Usage and cost reports over the corpus index (the numbers ``@ccusage/pi`` shows, and more).
+
+**No double counting.** Pi's fork and clone copy entries into a new file with the same ids,
+timestamps and usage. A report counts each assistant message once: among the occurrences
+of one message (same entry timestamp and id; for a version-1 entry without an id, the same
+timestamp and totalTokens) the one in the file read first counts, files being read in
+``@ccusage/pi``'s order (:func:`pikit.corpus._discover.order_key`). This is the
+``messages.counted`` column. (``@ccusage/pi`` walks folders asynchronously: with several
+libuv threads, the order folder listings complete in decides which file comes first, so its
+per-session split of forked copies can change from run to run; with ``UV_THREADPOOL_SIZE=1``
+its order is pikit's. Per-day and per-month totals do not depend on the order.)
+
+Which lines count at all follows ``@ccusage/pi`` too (an assistant message entry with numeric
+``usage.input`` and ``usage.output`` and an ISO entry timestamp); days and months are the
+timestamp's date in the report's time zone, the machine's by default.
+
+Deliberately more exact than ``@ccusage/pi``:
+
+* two *different* messages that share a timestamp and a token total are both counted
+  (``@ccusage/pi`` keys messages by timestamp and total only and drops the second);
+* costs are summed with compensated summation (``fsum``), not accumulated in file order;
+  the two differ by floating-point rounding only;
+* a ``.jsonl`` file that is not a Pi session (no session header) counts nothing and is
+  listed in ``problems``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BY", "FIELDS", "check_date", "usage_query"]
+
+BY = ("day", "month", "session", "model", "project")
+FIELDS = ("inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
+          "summarizationTokens", "summarizationCost")
+
+_KEYS = {
+    "day": "strftime(timezone($tz, timestamp), '%Y-%m-%d')",
+    "month": "strftime(timezone($tz, timestamp), '%Y-%m')",
+    "session": "session_id",
+    "model": "coalesce(provider || '/', '') || coalesce(model, 'unknown')",
+    "project": "project",
+}
+
+
+def check_date(value: str | None) -> str | None:
+    """A ``--since``/``--until`` date as ``YYYYMMDD`` (``YYYY-MM-DD`` or ``YYYYMMDD`` accepted)."""
+    if value is None:
+        return None
+    digits = value.replace("-", "")
+    if len(digits) != 8 or not digits.isdigit():
+        from .._inert import echo
+        from ..errors import PikitError
+
+        raise PikitError(f"{echo(value)} is not a date: use YYYY-MM-DD or YYYYMMDD")
+    return digits
+
+
+def usage_query(by: str, *, since: str | None = None, until: str | None = None, timezone: str | None = None,
+                split_branch: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL of a usage report and its parameters (rows: key, [branch,] the FIELDS, last activity)."""
+    if by not in _KEYS:
+        from ..errors import PikitError
+
+        raise PikitError(f"--by must be one of {', '.join(BY)}, not {by!r}")
+    params: dict[str, Any] = {"tz": timezone or "", "since": check_date(since), "until": check_date(until)}
+    key = _KEYS[by]
+    day = "strftime(timezone($tz, timestamp), '%Y%m%d')"
+    branch = "CASE WHEN on_active_branch THEN 'active' ELSE 'abandoned' END" if split_branch else "''"
+    # @ccusage/pi filters a session by the date of its last activity, everything else message by message
+    if by == "session":
+        date_filter = ("QUALIFY max(last_day) OVER (PARTITION BY key) "
+                       "BETWEEN coalesce($since, '0') AND coalesce($until, '9')")
+    else:
+        date_filter = "WHERE last_day BETWEEN coalesce($since, '0') AND coalesce($until, '9')"
+    sql = f"""
+    WITH m AS (
+        SELECT {key} AS key, {branch} AS branch, input_tokens, output_tokens, cache_write_tokens,
+               cache_read_tokens, cost, timestamp, {day} AS last_day
+        FROM messages JOIN (SELECT session_id, path, project FROM sessions) USING (session_id, path)
+        WHERE counted),
+    s AS (
+        SELECT {key} AS key, {branch} AS branch, total_tokens, cost, timestamp, {day} AS last_day
+        FROM (SELECT c.*, row_number() OVER (PARTITION BY usage_key ORDER BY f.path_order, c.entry_index) AS nth
+              FROM summary_calls c JOIN files f USING (file_id)) c
+        JOIN (SELECT session_id, path, project, true AS on_active_branch FROM sessions) USING (session_id, path)
+        WHERE nth = 1),
+    mf AS (SELECT * FROM m {date_filter}),
+    sf AS (SELECT * FROM s {date_filter}),
+    ma AS (
+        SELECT key, branch, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cache_write_tokens) AS w,
+               sum(cache_read_tokens) AS r, fsum(cost) AS c, max(timestamp) AS last
+        FROM mf GROUP BY key, branch),
+    sa AS (SELECT key, branch, sum(total_tokens) AS t, fsum(cost) AS c, max(timestamp) AS last
+           FROM sf GROUP BY key, branch)
+    SELECT coalesce(ma.key, sa.key) AS key, coalesce(ma.branch, sa.branch) AS branch,
+           coalesce(i, 0), coalesce(o, 0), coalesce(w, 0), coalesce(r, 0),
+           coalesce(i, 0) + coalesce(o, 0) + coalesce(w, 0) + coalesce(r, 0), coalesce(ma.c, 0),
+           coalesce(t, 0), coalesce(sa.c, 0), greatest(ma.last, sa.last) AS last
+    FROM ma FULL OUTER JOIN sa ON ma.key = sa.key AND ma.branch = sa.branch
+    ORDER BY {"last, key" if by == "session" else "key"}, branch
+    """
+    return sql, params

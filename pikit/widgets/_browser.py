@@ -1,0 +1,179 @@
+"""The session browser: a corpus's sessions table, sortable and searchable; a click opens a session below."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import anywidget
+import ipywidgets as widgets
+import traitlets
+
+from .. import jsjson
+from ._base import error_output
+from ._html import CSS, error_box
+from ._views.browser import BROWSER_COLUMNS, browser_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..corpus import Corpus
+    from ._explorer import SessionExplorer
+
+__all__ = ["SessionBrowser", "SessionTable"]
+
+_BROWSER_CSS = """
+.pikit-browser { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
+  color: var(--jp-ui-font-color1, #222); }
+.pikit-browser-bar { display: flex; gap: 8px; align-items: center; margin-bottom: 4px; }
+.pikit-browser-search { flex: 1 1 auto; padding: 3px 6px; border: 1px solid var(--jp-border-color2, #ccc);
+  border-radius: 4px; font: inherit; }
+.pikit-browser-count { color: var(--jp-ui-font-color2, #666); white-space: nowrap; }
+.pikit-browser-head { display: grid; gap: 6px; padding: 0 6px; border-bottom: 2px solid var(--jp-border-color2, #ddd); }
+.pikit-browser-heading { all: unset; cursor: pointer; font-weight: 600; padding: 4px 0; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+.pikit-browser-viewport { position: relative; overflow-y: auto; border: 1px solid var(--jp-border-color2, #ddd);
+  border-top: none; background: var(--jp-layout-color1, #fff); }
+.pikit-browser-spacer { position: relative; width: 100%; }
+.pikit-browser-row { position: absolute; left: 0; right: 0; display: grid; gap: 6px; align-items: center;
+  padding: 0 6px; box-sizing: border-box; cursor: pointer; border-bottom: 1px solid var(--jp-border-color3, #eee); }
+.pikit-browser-row:hover { background: var(--jp-layout-color2, #f0f4f8); }
+.pikit-browser-row.pikit-selected { background: rgba(25, 118, 210, 0.16); }
+.pikit-browser-cell { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pikit-num { text-align: right; }
+"""
+
+
+class SessionTable(anywidget.AnyWidget):
+    """The table part of :class:`SessionBrowser`: virtualized rows, sorted in the browser.
+
+    Traits: ``search`` (the words typed in the search box), ``matches`` (JSON bytes of
+    ``{"search": words, "rows": [row indexes]}``: the rows kept for those words, ``null``
+    for every row; the kernel works them out, see :class:`SessionBrowser`), ``searchable``
+    (whether the search box is on), ``sort_column`` (index in
+    :data:`~pikit.widgets._views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
+    ``selected_path`` (the session file of the row last clicked). ``shown_count`` is how many
+    rows the search keeps; ``render_ms`` the time the browser took to first paint.
+
+    A path that is not valid UTF-8 (a lone surrogate, as Python reads an undecodable file name)
+    cannot travel to the page and back as it is: its row holds it with ``\\udXXX`` escapes, and
+    ``files`` maps that form back to the path.
+    """
+
+    _esm = Path(__file__).with_name("_browser.js")
+    _css = CSS + _BROWSER_CSS
+
+    rows_data = traitlets.Bytes(b"[]").tag(sync=True)
+    columns: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    search = traitlets.Unicode("").tag(sync=True)
+    matches = traitlets.Bytes(b'{"search":"","rows":null}').tag(sync=True)
+    searchable = traitlets.Bool(False).tag(sync=True)
+    sort_column = traitlets.Int(0).tag(sync=True)
+    sort_descending = traitlets.Bool(True).tag(sync=True)
+    selected_path = traitlets.Unicode("").tag(sync=True)
+    row_height = traitlets.Int(26).tag(sync=True)
+    height = traitlets.Int(420).tag(sync=True)
+    shown_count = traitlets.Int(-1).tag(sync=True)
+    render_ms = traitlets.Float(-1.0).tag(sync=True)
+
+    def __init__(self, rows: list[list[Any]], *, height: int = 420, **kwargs: Any) -> None:
+        columns = [[c.title, c.numeric, c.width] for c in BROWSER_COLUMNS]
+        self._paths = [row[0] for row in rows]
+        self.files: dict[str, str] = {}
+        for row in rows:
+            sent = row[0].encode("utf-8", "backslashreplace").decode("utf-8")
+            if sent != row[0]:
+                self.files[sent], row[0] = row[0], sent
+        super().__init__(rows_data=jsjson.stringify_bytes(rows), columns=columns, height=height,
+                         shown_count=len(rows), **kwargs)
+
+    def keep(self, search: str, paths: Iterable[str] | None) -> None:
+        """Show only the rows of ``paths`` (``None``: every row), found for the words ``search``."""
+        wanted = None if paths is None else set(paths)
+        kept = None if wanted is None else [i for i, path in enumerate(self._paths) if path in wanted]
+        with self.hold_sync():
+            self.matches = jsjson.stringify_bytes({"search": search, "rows": kept})  # words may hold lone surrogates
+            self.shown_count = len(self._paths) if kept is None else len(kept)
+
+    @property
+    def rows(self) -> list[list[Any]]:
+        """The rows sent to the browser (see :func:`~pikit.widgets._views.browser.browser_rows`)."""
+        rows: list[list[Any]] = jsjson.loads(self.rows_data)
+        return rows
+
+
+class SessionBrowser(widgets.VBox):
+    """Every session of a corpus in one table; clicking a row opens it in a :class:`SessionExplorer` below.
+
+    ``source`` is a :class:`pikit.corpus.Corpus` or its ``sessions`` DataFrame. The table stays
+    fast with thousands of rows (only the rows in view are in the page; sorting runs in the
+    browser). The search box searches what ``pikit sessions --search`` and
+    :meth:`Corpus.search <pikit.corpus.Corpus.search>` do, the text of the user and assistant
+    messages in the corpus index (every word must occur, in any case), not the columns
+    shown; it needs the Corpus (a DataFrame alone has no message text, so the box is off).
+    ``selected_path`` (a traitlet) is the session shown below: set it
+    from Python to open one, or observe it. Parts: ``table`` (a :class:`SessionTable`),
+    ``detail`` (the box the explorer goes in, or the error when a session cannot be opened),
+    ``explorer`` (the open :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel
+    time the last open took.
+    ``explorer_options`` are passed to each :class:`SessionExplorer`.
+    """
+
+    selected_path = traitlets.Unicode("")
+
+    def __init__(self, source: Corpus | pd.DataFrame, *, height: int = 420,
+                 explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self.corpus = cast("Corpus", source) if hasattr(source, "sessions") else None
+        sessions = cast("pd.DataFrame", source) if self.corpus is None else self.corpus.sessions
+        self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height,
+                                  searchable=self.corpus is not None)
+        self.detail = widgets.VBox()
+        self.explorer: SessionExplorer | None = None
+        self.errors = error_output()
+        self.open_ms = 0.0
+        self._options = dict(explorer_options or {})
+        super().__init__([self.table, self.errors, self.detail], **kwargs)
+        self.add_class("pikit-session-browser")
+        traitlets.link((self.table, "selected_path"), (self, "selected_path"))
+        self.observe(self._open, names=["selected_path"])
+        self.table.observe(self._search, names=["search"])
+
+    def _search(self, change: dict[str, Any]) -> None:
+        words = change["new"]
+        if self.corpus is None or not words.split():
+            self.table.keep(words, None)
+            return
+        from IPython.display import HTML
+
+        try:
+            paths = self.corpus.search(words)
+        except Exception as exc:  # a closed index, a failing query: said under the table, which keeps no row
+            self.errors.clear_output()
+            self.errors.append_display_data(HTML(error_box(f"cannot search the messages for “{words}”", exc)))
+            self.errors.layout.display = None
+            self.table.keep(words, [])
+            return
+        self.errors.layout.display = "none"
+        self.table.keep(words, paths)
+
+    def _open(self, change: dict[str, Any]) -> None:
+        path = change["new"]
+        if not path:
+            self.detail.children = []
+            self.explorer = None
+            return
+        start = time.perf_counter()
+        from .. import load
+        from ._explorer import SessionExplorer
+
+        try:
+            session = load(self.table.files.get(path, path))
+            self.explorer = SessionExplorer(session, **self._options)  # it shows the session's name and path
+        except Exception as exc:  # shown here: an observer's error would only reach the kernel's log
+            self.detail.children = [widgets.HTML(error_box(f"cannot open {path}", exc))]
+            self.explorer = None
+            return
+        self.detail.children = [self.explorer]
+        self.open_ms = (time.perf_counter() - start) * 1000
