@@ -5,8 +5,10 @@
 >>> ctx = session.context()                      # the projection at the current leaf
 >>> ctx.tokens, len(ctx.messages)
 
-The core (this package's top level) is pure Python and imports nothing heavy; the
-``pikit.llm``, ``pikit.frames``, ``pikit.charts`` and ``pikit.widgets`` layers sit on top.
+The names below are the whole public surface of this package; compaction lives in
+:mod:`pikit.compaction`. The core is pure Python and imports nothing heavy: the
+``pikit.llm``, ``pikit.frames``, ``pikit.corpus``, ``pikit.charts``, ``pikit.widgets`` and
+``pikit.export`` layers sit on top of it.
 """
 
 from __future__ import annotations
@@ -15,106 +17,65 @@ import typing
 
 from . import _lazy
 
-if typing.TYPE_CHECKING:
-    from ._context.projection import ProjectedEntry, Projection
-    from ._context.tokens import ContextSize, estimate_tokens
-    from ._following import Follower, follow
-    from ._format.entry import Entry
-    from ._format.loading import LoadReport, Problem, load, loads
-    from ._format.tail import Appended, FileMark, read_appended
-    from ._tree.refresh import Refresh
-    from ._tree.sessiontree import Session
-    from .compaction._branch_summary import collect_branch, prepare_branch
-    from .compaction._entries import (
-        build_branch_summary,
-        build_compaction,
-        context_edit_entry,
-        label_entry,
-        write_entry,
-    )
-    from .compaction._preparation import CompactionTrace, Preparation, prepare_compaction, trace_compaction
-    from .compaction._settings import CompactionSettings, Settings, load_settings
-    from .compaction._simulate import SimulationResult
-    from .compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
-    from .errors import (
-        DamagedLineError,
-        EntryError,
-        NotASessionError,
-        PikitError,
-        SessionFileError,
-        SettingsError,
-        SummarizerError,
-        UnknownEntryError,
-        WriteError,
-    )
-
 __version__ = "0.1.0"
 
-__all__ = [
-    "Appended",
-    "CompactionSettings",
-    "CompactionTrace",
-    "ContextSize",
-    "DamagedLineError",
-    "Entry",
-    "EntryError",
-    "FileMark",
-    "Follower",
-    "LoadReport",
-    "NotASessionError",
-    "PikitError",
-    "Preparation",
-    "Problem",
-    "ProjectedEntry",
-    "Projection",
-    "Refresh",
-    "Session",
-    "SessionFileError",
-    "Settings",
-    "SettingsError",
-    "SimulationResult",
-    "Summarizer",
-    "SummarizerError",
-    "SummaryRequest",
-    "SummaryResult",
-    "UnknownEntryError",
-    "WriteError",
-    "__version__",
-    "build_branch_summary",
-    "build_compaction",
-    "collect_branch",
-    "context_edit_entry",
-    "estimate_tokens",
-    "follow",
-    "label_entry",
-    "load",
-    "load_settings",
-    "loads",
-    "prepare_branch",
-    "prepare_compaction",
-    "read_appended",
-    "trace_compaction",
-    "write_entry",
-]
+if typing.TYPE_CHECKING:
+    from ._context.counting import Counter as Counter
+    from ._context.counting import get_counter as get_counter
+    from ._context.describe import entry_kind as entry_kind
+    from ._context.describe import tool_calls as tool_calls
+    from ._context.projection import ProjectedEntry as ProjectedEntry
+    from ._context.projection import Projection as Projection
+    from ._context.tokens import (
+        ContextSize as ContextSize,
+    )
+    from ._context.tokens import (
+        estimate_chars as estimate_chars,
+    )
+    from ._context.tokens import (
+        estimate_tokens as estimate_tokens,
+    )
+    from ._following import Follower as Follower
+    from ._following import follow as follow
+    from ._format.entry import Entry as Entry
+    from ._format.lines import LoadReport as LoadReport
+    from ._format.lines import Problem as Problem
+    from ._format.tail import Appended as Appended
+    from ._format.tail import FileMark as FileMark
+    from ._format.tail import read_appended as read_appended
+    from ._session import Session as Session
+    from ._session import load as load
+    from ._session import loads as loads
+    from ._tree.refresh import Refresh as Refresh
+    from ._tree.sessiontree import CURRENT as CURRENT
+    from ._tree.sessiontree import SessionTree as SessionTree
+    from .errors import (
+        DamagedLineError as DamagedLineError,
+    )
+    from .errors import (
+        EntryError as EntryError,
+    )
+    from .errors import (
+        NotASessionError as NotASessionError,
+    )
+    from .errors import (
+        PikitError as PikitError,
+    )
+    from .errors import (
+        SessionFileError as SessionFileError,
+    )
+    from .errors import (
+        SettingsError as SettingsError,
+    )
+    from .errors import (
+        SummarizerError as SummarizerError,
+    )
+    from .errors import (
+        UnknownEntryError as UnknownEntryError,
+    )
+    from .errors import (
+        WriteError as WriteError,
+    )
 
-if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
-    __getattr__, __dir__ = _lazy.exports(__name__, {
-        ".branch_summary": ("collect_branch", "prepare_branch"),
-        ".compaction": ("build_branch_summary", "build_compaction", "context_edit_entry", "label_entry", "write_entry"),
-        ".entry": ("Entry",),
-        ".errors": (
-            "DamagedLineError", "EntryError", "NotASessionError", "PikitError", "SessionFileError", "SettingsError",
-            "SummarizerError", "UnknownEntryError", "WriteError",
-        ),
-        ".following": ("Follower", "follow"),
-        ".loading": ("LoadReport", "Problem", "load", "loads"),
-        ".preparation": ("CompactionTrace", "Preparation", "prepare_compaction", "trace_compaction"),
-        ".projection": ("ProjectedEntry", "Projection"),
-        ".refresh": ("Refresh",),
-        ".session": ("Session",),
-        ".settings": ("CompactionSettings", "Settings", "load_settings"),
-        ".simulate": ("SimulationResult",),
-        ".summarizer": ("Summarizer", "SummaryRequest", "SummaryResult"),
-        ".tail": ("Appended", "FileMark", "read_appended"),
-        ".tokens": ("ContextSize", "estimate_tokens"),
-    })
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

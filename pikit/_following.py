@@ -33,10 +33,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._format.loading import load
 from ._limits import MIN_POLL, check_seconds
+from ._session import Session, load
 from ._tree.refresh import Refresh
-from ._tree.sessiontree import Session
 from .errors import NotASessionError, PikitError, SessionFileError
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from ._context.projection import Projection
 from ._context.tokens import estimate_tokens
 from ._formatting import fmt_int
 from ._palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
-from ._tree.sessiontree import CURRENT, Session
+from ._session import Session
+from ._tree.sessiontree import CURRENT
 from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions

@@ -32,6 +32,7 @@ __all__ = [
     "is_array_index",
     "js_items",
     "js_number",
+    "js_truthy",
     "loads",
     "stringify",
     "stringify_bytes",
@@ -459,3 +460,14 @@ def stringify_len(value: Any) -> int:
     if data.isascii():
         return len(data)
     return utf16_len(data.decode("utf-8"))
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness (``0``, ``""``, ``null``, ``NaN`` and ``false`` are falsy)."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float):
+        return value == value and value != 0
+    if isinstance(value, str):
+        return value != ""
+    return True

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, NoReturn
 
-from ._format.loading import MAX_LINE_BYTES
+from ._format.reading import MAX_LINE_BYTES
 from ._format.timestamps import parse_ms
 from ._inert import cut_echoes
 from ._limits import ONE_DAY

@@ -20,9 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import pikit
-from pikit import charts, frames
+from pikit import Session, charts, frames
 from pikit._context.tokens import estimate_tokens
-from pikit._tree.sessiontree import Session
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult

@@ -228,7 +228,7 @@ def test_compact_dry_run_says_why_there_is_nothing_to_compact(capsys: pytest.Cap
     assert pikit.load(chain).entry("e0a8d9d0").type == "compaction"
     assert "nothing to compact: the leaf is a compaction (Pi compacts nothing right after one)" in out
     _, out, _ = run(capsys, "compact", sample, "--leaf", "8c444178", "--keep-recent-tokens", "8000", "--dry-run")
-    walk = pikit.trace_compaction(session.branch("8c444178"), 8000).cut
+    walk = pikit.compaction.trace_compaction(session.branch("8c444178"), 8000).cut
     assert walk is not None and walk.reached_index == walk.start == 0
     kept = session.context("8c444178").entries[walk.cut.first_kept_index].id
     assert (f"nothing to compact: the newest {walk.running_sum(0):,} tokens reach keepRecentTokens 8,000 only at "

@@ -92,7 +92,7 @@ class _Verbose:
 
 def test_a_summary_larger_than_what_it_replaces_is_refused_with_the_numbers() -> None:
     session = pikit.load(SAMPLE)
-    result = pikit.build_compaction(session, keep_recent_tokens=4000, summarizer=_Verbose())
+    result = pikit.compaction.build_compaction(session, keep_recent_tokens=4000, summarizer=_Verbose())
     assert result.summary_tokens > result.replaced_tokens and result.tokens_after > result.tokens_before
     with pytest.raises(SummarizerOutputError) as info:
         result.check_size()
@@ -104,7 +104,7 @@ def test_a_summary_larger_than_what_it_replaces_is_refused_with_the_numbers() ->
     assert result.tokens_after - result.estimated_before == result.summary_tokens - result.replaced_tokens
     assert (f"by Pi's estimate, the context would grow from {result.estimated_before:,} to {result.tokens_after:,} "
             "tokens") in message
-    normal = pikit.build_compaction(session, keep_recent_tokens=4000, summarizer=OfflineSummarizer())
+    normal = pikit.compaction.build_compaction(session, keep_recent_tokens=4000, summarizer=OfflineSummarizer())
     normal.check_size()  # a usual summary passes
 
 

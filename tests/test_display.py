@@ -30,7 +30,7 @@ def hostile() -> Session:
 
 def _objects(session: Session) -> list[object]:
     ctx = session.context()
-    prep = pikit.prepare_compaction(session.branch(), 200, ctx)
+    prep = pikit.compaction.prepare_compaction(session.branch(), 200, ctx)
     assert prep is not None
     result = simulate(session, OfflineSummarizer(), context_window=16_384, settings=SETTINGS)
     return [session, ctx, *ctx.entries, prep, result]
@@ -43,7 +43,7 @@ def test_reprs_are_short_single_lines(refactor: Session) -> None:
     ctx = refactor.context()
     assert repr(ctx) == "<Projection at '0ce8fc25': 59 messages, 10,599 tokens, compaction 'f6135720'>"
     assert repr(refactor).startswith("<Session 'Refactor auth module (shop-api)': 157 entries, leaf '0ce8fc25'")
-    prep = pikit.prepare_compaction(refactor.branch(), 4000, ctx)
+    prep = pikit.compaction.prepare_compaction(refactor.branch(), 4000, ctx)
     assert repr(prep) == ("<Preparation at '0ce8fc25' keepRecentTokens=4,000: summarize 30 messages, split turn "
                           "(prefix 4), keep from '346e2115' (≈4,430 tokens), 10,599 tokens before>")
 

@@ -14,11 +14,10 @@ import pytest
 
 import pikit
 import pikit._columns
-from pikit import frames
+from pikit import Session, frames
 from pikit._context.counting import get_counter
 from pikit._context.projection import entry_messages, project_path
 from pikit._context.tokens import estimate_tokens, message_usage, usage_total
-from pikit._tree.sessiontree import Session
 from pikit.compaction._preparation import prepare_compaction
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate, threshold_table

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import pikit
 from pikit import DamagedLineError, LoadReport, NotASessionError, Problem, Session, SessionFileError, jsjson
-from pikit._format import loading as loading_module
+from pikit._format import reading as reading_module
 from pikit.compaction._preparation import prepare_compaction
 
 HEADER = {"type": "session", "version": 3, "id": "sess-load", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -426,7 +426,7 @@ def test_chunk_boundaries_do_not_matter(tmp_path: Path, monkeypatch: pytest.Monk
     data = "\r\n".join(lines) + "\n\n"
     path = write(tmp_path, data)
     expected = pikit.loads(data)
-    monkeypatch.setattr(loading_module, "CHUNK_SIZE", chunk)
+    monkeypatch.setattr(reading_module, "CHUNK_SIZE", chunk)
     calls: list[tuple[int, int]] = []
     s = pikit.load(path, progress=lambda done, total: calls.append((done, total)))
     assert [e.raw for e in s.entries] == [e.raw for e in expected.entries]
@@ -442,7 +442,7 @@ def test_large_file_mode_keeps_lines_lazily(tmp_path: Path, monkeypatch: pytest.
     big = "x" * 5000
     lines = [dumps(HEADER), dumps(msg("e0", None, "short")), dumps(msg("e1", "e0", big))]
     path = write(tmp_path, "\n".join(lines) + "\n")
-    monkeypatch.setattr(loading_module, "_KEEP_ALL_BELOW", 0)
+    monkeypatch.setattr(reading_module, "KEEP_ALL_BELOW", 0)
     s = pikit.load(path)
     assert not s.by_id["e0"].is_parsed and not s.by_id["e1"].is_parsed  # only their index is held
     assert s.by_id["e1"].role == "user" and s.by_id["e1"].parent_id == "e0"

@@ -16,7 +16,7 @@ import pytest
 
 import pikit
 from pikit import DamagedLineError, SessionFileError
-from pikit._format import loading
+from pikit._format import loading, reading
 from pikit._format.reading import NotRegularFileError, open_regular
 from tests.procs import env, one_error_line
 from tests.procs import pikit as run_pikit
@@ -145,7 +145,7 @@ def test_open_regular_names_the_kind(fifo: Path, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- long lines
 def test_the_line_limit_is_stated() -> None:
-    assert loading.MAX_LINE_BYTES == 128 * 1024 * 1024
+    assert reading.MAX_LINE_BYTES == 128 * 1024 * 1024
     assert "MAX_LINE_BYTES" in (loading.__doc__ or "")
 
 
@@ -153,8 +153,8 @@ def test_the_line_limit_is_stated() -> None:
 @pytest.mark.parametrize("limit", [40, 200, 250])
 def test_lines_over_the_limit_cost_that_line_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   chunk: int, limit: int) -> None:
-    monkeypatch.setattr(loading, "CHUNK_SIZE", chunk)
-    monkeypatch.setattr(loading, "MAX_LINE_BYTES", limit)
+    monkeypatch.setattr(reading, "CHUNK_SIZE", chunk)
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", limit)
     header = b'{"type":"session","version":3,"id":"s"}'
     good = [entry("a", None), entry("b", "a", "x" * 40), entry("c", "b")]
     assert all(len(line) <= 200 for line in good) and len(good[0]) > 40

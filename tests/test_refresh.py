@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import pikit
 from pikit import DamagedLineError, PikitError, Session
-from pikit._format import loading
+from pikit._format import reading
 from tests.entries import asst, usage, user
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
@@ -150,7 +150,7 @@ def test_strict_sessions_raise_and_stay_unchanged(tmp_path: Path) -> None:
 
 
 def test_over_long_appended_lines_cost_that_line_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "MAX_LINE_BYTES", 400)
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 400)
     path = tmp_path / "s.jsonl"
     path.write_bytes(line(HEADER) + line(chain(1)[0]))
     session = pikit.load(path)
@@ -227,7 +227,7 @@ def test_sessions_from_memory_cannot_refresh() -> None:
 
 def test_following_past_the_index_only_size_keeps_only_the_index(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "_KEEP_ALL_BELOW", 2000)
+    monkeypatch.setattr(reading, "KEEP_ALL_BELOW", 2000)
     path = tmp_path / "s.jsonl"
     path.write_bytes(line(HEADER) + b"".join(map(line, chain(3))))
     session = pikit.load(path)

@@ -423,7 +423,7 @@ def test_every_session_method_takes_an_id_a_prefix_or_an_entry(name: str, target
 
 
 def _forked_lines(s: Session, ref: Any) -> list[Any]:
-    from pikit._format.write import fork_lines
+    from pikit._tree.fork import fork_lines
 
     return [_fresh(json.loads(line)) for line in fork_lines(s, ref)[1:]]
 

@@ -21,7 +21,7 @@ import pikit
 from pikit import Session, jsjson
 from pikit._format.entry import Entry
 from pikit._format.timestamps import parse_ms
-from pikit._format.write import fork_lines
+from pikit._tree.fork import fork_lines
 from pikit._tree.tree import FILTER_MODES, build_children, js_sort, path_to, selection, tree_json
 
 HEADER = {"type": "session", "version": 3, "id": "sess-tree", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -13,7 +13,8 @@ import pytest
 import pikit
 from pikit import WriteError, jsjson
 from pikit._format import write as write_module
-from pikit._format.write import append_lines, copy_with_lines, fork, fork_lines, migrated_lines, uuid7, write_new
+from pikit._format.write import append_lines, copy_with_lines, uuid7, write_new
+from pikit._tree.fork import fork, fork_lines, migrated_lines
 
 # Checked against Pi 1.5.2's createBranchedSession (in memory) while writing this file: same entries, same
 # parents, compaction c1's firstKeptEntryId "l1" (a dropped label) becomes "a1", labels appended in map order.

@@ -13,7 +13,7 @@ from .._format.message import CONTENT_ROLES, MessageView, ToolCall, view
 from .._formatting import fmt_int, plural
 
 if TYPE_CHECKING:
-    from .._tree.sessiontree import Session
+    from .._tree.sessiontree import SessionTree
 
 __all__ = ["entry_kind", "entry_preview", "first_request", "leaf_text", "message_preview", "session_title",
            "tool_calls"]
@@ -123,7 +123,7 @@ def leaf_text(leaf_id: Any) -> str:
     return "none (empty branch)" if leaf_id is None else str(leaf_id)
 
 
-def first_request(session: Session) -> str | None:
+def first_request(session: SessionTree) -> str | None:
     """The text of the session's first user message (file order, one line), or ``None``."""
     for entry in session.entries:
         if entry.type == "message" and entry.role == "user":
@@ -133,7 +133,7 @@ def first_request(session: Session) -> str | None:
     return None
 
 
-def session_title(session: Session, width: int = TITLE_WIDTH) -> str:
+def session_title(session: SessionTree, width: int = TITLE_WIDTH) -> str:
     """What to call a session in listings, widgets and pages (one line, at most ``width`` characters).
 
     A named session is called by its name. An unnamed one by its file name (without

@@ -31,9 +31,11 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .projected import Projection
+from .projection import project_at
+
 if TYPE_CHECKING:
-    from .._tree.sessiontree import Session
-    from .projection import Projection
+    from .._tree.sessiontree import SessionTree
 
 __all__ = [
     "DiffRow",
@@ -346,12 +348,12 @@ def _totals(rows: Sequence[DiffRow], a: Projection, b: Projection) -> DiffTotals
                       removed_tokens, changed_delta, sum(a.estimates), sum(b.estimates), a.tokens, b.tokens)
 
 
-def diff_leaves(session: Session, a: Any, b: Any) -> ProjectionDiff:
+def diff_leaves(session: SessionTree, a: Any, b: Any) -> ProjectionDiff:
     """The diff of the contexts at two leaves of ``session`` (``None`` is the empty reset leaf)."""
-    return diff_contexts(session.context(a), session.context(b))
+    return diff_contexts(project_at(session, a), project_at(session, b))
 
 
-def diff_compaction(session: Session, compaction_id: Any) -> ProjectionDiff:
+def diff_compaction(session: SessionTree, compaction_id: Any) -> ProjectionDiff:
     """The context just before a compaction (at its parent) against the context it leaves.
 
     The summary block appears as added, the summarized messages as removed, the kept range
@@ -361,4 +363,4 @@ def diff_compaction(session: Session, compaction_id: Any) -> ProjectionDiff:
     if entry.type != "compaction":
         raise ValueError(f"entry {entry.id!r} is a {entry.type}, not a compaction")
     parent = entry.parent_id if entry.parent_id in session else None
-    return diff_contexts(session.context(parent), session.context(compaction_id))
+    return diff_contexts(project_at(session, parent), project_at(session, compaction_id))

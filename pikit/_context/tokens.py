@@ -13,30 +13,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsjson import stringify_len, utf16_len
+from ..jsjson import js_truthy, stringify_len, utf16_len
 
 __all__ = [
     "IMAGE_CHARS",
     "ContextSize",
     "context_size",
+    "estimate_chars",
     "estimate_tokens",
-    "js_truthy",
     "message_usage",
     "usage_total",
 ]
 
 IMAGE_CHARS = 4800
-
-
-def js_truthy(value: Any) -> bool:
-    """JavaScript truthiness (``0``, ``""``, ``null``, ``NaN`` and ``false`` are falsy)."""
-    if value is None or value is False:
-        return False
-    if isinstance(value, int | float):
-        return value == value and value != 0
-    if isinstance(value, str):
-        return value != ""
-    return True
 
 
 def _text_len(value: Any) -> int:

@@ -12,7 +12,19 @@ import os
 import stat
 from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "kind_of", "open_regular"]
+from ..errors import SessionFileError
+
+__all__ = ["CHUNK_SIZE", "KEEP_ALL_BELOW", "MAX_LINE_BYTES", "NotRegularFileError", "kind_of", "open_regular",
+           "open_session_file",
+           "too_long"]
+
+#: Bytes read from the file at a time.
+CHUNK_SIZE = 8 * 1024 * 1024
+#: The longest line kept (128 MiB). A longer line is skipped and reported; Pi itself cannot
+#: hold a line of more than about 512 MiB (JavaScript's longest string).
+MAX_LINE_BYTES = 128 * 1024 * 1024
+#: Below this size a file's entries are kept parsed; above it only what the index needs is.
+KEEP_ALL_BELOW = 16 * 1024 * 1024
 
 
 class NotRegularFileError(OSError):
@@ -65,3 +77,23 @@ def open_regular(path: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_session_file(source: str) -> BinaryIO:
+    """Open ``source`` for reading as a session file; :class:`SessionFileError` (one line
+    saying what to do) when it is missing, not a regular file, or unreadable."""
+    try:
+        return open_regular(source)
+    except FileNotFoundError:
+        raise SessionFileError(source, "no such file; check the path") from None
+    except NotRegularFileError as exc:
+        raise SessionFileError(source, f"is {exc.kind}, not a regular file; give the path of a session file "
+                                       "(.jsonl)") from None
+    except OSError as exc:
+        raise SessionFileError(source, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def too_long(size: int) -> str:
+    """Why a line of ``size`` bytes was skipped (longer than :data:`MAX_LINE_BYTES`)."""
+    return (f"a line of {size:,} bytes, longer than the {MAX_LINE_BYTES // (1024 * 1024)} MiB limit "
+            "(line skipped)")

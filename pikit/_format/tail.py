@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .loading import MAX_LINE_BYTES, open_session_file
+from .reading import MAX_LINE_BYTES, open_session_file
 
 __all__ = ["Appended", "FileMark", "mark_at", "read_appended"]
 

@@ -10,18 +10,18 @@ left in the file until its newline arrives. A file that is no longer the one tha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._format import loading
+from .._format import reading
 from .._format.entry import Entry
-from .._format.loading import Problem, _Builder, _too_long, load
+from .._format.lines import EntryBuilder, Problem
+from .._format.loading import read_session
+from .._format.reading import too_long
 from .._format.tail import FileMark, read_appended
 from ..errors import PikitError
+from .sessiontree import SessionTree
 
-if TYPE_CHECKING:
-    from .sessiontree import Session
-
-__all__ = ["BranchSwitch", "Refresh", "refresh_session"]
+__all__ = ["BranchSwitch", "Refresh", "refresh_tree"]
 
 
 @dataclass(frozen=True)
@@ -72,38 +72,38 @@ class Refresh:
         return f"<Refresh +{len(self.added)} entries, {len(self.problems)} problems{waiting}>"
 
 
-def refresh_session(session: Session) -> Refresh:
-    """Add what was appended to ``session``'s file (see :meth:`Session.refresh`)."""
+def refresh_tree(session: SessionTree) -> Refresh:
+    """Add what was appended to ``session``'s file (see :meth:`pikit.Session.refresh`)."""
     path = session.path
     if path is None:
         raise PikitError("this session was not loaded from a file, so there is nothing to refresh; "
                          "use pikit.load(path) or pikit.follow(path)")
     report = session.report
     mark = report.mark if report.mark is not None else FileMark()
-    if session._keeps_parsed is None:
-        session._keeps_parsed = report.bytes < loading._KEEP_ALL_BELOW
-    builder = _Builder(path, session._strict, keep_all=session._keeps_parsed and mark.offset < loading._KEEP_ALL_BELOW)
+    if report.keeps_parsed is None:
+        report.keeps_parsed = report.bytes < reading.KEEP_ALL_BELOW
+    builder = EntryBuilder(path, session.strict, keep_all=report.keeps_parsed and mark.offset < reading.KEEP_ALL_BELOW)
     builder.header = session.header
     reported = {p.line for p in report.found if p.kind == "damaged-line"}
     unfinished = report.unfinished
     while True:
-        got = read_appended(path, mark, max_bytes=loading.CHUNK_SIZE, max_line=loading.MAX_LINE_BYTES)
+        got = read_appended(path, mark, max_bytes=reading.CHUNK_SIZE, max_line=reading.MAX_LINE_BYTES)
         if got.rewritten is not None:
-            return reload_session(session, got.rewritten)
+            return reload_tree(session, got.rewritten)
         lines = got.lines
         if unfinished is not None and lines:
             if lines[0] != unfinished:
-                return reload_session(session, "the last line was still being written when the file was loaded")
+                return reload_tree(session, "the last line was still being written when the file was loaded")
             lines = [b"", *lines[1:]]  # read already, as the unfinished last line
             unfinished = None
         if lines and report.migrated_from is not None:
-            return reload_session(session, "lines were appended to an old-format file; it is read whole to migrate it")
+            return reload_tree(session, "lines were appended to an old-format file; it is read whole to migrate it")
         number = got.first_line
         for line in lines:
             size = got.too_long.get(number)
             if size is not None:
                 if number not in reported:
-                    builder.damaged(number, _too_long(size))
+                    builder.damaged(number, too_long(size))
             else:
                 builder.feed(number, line)
             number += 1
@@ -113,14 +113,15 @@ def refresh_session(session: Session) -> Refresh:
     return _apply(session, builder, mark, got.pending, unfinished)
 
 
-def _apply(session: Session, builder: _Builder, mark: FileMark, pending: int, unfinished: bytes | None) -> Refresh:
+def _apply(session: SessionTree, builder: EntryBuilder, mark: FileMark, pending: int,
+           unfinished: bytes | None) -> Refresh:
     report = session.report
     before = session.leaf_id
     known = {id(p) for p in report.found}
     report.found.extend(builder.report.found)
-    if session._keeps_parsed and not builder.keep_all:
+    if report.keeps_parsed and not builder.keep_all:
         # The file grew past the size where loading keeps only the index: so does following.
-        session._keeps_parsed = False
+        report.keeps_parsed = False
         for entry in session.entries:
             entry.release()
     report.mark, report.unfinished = mark, unfinished
@@ -128,14 +129,14 @@ def _apply(session: Session, builder: _Builder, mark: FileMark, pending: int, un
         report.lines, report.bytes, report.mtime_ns = mark.line, mark.offset + pending, mark.mtime_ns
     added = builder.entries
     if added:
-        session._grow(added)
+        session.grow(added)
     problems = tuple(p for p in report.found if id(p) not in known)
     moved = session.leaf_id != before
     switch = _branch_switch(session, before, added) if moved and before is not None else None
     return Refresh(tuple(added), problems, pending, None, moved, switch)
 
 
-def _branch_switch(session: Session, previous: Any, added: list[Entry]) -> BranchSwitch | None:
+def _branch_switch(session: SessionTree, previous: Any, added: list[Entry]) -> BranchSwitch | None:
     """How the new leaf left ``previous``'s branch (``None`` when it continues it).
 
     Walks up from the new leaf: a plain append meets ``previous`` after the new entries;
@@ -158,12 +159,13 @@ def _branch_switch(session: Session, previous: Any, added: list[Entry]) -> Branc
     return BranchSwitch(previous, continues_from)
 
 
-def reload_session(session: Session, reason: str) -> Refresh:
-    """Load the session's file again whole, in place, and say why (no progress bar: this runs in the background)."""
+def reload_tree(session: SessionTree, reason: str) -> Refresh:
+    """Read the session's file again whole, in place, and say why (no progress bar: this runs in the background)."""
     assert session.path is not None
     before = session.leaf_id
-    fresh = load(session.path, strict=session._strict, wait_for_last_line=True, progress=False)
-    session._adopt(fresh)
+    parts = read_session(session.path, strict=session.strict, wait_for_last_line=True, progress=False)
+    fresh = SessionTree(parts.header, parts.entries, path=session.path, report=parts.report, strict=session.strict)
+    session.adopt(fresh)
     mark = fresh.report.mark
     pending = fresh.report.bytes - mark.offset if mark is not None else 0
     return Refresh((), tuple(fresh.report.found), max(pending, 0), reason, session.leaf_id != before)

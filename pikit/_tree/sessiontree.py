@@ -1,15 +1,20 @@
-"""A loaded session: header, entries in file order, and the indexes over them."""
+"""A session as a tree: header, entries in file order, the indexes over them, the leaf.
+
+:class:`SessionTree` is the record every floor above works on. It knows entries, ids,
+children, labels, the leaf and the links between them, and how the tree grows when lines
+are appended. What the model sees (:meth:`pikit.Session.context`), refreshing from the
+file, the title and the notebook card belong to :class:`pikit.Session`, built on it.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from .. import jsjson
-from .._context.tokens import js_truthy
 from .._format.entry import Entry
-from .._format.loading import LoadReport, Problem
+from .._format.lines import LoadReport, Problem
 from .._format.migration import CURRENT_VERSION, migrate, new_id
 from .._format.timestamps import iso_now
 from .._inert import echo
@@ -17,11 +22,9 @@ from ..errors import EntryError, UnknownEntryError
 from . import tree as _tree
 from .ancestry import Ancestry, build_ancestry, extend_ancestry
 
-if TYPE_CHECKING:
-    from .._context.projection import Projection
-    from .refresh import Refresh
+__all__ = ["CURRENT", "SessionTree"]
 
-__all__ = ["Session"]
+_Tree = TypeVar("_Tree", bound="SessionTree")
 
 # The leaf argument's default: "the session's current leaf" (None means the empty reset leaf).
 CURRENT: Any = object()
@@ -29,8 +32,8 @@ CURRENT: Any = object()
 _SHOWN_MATCHES = 5  # ids an ambiguous prefix error lists
 
 
-class Session:
-    """A Pi session held in memory, read-only.
+class SessionTree:
+    """A Pi session's entries as a tree, held in memory, read-only.
 
     ``entries`` is the file order (the header excluded). ``by_id`` maps each id to its
     entry (a later duplicate id wins, as in Pi). ``leaf_id`` starts at the last entry and
@@ -42,7 +45,7 @@ class Session:
     """
 
     def __init__(self, header: Mapping[str, Any], entries: list[Entry], *, path: str | None = None,
-                 report: LoadReport | None = None) -> None:
+                 report: LoadReport | None = None, strict: bool = False) -> None:
         self.header: dict[str, Any] = dict(header)
         self.entries = entries
         self.path = path
@@ -55,8 +58,9 @@ class Session:
         self._projections = 0
         self._roots: list[Any] | None = None
         self._missing: set[Any] | None = None  # parent ids no entry has (kept once refreshing starts)
-        self._strict = False
-        self._keeps_parsed: bool | None = None  # whether refreshing keeps entries parsed (decided on first use)
+        #: Whether a damaged line is an error rather than a problem reported (as loaded; a
+        #: refresh reads the appended lines the same way).
+        self.strict = strict
         #: Bumped whenever entries were replaced rather than appended (a reload, a duplicate id):
         #: what was computed from the old entries must be computed again.
         self.generation = 0
@@ -68,8 +72,8 @@ class Session:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def from_entries(cls, entries: Iterable[Mapping[str, Any] | Entry],
-                     header: Mapping[str, Any] | None = None) -> Session:
+    def from_entries(cls: type[_Tree], entries: Iterable[Mapping[str, Any] | Entry],
+                     header: Mapping[str, Any] | None = None) -> _Tree:
         """A session from entries kept elsewhere (dicts or :class:`Entry`), migrated if old.
 
         Without a header, a version-3 header is made up (fresh id, current time).
@@ -105,7 +109,7 @@ class Session:
                 if not _hashable(target):
                     continue
                 label: Any = data.get("label")
-                if js_truthy(label):
+                if jsjson.js_truthy(label):
                     self.labels[target] = label
                     self.label_times[target] = entry.timestamp
                 else:
@@ -113,26 +117,15 @@ class Session:
                     self.label_times.pop(target, None)
 
     # ------------------------------------------------------------------ growing
-    def refresh(self) -> Refresh:
-        """Read what was appended to the file since it was loaded (or last refreshed).
+    def grow(self, added: list[Entry]) -> bool:
+        """Add entries appended to the file, and index them.
 
-        Only the appended bytes are read; their entries join the session and the tree, the
-        ancestry index and the link checks are extended in place, so the cost follows the
-        append, not the session's size. Projections already made stay valid (appends never
-        change an existing branch). A last line still being written is left for the next
-        refresh: never a torn entry, never a damage report for it. If the leaf was the
-        newest entry, it moves to the new newest one.
-
-        A file that shrank, was replaced, or changed before the last read position (Pi
-        migrating or repairing it, a rotation) is loaded again whole; the result says so
-        (:attr:`Refresh.reloaded`). See :func:`pikit.follow` to refresh as the file changes.
+        The tree, the ancestry index and the link checks are extended in place when every
+        entry is new and no earlier orphan's parent arrives; otherwise they are dropped, to
+        be built again when next used, and :attr:`generation` is bumped. Returns whether
+        the indexes could be extended. If the leaf was the newest entry, it moves to the new
+        newest one.
         """
-        from .refresh import refresh_session
-
-        return refresh_session(self)
-
-    def _grow(self, added: list[Entry]) -> bool:
-        """Index entries appended to the file; ``False`` when the indexes had to be dropped."""
         by_id = self.by_id
         if self._missing is None:
             self._missing = {e.parent_id for e in self.entries
@@ -197,13 +190,17 @@ class Session:
             found[:] = [p for p in found if p.kind not in ("orphan", "cycle")]
             self.report.deferred = functools.partial(_check_links, self.by_id)
 
-    def _adopt(self, other: Session) -> None:
-        """Take over a fresh load of the same file (a rewrite was detected)."""
+    def adopt(self, other: SessionTree) -> None:
+        """Take over ``other``, a fresh read of the same file (it was rewritten, not appended to).
+
+        The leaf stays where it was when it is still there and was not the newest entry;
+        otherwise it is ``other``'s. :attr:`generation` is bumped.
+        """
         leaf, live = self.leaf_id, not self.entries or self.leaf_id == self.entries[-1].id
         self.header, self.entries, self.report = other.header, other.entries, other.report
         self.by_id, self.labels, self.label_times = other.by_id, other.labels, other.label_times
         self._children, self._roots, self._ancestry = other._children, other._roots, other._ancestry
-        self._missing, self._keeps_parsed = None, None
+        self._missing = None
         self.generation += 1
         self.leaf_id = leaf if not live and leaf in self.by_id else other.leaf_id
 
@@ -281,13 +278,6 @@ class Session:
         return None
 
     @property
-    def title(self) -> str:
-        """The name, or for an unnamed session its file name and first user request (one line)."""
-        from .._context.describe import session_title
-
-        return session_title(self)
-
-    @property
     def leaf(self) -> Entry | None:
         """The current leaf entry (``None`` for the reset leaf or an empty session)."""
         return self.by_id.get(self.leaf_id) if _hashable(self.leaf_id) else None
@@ -358,28 +348,7 @@ class Session:
         leaf_id = self.resolve_leaf(leaf)
         children = self._child_map()
         assert self._roots is not None
-        return _tree.flatten(self, self._roots, children, leaf_id, mode, search)
-
-    # ------------------------------------------------------------------ projection
-    def context(self, leaf: Any = CURRENT) -> Projection:
-        """What the model sees at ``leaf``: messages with their sources and token figures."""
-        from .._context.projection import project
-
-        leaf_id = self.resolve_leaf(leaf)
-        # One projection walks its branch; from the second on, the ancestry index pays off.
-        self._projections += 1
-        return project(self, leaf_id, indexed=self._projections > 1)
-
-    def __repr__(self) -> str:
-        from .._context.cards import session_repr
-
-        return session_repr(self)
-
-    def _repr_html_(self) -> str:
-        """A summary card for notebooks (session text escaped)."""
-        from .._context.cards import session_html
-
-        return session_html(self)
+        return _tree.flatten(self.by_id, self.labels, self._roots, children, leaf_id, mode, search)
 
 
 def _hashable(value: object) -> bool:

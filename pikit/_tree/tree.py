@@ -9,14 +9,11 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import jsjson
 from .._format.content import content_text
 from .._format.entry import Entry, is_key
-
-if TYPE_CHECKING:
-    from .sessiontree import Session
 
 __all__ = [
     "FILTER_MODES", "TreeRow", "add_child", "build_children", "flatten", "js_sort", "path_to", "searchable_text",
@@ -271,8 +268,9 @@ def _visible_children(by_id: Mapping[Any, Entry], visible: list[Any]) -> dict[An
     return out
 
 
-def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], leaf_id: Any,
-            mode: str = "default", search: str = "") -> list[TreeRow]:
+def flatten(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], roots: Sequence[Any],
+            children: Mapping[Any, Sequence[Any]], leaf_id: Any, mode: str = "default",
+            search: str = "") -> list[TreeRow]:
     """Rows of the tree view in the spirit of Pi's ``/tree``.
 
     The branch holding the active leaf comes first at every fork; a long single-child
@@ -281,11 +279,9 @@ def flatten(session: Session, roots: Sequence[Any], children: Mapping[Any, Seque
     """
     if mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
-    by_id = session.by_id
     active: set[Any] = set()
     if leaf_id is not None and leaf_id in by_id:
         active = {e.id for e in path_to(by_id, by_id[leaf_id])}
-    labels = session.labels
     tokens = [t for t in search.lower().split() if t]
 
     def shown(node: Any) -> bool:

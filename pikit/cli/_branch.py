@@ -8,7 +8,7 @@ from typing import Any
 
 from .._formatting import fmt_int, plural
 from .._inert import echo
-from .._tree.sessiontree import Session
+from .._session import Session
 from ..compaction._branch_summary import BranchPreparation, collect_branch, prepare_branch
 from ..errors import PikitError
 from ._common import open_session, print_json, resolve_leaf

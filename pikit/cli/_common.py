@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import jsjson
-from .._format.loading import load
 from .._formatting import plural
 from .._progress import Line, Progress
-from .._tree.sessiontree import Session
+from .._session import Session, load
 from ..compaction._settings import Settings, load_settings
 from ._terminal import trusted
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._context.describe import leaf_text
 from .._formatting import fmt_int, plural
-from .._tree.sessiontree import Session
+from .._session import Session
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..errors import PikitError
 from ._common import one_line, open_session, print_json, resolve_leaf, session_settings

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._format.write import Appender, check_target
 from .._formatting import fmt_int, plural
-from .._tree.sessiontree import Session
+from .._session import Session
 from ..compaction._entries import build_branch_summary, build_compaction, last_line_is_whole, write_entry
 from ..errors import WriteError
 from ._common import print_json, session_settings

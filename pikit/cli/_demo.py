@@ -11,8 +11,8 @@ from pathlib import Path
 
 from .._context.describe import message_preview
 from .._context.projection import Projection
-from .._format.loading import load
 from .._formatting import fmt_int, plural
+from .._session import load
 from ..errors import PikitError
 from ._common import one_line, width
 from ._context import model_text, size_text

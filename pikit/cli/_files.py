@@ -10,20 +10,21 @@ from typing import Any
 from .._context.describe import leaf_text
 from .._format import write
 from .._formatting import fmt_int, plural
+from .._tree import fork
 from ._common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
 
 
 def run_fork(args: Namespace) -> int:
     session = open_session(args)
     leaf = resolve_leaf(session, args.leaf)
-    out = write.fork(session, leaf, args.output, overwrite=args.force)
+    out = fork.fork(session, leaf, args.output, overwrite=args.force)
     print(f"wrote {out}: the branch at {leaf} ({plural(len(session.branch(leaf)), 'entry')})", file=sys.stderr)
     return 0
 
 
 def run_migrate(args: Namespace) -> int:
     session = open_session(args)
-    out = write.write_new(args.output, write.migrated_lines(session), source=session.path, overwrite=args.force)
+    out = write.write_new(args.output, fork.migrated_lines(session), source=session.path, overwrite=args.force)
     was = session.report.migrated_from
     what = f"migrated from version {was}" if was is not None else "already current; copied"
     print(f"wrote {out}: {plural(len(session), 'entry')}, {what}", file=sys.stderr)

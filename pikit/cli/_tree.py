@@ -7,7 +7,7 @@ from typing import Any
 
 from .._context.describe import entry_preview
 from .._formatting import fmt_int, plural
-from .._tree.sessiontree import Session
+from .._session import Session
 from ._common import one_line, open_session, print_json, resolve_leaf, width
 from ._pager import paged
 

@@ -21,8 +21,8 @@ from .. import jsjson
 from .._following import Follower
 from .._formatting import MISSING, fmt_int, fmt_percent, plural
 from .._palette import LINES, SEGMENTS
+from .._session import Session
 from .._tree.refresh import Refresh
-from .._tree.sessiontree import Session
 from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ._common import session_settings

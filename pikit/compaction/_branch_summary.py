@@ -19,12 +19,12 @@ from .._format.entry import Entry
 from .._format.timestamps import parse_ms
 
 if TYPE_CHECKING:
-    from .._tree.sessiontree import Session
+    from .._tree.sessiontree import SessionTree
 
 __all__ = ["BranchPreparation", "collect_branch", "prepare_branch"]
 
 
-def collect_branch(session: Session, old_leaf: Any, target: Any) -> tuple[list[Entry], Any]:
+def collect_branch(session: SessionTree, old_leaf: Any, target: Any) -> tuple[list[Entry], Any]:
     """The abandoned entries (oldest first) and the common ancestor id, leaving ``old_leaf`` for ``target``."""
     if not old_leaf:
         return [], None

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import jsjson
-from .._context.projection import project_path
+from .._context.projection import project, project_path
 from .._context.tokens import context_size, estimate_tokens
 from .._format.entry import Entry
 from .._format.migration import new_id
 from .._format.timestamps import iso_now, parse_ms
 from .._format.write import Appender, copy_with_lines
-from .._tree.sessiontree import CURRENT, Session
+from .._tree.sessiontree import CURRENT, SessionTree
 from .._tree.tree import selection
 from ..errors import EntryError, PikitError, SummarizerOutputError, WriteError
 from ._branch_summary import BranchPreparation, collect_branch, prepare_branch
@@ -128,7 +128,7 @@ def _summarize(summarizer: Summarizer, request: SummaryRequest) -> tuple[str, di
     return result.text, result.usage
 
 
-def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_tokens: int,
+def build_compaction(session: SessionTree, leaf: Any = CURRENT, *, keep_recent_tokens: int,
                      summarizer: Summarizer, instructions: str | None = None) -> CompactionResult:
     """Prepare, summarize and build the compaction entry for the branch at ``leaf``.
 
@@ -139,14 +139,14 @@ def build_compaction(session: Session, leaf: Any = CURRENT, *, keep_recent_token
     if leaf_id is None:
         raise EntryError(None, "the leaf is reset (empty branch): nothing to compact")
     branch = session.branch(leaf_id)
-    prep = prepare_compaction(branch, keep_recent_tokens, session.context(leaf_id))
+    prep = prepare_compaction(branch, keep_recent_tokens, project(session, leaf_id))
     if prep is None:
         raise PikitError(f"nothing to compact at {leaf_id} with keepRecentTokens={keep_recent_tokens} "
                          "(the leaf is a compaction, or everything fits in the kept part)")
     return compact_prepared(session, prep, summarizer=summarizer, instructions=instructions)
 
 
-def compact_prepared(session: Session, prep: Preparation, *, summarizer: Summarizer,
+def compact_prepared(session: SessionTree, prep: Preparation, *, summarizer: Summarizer,
                      instructions: str | None = None) -> CompactionResult:
     """Summarize a prepared compaction of ``session`` and build its entry (the rest of
     :func:`build_compaction`); the entry's parent is the leaf ``prep`` was prepared at."""
@@ -203,7 +203,7 @@ def compaction_entry(prep: Preparation, entry_id: str, parent_id: Any, summary: 
     return entry
 
 
-def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summarizer: Summarizer,
+def build_branch_summary(session: SessionTree, old_leaf: Any, target: Any, *, summarizer: Summarizer,
                          budget: int = 0, instructions: str | None = None) -> BranchSummaryResult:
     """Summarize the branch left when moving from ``old_leaf`` to ``target``.
 
@@ -237,7 +237,7 @@ def build_branch_summary(session: Session, old_leaf: Any, target: Any, *, summar
     return BranchSummaryResult(entry, prep, new_leaf)
 
 
-def label_entry(session: Session, target: Any, label: str | None, leaf: Any = CURRENT) -> dict[str, Any]:
+def label_entry(session: SessionTree, target: Any, label: str | None, leaf: Any = CURRENT) -> dict[str, Any]:
     """A ``label`` entry setting (or, with an empty label, clearing) the label of ``target``."""
     target_id = session.entry(target).id
     leaf_id = session.resolve_leaf(leaf)
@@ -248,7 +248,7 @@ def label_entry(session: Session, target: Any, label: str | None, leaf: Any = CU
     return entry
 
 
-def context_edit_entry(session: Session, target: Any, replacement: Mapping[str, Any] | None,
+def context_edit_entry(session: SessionTree, target: Any, replacement: Mapping[str, Any] | None,
                        leaf: Any = CURRENT) -> dict[str, Any]:
     """A ``context_edit`` entry omitting (``None``) or replacing the content of ``target``.
 
@@ -277,7 +277,7 @@ def context_edit_entry(session: Session, target: Any, replacement: Mapping[str, 
             "targetId": target, "replacement": normalized}
 
 
-def write_entry(session: Session, entry: Mapping[str, Any], *, output: str | os.PathLike[str] | None = None,
+def write_entry(session: SessionTree, entry: Mapping[str, Any], *, output: str | os.PathLike[str] | None = None,
                 in_place: bool = False, overwrite: bool = False, appender: Appender | None = None) -> str:
     """Write one new entry: to ``output`` (a copy of the source as loaded, plus the line) or,
     with ``in_place``, appended to the source itself (one ``O_APPEND`` write, fsync).
@@ -306,7 +306,7 @@ def write_entry(session: Session, entry: Mapping[str, Any], *, output: str | os.
     return copy_with_lines(session.path, output, [line], overwrite=overwrite, size=session.report.bytes)
 
 
-def last_line_is_whole(session: Session) -> bool:
+def last_line_is_whole(session: SessionTree) -> bool:
     """Whether the file's last line loaded as an entry (not skipped as damaged)."""
     last = session.report.lines
     return not any(p.line == last for p in session.report.damaged_lines)

@@ -275,15 +275,12 @@ class Preparation:
     file_ops: FileOps = field(repr=False)
 
     def __repr__(self) -> str:
-        from .._context.cards import preparation_repr
-
-        return preparation_repr(self)
+        """One line: where the cut falls, what is summarized and kept."""
+        return _preparation_repr(self)
 
     def _repr_html_(self) -> str:
-        """A summary card for notebooks (session text escaped)."""
-        from .._context.cards import preparation_html
-
-        return preparation_html(self)
+        """A card: the cut point, the split turn, the summarized and kept sizes, the file lists."""
+        return _preparation_html(self)
 
     @property
     def read_files(self) -> list[str]:
@@ -421,3 +418,51 @@ def trace_compaction(branch: list[Entry], keep_recent_tokens: int,
 def _summary_of(data: Mapping[str, Any]) -> str | None:
     summary = data.get("summary")
     return summary if summary is not None else None
+
+
+def _preparation_repr(preparation: Preparation) -> str:
+    from .._formatting import fmt_int, plural
+
+    prefix = fmt_int(len(preparation.turn_prefix_messages))
+    split = f", split turn (prefix {prefix})" if preparation.is_split_turn else ""
+    return (f"<Preparation at {preparation.projection.leaf_id!r} keepRecentTokens="
+            f"{fmt_int(preparation.keep_recent_tokens)}: summarize "
+            f"{plural(len(preparation.messages_to_summarize), 'message')}{split}, keep from "
+            f"{preparation.first_kept_entry_id!r} (≈{fmt_int(preparation.kept_tokens)} tokens), "
+            f"{fmt_int(preparation.tokens_before)} tokens before>")
+
+
+def _files(names: list[str]) -> str:
+    from .._card import cut, esc
+    from .._formatting import fmt_int
+
+    shown = ", ".join(cut(n, 60) for n in names[:5])
+    more = f" (+{fmt_int(len(names) - 5)} more)" if len(names) > 5 else ""
+    return esc(f"{fmt_int(len(names))}: {shown}{more}" if names else "none")
+
+
+def _preparation_html(preparation: Preparation) -> str:
+    from .._card import PREVIEW, bar, card, code, cut, esc
+    from .._context.tokens import estimate_tokens
+    from .._formatting import fmt_int, plural
+
+    summarized = sum(estimate_tokens(m) for m in preparation.messages_to_summarize)
+    prefix = sum(estimate_tokens(m) for m in preparation.turn_prefix_messages)
+    kept = preparation.kept_tokens
+    previous = preparation.previous_summary
+    rows = [
+        ("keepRecentTokens", fmt_int(preparation.keep_recent_tokens)),
+        ("tokens before", fmt_int(preparation.tokens_before)),
+        ("first kept entry", f"{code(preparation.first_kept_entry_id)} (context entry "
+                             f"#{fmt_int(preparation.first_kept_index)})"),
+        ("split turn", "yes: the turn's beginning (" + plural(len(preparation.turn_prefix_messages), "message")
+         + f", ≈{fmt_int(prefix)} tokens) is summarized separately" if preparation.is_split_turn else "no"),
+        ("to summarize", f"{plural(len(preparation.messages_to_summarize), 'message')}, ≈{fmt_int(summarized)} tokens"),
+        ("kept verbatim", f"{plural(len(preparation.kept_entry_ids), 'entry')}, ≈{fmt_int(kept)} tokens"),
+        ("previous summary", esc(cut(previous, PREVIEW)) if previous else "none (first compaction)"),
+        ("files read", _files(preparation.read_files)),
+        ("files modified", _files(preparation.modified_files)),
+    ]
+    parts = [("summary", summarized + prefix), ("kept", kept)]
+    gauge = bar(parts, "by Pi's estimate", {"summary": "summarized", "kept": "kept"})
+    return card("Preparation", f"at {code(preparation.projection.leaf_id)}", rows, gauge)

@@ -16,20 +16,20 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._corpus import Corpus, default_index_path
-    from ._discover import default_root
-    from ._index import ScanReport
-    from ._indexfile import CorpusIndexError, IndexHeldError, IndexRebuiltWarning
-    from ._schema import TABLES
+    from ._corpus import Corpus as Corpus
+    from ._corpus import default_index_path as default_index_path
+    from ._discover import default_root as default_root
+    from ._index import ScanReport as ScanReport
+    from ._indexfile import (
+        CorpusIndexError as CorpusIndexError,
+    )
+    from ._indexfile import (
+        IndexHeldError as IndexHeldError,
+    )
+    from ._indexfile import (
+        IndexRebuiltWarning as IndexRebuiltWarning,
+    )
+    from ._schema import TABLES as TABLES
 
-__all__ = ["TABLES", "Corpus", "CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning", "ScanReport",
-           "default_index_path", "default_root"]
-
-if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
-    __getattr__, __dir__ = _lazy.exports(__name__, {
-        ".corpus": ("Corpus", "default_index_path"),
-        ".discover": ("default_root",),
-        ".index": ("ScanReport",),
-        ".indexfile": ("CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning"),
-        ".schema": ("TABLES",),
-    })
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

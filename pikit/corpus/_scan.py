@@ -24,7 +24,7 @@ import msgspec
 
 from .. import jsjson
 from .._context.tokens import IMAGE_CHARS, estimate_chars
-from .._format.loading import BOM, BOM_HEADER
+from .._format.lines import BOM, BOM_HEADER
 from ..jsjson import stringify_len, utf16_len, without_lone_surrogates
 
 __all__ = ["FileState", "Message", "feed", "new_state"]

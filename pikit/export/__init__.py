@@ -1,6 +1,6 @@
 """A session as one self-contained HTML page: to hand out, attach to a report, or read without Jupyter.
 
-:func:`render_page` builds the page from the widgets' pure renderers (:mod:`pikit.widgets._views`:
+:func:`render_page` builds the page from the widgets' pure renderers (the widgets' view models:
 the budget bar, the context table, the compaction chart) plus a static tree with the active
 path expanded and a chart of the context size along the branch. The page loads nothing: its
 styles are inline, its charts inline SVG, it holds no script, and its Content-Security-Policy
@@ -9,6 +9,14 @@ forbids any request. Every piece of session text is HTML-escaped, as in the widg
 
 from __future__ import annotations
 
-from ._page import PageSettings, render_page, write_page
+import typing
 
-__all__ = ["PageSettings", "render_page", "write_page"]
+from .. import _lazy
+
+if typing.TYPE_CHECKING:
+    from ._page import PageSettings as PageSettings
+    from ._page import render_page as render_page
+    from ._page import write_page as write_page
+
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -11,7 +11,8 @@ from .. import __version__
 from .._context.describe import leaf_text
 from .._formatting import fmt_int, plural
 from .._palette import LINES, SEGMENTS
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._settings import CompactionSettings
 from ..compaction._simulate import simulate
 from ..compaction._summarizer import SummaryRequest, SummaryResult

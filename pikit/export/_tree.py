@@ -13,7 +13,7 @@ from typing import Any
 
 from .._context.describe import entry_preview
 from .._formatting import fmt_int, plural
-from .._tree.sessiontree import Session
+from .._session import Session
 from .._tree.tree import TreeRow
 from ..widgets._html import esc, label_pill, role_badge
 

@@ -18,87 +18,98 @@ dependency: ``pip install 'pikit[frames]'``).
 ``leaf`` means the same as in the core: :data:`CURRENT` (the default) is the session's
 current leaf, and None is the empty leaf (before the first entry).
 
-Modules: :mod:`~pikit.frames._columns` (the mechanism), :mod:`~pikit.frames._entries`,
-:mod:`~pikit.frames._messages`, :mod:`~pikit.frames._compactions`,
-:mod:`~pikit.frames._simulations`.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+import typing
 
-from . import _columns as _columns
-from ._columns import CURRENT, Column, ColumnSpec, build, select, shorten
-from ._compactions import (
-    COMPACTION_COLUMNS,
-    CONTEXT_TRACE_COLUMNS,
-    SWEEP_COLUMNS,
-    compactions,
-    context_trace,
-    sweep_keep_recent,
-)
-from ._entries import BRANCH_COLUMNS, ENTRY_COLUMNS, branches, entries
-from ._messages import CALIBRATION_COLUMNS, MESSAGE_COLUMNS, calibration, message_segments, messages
-from ._simulations import (
-    SIMULATION_EVENT_COLUMNS,
-    SIMULATION_TOTALS_COLUMNS,
-    SIMULATION_TRACE_COLUMNS,
-    simulation_events,
-    simulation_totals,
-    simulation_trace,
-)
+from .. import _lazy
 
-__all__ = [
-    "BRANCH_COLUMNS",
-    "CALIBRATION_COLUMNS",
-    "COMPACTION_COLUMNS",
-    "CONTEXT_TRACE_COLUMNS",
-    "CURRENT",
-    "ENTRY_COLUMNS",
-    "FRAMES",
-    "MESSAGE_COLUMNS",
-    "SIMULATION_EVENT_COLUMNS",
-    "SIMULATION_TOTALS_COLUMNS",
-    "SIMULATION_TRACE_COLUMNS",
-    "SWEEP_COLUMNS",
-    "Column",
-    "ColumnSpec",
-    "branches",
-    "build",
-    "calibration",
-    "column_table",
-    "compactions",
-    "context_trace",
-    "entries",
-    "message_segments",
-    "messages",
-    "select",
-    "shorten",
-    "simulation_events",
-    "simulation_totals",
-    "simulation_trace",
-    "sweep_keep_recent",
-]
+if typing.TYPE_CHECKING:
+    from ._catalog import FRAMES as FRAMES
+    from ._catalog import column_table as column_table
+    from ._columns import (
+        CURRENT as CURRENT,
+    )
+    from ._columns import (
+        Column as Column,
+    )
+    from ._columns import (
+        ColumnSpec as ColumnSpec,
+    )
+    from ._columns import (
+        build as build,
+    )
+    from ._columns import (
+        select as select,
+    )
+    from ._columns import (
+        shorten as shorten,
+    )
+    from ._compactions import (
+        COMPACTION_COLUMNS as COMPACTION_COLUMNS,
+    )
+    from ._compactions import (
+        CONTEXT_TRACE_COLUMNS as CONTEXT_TRACE_COLUMNS,
+    )
+    from ._compactions import (
+        SWEEP_COLUMNS as SWEEP_COLUMNS,
+    )
+    from ._compactions import (
+        compactions as compactions,
+    )
+    from ._compactions import (
+        context_trace as context_trace,
+    )
+    from ._compactions import (
+        sweep_keep_recent as sweep_keep_recent,
+    )
+    from ._entries import (
+        BRANCH_COLUMNS as BRANCH_COLUMNS,
+    )
+    from ._entries import (
+        ENTRY_COLUMNS as ENTRY_COLUMNS,
+    )
+    from ._entries import (
+        branches as branches,
+    )
+    from ._entries import (
+        entries as entries,
+    )
+    from ._messages import (
+        CALIBRATION_COLUMNS as CALIBRATION_COLUMNS,
+    )
+    from ._messages import (
+        MESSAGE_COLUMNS as MESSAGE_COLUMNS,
+    )
+    from ._messages import (
+        calibration as calibration,
+    )
+    from ._messages import (
+        message_segments as message_segments,
+    )
+    from ._messages import (
+        messages as messages,
+    )
+    from ._simulations import (
+        SIMULATION_EVENT_COLUMNS as SIMULATION_EVENT_COLUMNS,
+    )
+    from ._simulations import (
+        SIMULATION_TOTALS_COLUMNS as SIMULATION_TOTALS_COLUMNS,
+    )
+    from ._simulations import (
+        SIMULATION_TRACE_COLUMNS as SIMULATION_TRACE_COLUMNS,
+    )
+    from ._simulations import (
+        simulation_events as simulation_events,
+    )
+    from ._simulations import (
+        simulation_totals as simulation_totals,
+    )
+    from ._simulations import (
+        simulation_trace as simulation_trace,
+    )
 
-FRAMES: dict[str, tuple[Column, ...]] = {
-    "entries": ENTRY_COLUMNS,
-    "messages": MESSAGE_COLUMNS,
-    "compactions": COMPACTION_COLUMNS,
-    "branches": BRANCH_COLUMNS,
-    "context_trace": CONTEXT_TRACE_COLUMNS,
-    "simulation_events": SIMULATION_EVENT_COLUMNS,
-    "simulation_trace": SIMULATION_TRACE_COLUMNS,
-    "simulation_totals": SIMULATION_TOTALS_COLUMNS,
-    "calibration": CALIBRATION_COLUMNS,
-    "sweep_keep_recent": SWEEP_COLUMNS,
-}
-"""Frame name (the builder function's name) → its declared columns."""
-
-
-def column_table(frame: str | tuple[Column, ...]) -> pd.DataFrame:
-    """The declared columns of ``frame`` (a name from :data:`FRAMES`, or columns) as a DataFrame."""
-    if isinstance(frame, str):
-        if frame not in FRAMES:
-            raise KeyError(f"unknown frame {frame!r}; known frames: {', '.join(FRAMES)}")
-        frame = FRAMES[frame]
-    return _columns.column_table(frame)
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from .._columns import Column, ColumnSpec, select, table
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..jsjson import without_lone_surrogates
 
 __all__ = ["CURRENT", "Column", "ColumnSpec", "build", "column_table", "select", "shorten", "table"]

@@ -13,7 +13,8 @@ import pandas as pd
 from .._context.projection import Projection, entry_messages, project_path, replay_system
 from .._context.tokens import estimate_chars, estimate_tokens, message_usage, usage_total
 from .._format.entry import Entry
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._preparation import prepare_compaction
 from ._columns import Column, ColumnSpec, build, hashable, leaf_id, mapping, select, table, to_int
 from ._entries import branch_at

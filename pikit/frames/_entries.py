@@ -12,7 +12,8 @@ from .._context.describe import entry_kind, entry_preview, message_preview
 from .._context.projection import entry_messages, project_path
 from .._context.tokens import estimate_tokens
 from .._format.entry import Entry
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ._columns import Column, ColumnSpec, build, hashable, leaf_id, select, shorten
 
 __all__ = ["BRANCH_COLUMNS", "ENTRY_COLUMNS", "branches", "entries"]

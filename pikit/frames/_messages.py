@@ -15,7 +15,8 @@ from .._context.describe import message_preview
 from .._context.projection import Projection
 from .._context.tokens import estimate_chars, message_usage, usage_total
 from .._format.message import MessageView, view
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ._columns import Column, ColumnSpec, build, leaf_id, select, shorten
 
 __all__ = ["CALIBRATION_COLUMNS", "MESSAGE_COLUMNS", "calibration", "message_segments", "messages"]

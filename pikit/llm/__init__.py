@@ -21,52 +21,53 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._anthropic import AnthropicSummarizer
-    from ._base import SUMMARY_KINDS, Summarizer, SummaryKind, SummaryRequest, SummaryResult, combine_usage, empty_usage
-    from ._models import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, MODELS, ModelInfo, Pricing, lookup_model
-    from ._offline import OfflineSummarizer
-    from ._openai import OpenAISummarizer
-    from ._prompts import SYSTEM_PROMPT, build_prompt
-    from ._select import SUMMARIZERS, get_summarizer
-    from ._transport import RetryPolicy
+    from ._anthropic import AnthropicSummarizer as AnthropicSummarizer
+    from ._base import (
+        SUMMARY_KINDS as SUMMARY_KINDS,
+    )
+    from ._base import (
+        Summarizer as Summarizer,
+    )
+    from ._base import (
+        SummaryKind as SummaryKind,
+    )
+    from ._base import (
+        SummaryRequest as SummaryRequest,
+    )
+    from ._base import (
+        SummaryResult as SummaryResult,
+    )
+    from ._base import (
+        combine_usage as combine_usage,
+    )
+    from ._base import (
+        empty_usage as empty_usage,
+    )
+    from ._models import (
+        DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW,
+    )
+    from ._models import (
+        DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS,
+    )
+    from ._models import (
+        MODELS as MODELS,
+    )
+    from ._models import (
+        ModelInfo as ModelInfo,
+    )
+    from ._models import (
+        Pricing as Pricing,
+    )
+    from ._models import (
+        lookup_model as lookup_model,
+    )
+    from ._offline import OfflineSummarizer as OfflineSummarizer
+    from ._openai import OpenAISummarizer as OpenAISummarizer
+    from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT
+    from ._prompts import build_prompt as build_prompt
+    from ._select import SUMMARIZERS as SUMMARIZERS
+    from ._select import get_summarizer as get_summarizer
+    from ._transport import RetryPolicy as RetryPolicy
 
-__all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
-    "DEFAULT_MAX_OUTPUT_TOKENS",
-    "MODELS",
-    "SUMMARIZERS",
-    "SUMMARY_KINDS",
-    "SYSTEM_PROMPT",
-    "AnthropicSummarizer",
-    "ModelInfo",
-    "OfflineSummarizer",
-    "OpenAISummarizer",
-    "Pricing",
-    "RetryPolicy",
-    "Summarizer",
-    "SummaryKind",
-    "SummaryRequest",
-    "SummaryResult",
-    "build_prompt",
-    "combine_usage",
-    "empty_usage",
-    "get_summarizer",
-    "lookup_model",
-]
-
-if not typing.TYPE_CHECKING:  # (type checkers see the imports above)
-    __getattr__, __dir__ = _lazy.exports(__name__, {
-        ".anthropic": ("AnthropicSummarizer",),
-        ".base": (
-            "SUMMARY_KINDS", "Summarizer", "SummaryKind", "SummaryRequest", "SummaryResult", "combine_usage",
-            "empty_usage",
-        ),
-        ".models": (
-            "DEFAULT_CONTEXT_WINDOW", "DEFAULT_MAX_OUTPUT_TOKENS", "MODELS", "ModelInfo", "Pricing", "lookup_model",
-        ),
-        ".offline": ("OfflineSummarizer",),
-        ".openai": ("OpenAISummarizer",),
-        ".prompts": ("SYSTEM_PROMPT", "build_prompt"),
-        ".select": ("SUMMARIZERS", "get_summarizer"),
-        ".transport": ("RetryPolicy",),
-    })
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -20,53 +20,30 @@ before it is shown.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:
-    from ._browser import SessionBrowser, SessionTable
-    from ._budget import BudgetBar, budget_segments
-    from ._compaction import CompactionPanel, CompactionRun, compaction_history
-    from ._context import ContextView, context_rows
-    from ._diffview import ContextDiff
-    from ._explorer import SessionExplorer
-    from ._stepper import CompactionStepper
-    from ._tree import TreeView
+from .. import _lazy
 
-# The widgets load ipywidgets and anywidget when first used, so the pure view models
-# (pikit.widgets._views) import without them.
-_HOMES = {
-    "BudgetBar": "budget", "budget_segments": "budget", "CompactionPanel": "compaction",
-    "CompactionRun": "compaction", "compaction_history": "compaction", "ContextView": "context",
-    "context_rows": "context", "ContextDiff": "diffview", "SessionExplorer": "explorer", "TreeView": "tree",
-    "CompactionStepper": "stepper", "SessionBrowser": "browser", "SessionTable": "browser",
-}
+if typing.TYPE_CHECKING:
+    from ._browser import SessionBrowser as SessionBrowser
+    from ._browser import SessionTable as SessionTable
+    from ._budget import BudgetBar as BudgetBar
+    from ._budget import budget_segments as budget_segments
+    from ._compaction import (
+        CompactionPanel as CompactionPanel,
+    )
+    from ._compaction import (
+        CompactionRun as CompactionRun,
+    )
+    from ._compaction import (
+        compaction_history as compaction_history,
+    )
+    from ._context import ContextView as ContextView
+    from ._context import context_rows as context_rows
+    from ._diffview import ContextDiff as ContextDiff
+    from ._explorer import SessionExplorer as SessionExplorer
+    from ._stepper import CompactionStepper as CompactionStepper
+    from ._tree import TreeView as TreeView
 
-__all__ = [
-    "BudgetBar",
-    "CompactionPanel",
-    "CompactionRun",
-    "CompactionStepper",
-    "ContextDiff",
-    "ContextView",
-    "SessionBrowser",
-    "SessionExplorer",
-    "SessionTable",
-    "TreeView",
-    "budget_segments",
-    "compaction_history",
-    "context_rows",
-]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
+    __getattr__, __dir__, __all__ = _lazy.exports(__name__)

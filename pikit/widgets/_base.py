@@ -25,7 +25,7 @@ from ._state import SessionState, state_for
 
 if TYPE_CHECKING:
     from .._context.projection import Projection
-    from .._tree.sessiontree import Session
+    from .._session import Session
 
 __all__ = ["Callbacks", "LeafWidget", "error_output", "resolve_leaf"]
 

@@ -8,7 +8,8 @@ import ipywidgets as widgets
 import traitlets
 
 from .._context.projection import Projection
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._settings import DEFAULTS, Settings, load_settings
 from ..errors import SettingsError
 from ._base import LeafWidget

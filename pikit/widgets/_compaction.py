@@ -18,7 +18,8 @@ from .._context.describe import session_title
 from .._format.entry import Entry
 from .._formatting import fmt_int, plural
 from .._inert import visible
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._preparation import Preparation, prepare_compaction
 from ..compaction._settings import Settings, load_settings
 from ..compaction._summarizer import Summarizer
@@ -528,7 +529,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         self.message.value = error_box(title, exc)
 
     def _record(self, result: CompactionResult, path: str, summarizer: Reporting) -> CompactionRun:
-        from .._format.loading import load
+        from .._session import load
 
         self._step(4, "loading the result…")
         written = load(path)

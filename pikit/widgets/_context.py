@@ -9,7 +9,8 @@ import ipywidgets as widgets
 import traitlets
 
 from .._context.counting import Counter, get_counter
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ._base import LeafWidget
 from ._html import style_widget
 from ._views.context import (
@@ -120,7 +121,7 @@ class ContextView(LeafWidget, widgets.VBox):
 
     def to_frame(self) -> Any:
         """The projection shown, one row per message, as a pandas DataFrame."""
-        from ..frames import _messages as messages
+        from ..frames import messages
 
         exact = self.counter is not None and self.counter.exact
         return messages(self.projection, counter=self.counter if exact else None)

@@ -13,7 +13,7 @@ from .._context.diff import ProjectionDiff, diff_contexts
 from .._context.projection import Projection
 from .._formatting import fmt_int
 from .._inert import visible
-from .._tree.sessiontree import Session
+from .._session import Session
 from ._base import resolve_leaf
 from ._html import error_box, style_widget
 from ._state import SessionState, state_for

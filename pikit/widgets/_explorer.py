@@ -12,7 +12,8 @@ from .._context.describe import session_title
 from .._following import Follower
 from .._formatting import plural
 from .._inert import visible
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from .._tree.tree import FILTER_MODES
 from ._base import LeafWidget
 from ._budget import BudgetBar

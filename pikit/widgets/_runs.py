@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._formatting import plural
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
 from ._state import state_for
 from ._views.compaction import CompactionPoint, RunSettings

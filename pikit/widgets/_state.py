@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._context.counting import Counter
     from .._context.projection import Projection
     from .._format.entry import Entry
-    from .._tree.sessiontree import Session
+    from .._session import Session
 
 __all__ = ["SessionState", "state_for"]
 

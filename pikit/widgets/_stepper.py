@@ -10,7 +10,8 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from ..compaction._entries import CompactionResult, compact_prepared
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..compaction._settings import CompactionSettings, Settings

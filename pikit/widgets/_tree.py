@@ -20,7 +20,8 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-from .._tree.sessiontree import CURRENT, Session
+from .._session import Session
+from .._tree.sessiontree import CURRENT
 from .._tree.tree import FILTER_MODES, selection
 from ..jsjson import loads as json_loads
 from ._base import Callbacks, LeafWidget, error_output

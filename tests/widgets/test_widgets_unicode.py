@@ -170,7 +170,7 @@ def test_html_cards_of_the_core_objects_are_inert(hostile: pikit.Session) -> Non
     from pikit.llm._offline import OfflineSummarizer
 
     ctx = hostile.context(TWINS[0])
-    prep = pikit.prepare_compaction(hostile.branch(TWINS[0]), 1, ctx)
+    prep = pikit.compaction.prepare_compaction(hostile.branch(TWINS[0]), 1, ctx)
     result = simulate(hostile, OfflineSummarizer(), context_window=2_000, settings=CompactionSettings(True, 500, 1))
     for obj in (hostile, ctx, *ctx.entries, prep, result):
         card = obj._repr_html_()  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from ..._format.entry import Entry
 from ..._inert import visible
 
 if TYPE_CHECKING:
-    from ..._tree.sessiontree import Session
+    from ..._session import Session
 
 __all__ = ["TreeLayout", "anchor_rows", "json_id", "row_kind", "tree_layout"]
 

@@ -1,0 +1,77 @@
+"""The command's entry point: parse, run, and turn every failure into one line."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from ..errors import PikitError
+from ._app import build_parser
+from ._terminal import cut_echoes, inert_streams
+
+__all__ = ["main", "run"]
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the command is, so that its clean-up runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return 2
+    with inert_streams():  # session text reaches the terminal with its control characters shown, not obeyed
+        try:
+            return int(args.run(args) or 0)
+        except PikitError as exc:
+            print(f"pikit: error: {cut_echoes(str(exc), argv)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("pikit: interrupted", file=sys.stderr)
+            return 130
+        except _Terminated as exc:
+            print(f"pikit: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+            return 128 + exc.signum
+        except BrokenPipeError:
+            # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
+            sys.stderr.close()
+            return 0
+
+
+def run() -> None:
+    """The ``pikit`` executable: :func:`main`, then exit without tearing the heap down.
+
+    Freeing a loaded session object by object at interpreter exit costs a third of a
+    second on a 100 MB session; the operating system reclaims the memory at once. Output
+    is flushed first, and nothing else is pending: commands close the files they write.
+    The cyclic garbage collector stays off: a command is one pass over acyclic parsed JSON,
+    which the collector would only traverse again and again (a tenth of the time of
+    ``context --json`` on a 100 MB session).
+    SIGTERM and SIGHUP end the command the way Ctrl-C does: its clean-up runs (a file
+    being written is removed, a lock released) before the process exits.
+    """
+    gc.disable()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _terminate)
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):  # the reader went away, or stderr was closed
+            stream.flush()
+    os._exit(status)
