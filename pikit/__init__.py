@@ -17,63 +17,32 @@ import typing
 
 from . import _lazy
 
-__version__ = "0.1.0"
-
 if typing.TYPE_CHECKING:
-    from ._context.counting import Counter as Counter
-    from ._context.counting import get_counter as get_counter
-    from ._context.describe import entry_kind as entry_kind
-    from ._context.describe import tool_calls as tool_calls
-    from ._context.projection import ProjectedEntry as ProjectedEntry
-    from ._context.projection import Projection as Projection
+    from ._context.counting import Counter as Counter, get_counter as get_counter
+    from ._context.describe import entry_kind as entry_kind, tool_calls as tool_calls
+    from ._context.projected import ProjectedEntry as ProjectedEntry, Projection as Projection
     from ._context.tokens import (
         ContextSize as ContextSize,
-    )
-    from ._context.tokens import (
         estimate_chars as estimate_chars,
-    )
-    from ._context.tokens import (
         estimate_tokens as estimate_tokens,
     )
-    from ._following import Follower as Follower
-    from ._following import follow as follow
+    from ._following import Follower as Follower, follow as follow
     from ._format.entry import Entry as Entry
-    from ._format.lines import LoadReport as LoadReport
-    from ._format.lines import Problem as Problem
-    from ._format.tail import Appended as Appended
-    from ._format.tail import FileMark as FileMark
-    from ._format.tail import read_appended as read_appended
-    from ._session import Session as Session
-    from ._session import load as load
-    from ._session import loads as loads
+    from ._format.lines import LoadReport as LoadReport, Problem as Problem
+    from ._format.tail import Appended as Appended, FileMark as FileMark, read_appended as read_appended
+    from ._session import Session as Session, load as load, loads as loads
     from ._tree.refresh import Refresh as Refresh
-    from ._tree.sessiontree import CURRENT as CURRENT
-    from ._tree.sessiontree import SessionTree as SessionTree
+    from ._tree.sessiontree import CURRENT as CURRENT, SessionTree as SessionTree
+    from ._version import __version__ as __version__
     from .errors import (
         DamagedLineError as DamagedLineError,
-    )
-    from .errors import (
         EntryError as EntryError,
-    )
-    from .errors import (
         NotASessionError as NotASessionError,
-    )
-    from .errors import (
         PikitError as PikitError,
-    )
-    from .errors import (
         SessionFileError as SessionFileError,
-    )
-    from .errors import (
         SettingsError as SettingsError,
-    )
-    from .errors import (
         SummarizerError as SummarizerError,
-    )
-    from .errors import (
         UnknownEntryError as UnknownEntryError,
-    )
-    from .errors import (
         WriteError as WriteError,
     )
 

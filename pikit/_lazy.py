@@ -59,8 +59,7 @@ def exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]
 
     A declared name is imported when first used and kept in the package's namespace from
     then on. Any other name is looked for as a submodule (``pikit.errors`` after a plain
-    ``import pikit``). ``__all__`` lists the declared names, and ``__version__`` when the
-    package has one.
+    ``import pikit``). ``__all__`` lists the declared names.
     """
     namespace = sys.modules[package].__dict__
     where = declared(package, Path(namespace["__file__"]).read_text(encoding="utf-8"))
@@ -83,5 +82,4 @@ def exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]
     def __dir__() -> list[str]:
         return sorted({*namespace, *where})
 
-    own = ["__version__"] if "__version__" in namespace else []
-    return __getattr__, __dir__, sorted(where) + own
+    return __getattr__, __dir__, sorted(where)

@@ -30,6 +30,7 @@ __all__ = [
     "JS_WHITESPACE",
     "JSONParseError",
     "is_array_index",
+    "iter_stringify_bytes",
     "js_items",
     "js_number",
     "js_truthy",

@@ -18,8 +18,7 @@ from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerOutputError
 from pikit.llm._offline import OfflineSummarizer
 from tests.llm.servers import TEST_KEY, FakeLLMServer
-from tests.procs import env, one_error_line
-from tests.procs import pikit as run_pikit
+from tests.procs import env, one_error_line, pikit as run_pikit
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "data" / "sample_sessions" / "refactor-auth.jsonl"

@@ -1,4 +1,9 @@
-"""The import direction: the core is light and never depends on the layers above it."""
+"""The floors of the package: every import points down, nothing is heavy below the layers, no cycle.
+
+The floors, from the ground up, are declared in :data:`FLOORS`; docs/architecture.md explains
+them. A module may import its own floor and the floors below it, at module level, under
+``TYPE_CHECKING`` and inside functions alike, and no imports of any kind form a cycle.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,10 @@ from pathlib import Path
 import pytest
 
 import pikit
+from pikit import _lazy
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "anywidget", "httpx", "tiktoken", "pydantic", "tqdm", "numpy")
-LAYERS = ("llm", "frames", "charts", "widgets", "export", "cli", "corpus")
-# Top-level modules that are not core: the charts layer and the CLI entry point.
-NOT_CORE = {"charts.py", "__main__.py"}
 
 
 def _imported_in_fresh_interpreter(statement: str) -> list[str]:
@@ -49,49 +52,190 @@ def test_core_imports_nothing_heavy(statement: str, shared_sessions: Path) -> No
     assert layers == [], f"{statement!r} imported {layers}"
 
 
-def _core_modules() -> list[Path]:
-    return sorted(p for p in PACKAGE.glob("*.py") if p.name not in NOT_CORE)
+
+# ---------------------------------------------------------------- the floors
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ground", ("_version", "_lazy", "errors", "jsjson", "_inert", "_limits", "_formatting", "_palette", "_progress",
+                "_columns",
+                "_card")),
+    ("format", ("_format",)),
+    ("tree", ("_tree",)),
+    ("context", ("_context",)),
+    ("compaction", ("compaction",)),
+    ("session", ("_session",)),
+    ("following", ("_following", "replay")),
+    ("llm", ("llm",)),
+    ("frames", ("frames",)),
+    ("corpus", ("corpus",)),
+    ("charts", ("charts",)),
+    ("widgets", ("widgets",)),
+    ("export", ("export",)),
+    ("cli", ("cli", "__main__")),
+    ("surface", ("__init__",)),
+)
+"""Each floor, from the ground up, with the top-level modules and folders of ``pikit/`` it holds."""
+CORE = ("ground", "format", "tree", "context", "compaction", "session", "following")
+"""The floors that make up the core: pure Python, nothing heavy, never a layer."""
 
 
-def _layer_imports(path: Path) -> list[str]:
-    """Every import of pikit.llm/frames/charts/widgets/cli in a core module, lazy ones included."""
-    found: list[str] = []
+def _floor_of(parts: tuple[str, ...]) -> int:
+    """The floor number of a module given its path inside the package (``("_format", "tail.py")``)."""
+    first = parts[0][:-3] if parts[0].endswith(".py") else parts[0]
+    for number, (_, holds) in enumerate(FLOORS):
+        if first in holds:
+            return number
+    raise AssertionError(f"pikit/{parts[0]} is on no floor: add it to FLOORS")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
+    """(line, dotted module) of every pikit import in ``path``: module-level, type-only and in functions."""
+    package = package or PACKAGE
+    own = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+    base = own.rsplit(".", 1)[0] if path.name != "__init__.py" else own.rsplit(".", 1)[0]
+    modules = {_dotted(p, package) for p in package.rglob("*.py")}
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:  # from .x import y / from . import y
-                targets = [node.module] if node.module else [alias.name for alias in node.names]
-            elif node.level == 0 and node.module and node.module.startswith("pikit"):
-                rest = node.module.split(".", 1)
-                targets = [rest[1]] if len(rest) > 1 else [alias.name for alias in node.names]
+            if node.level:
+                anchor = base.split(".")[: len(base.split(".")) - (node.level - 1)]
+                target = ".".join([*anchor, *([node.module] if node.module else [])])
+            elif node.module and node.module.split(".")[0] == package.name:
+                target = node.module
             else:
                 continue
-            for target in targets:
-                if target.split(".")[0] in LAYERS:
-                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+            for alias in node.names:  # ``from . import errors`` names a module; ``from .x import y`` a name
+                found.append((node.lineno, f"{target}.{alias.name}" if f"{target}.{alias.name}" in modules else target))
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "pikit" and len(parts) > 1 and parts[1] in LAYERS:
-                    found.append(f"line {node.lineno}: {ast.unparse(node)}")
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == package.name]
     return found
 
 
-def test_there_are_core_modules() -> None:
-    names = {p.name for p in _core_modules()}
-    assert {"jsjson.py", "loading.py", "session.py", "tree.py", "projection.py", "tokens.py", "preparation.py",
-            "branch_summary.py", "write.py"} <= names
+def _dotted(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@pytest.mark.parametrize("path", _core_modules(), ids=lambda p: p.name)
-def test_core_module_does_not_import_the_layers(path: Path) -> None:
-    assert _layer_imports(path) == []
+def _downward_violations(path: Path, package: Path | None = None) -> list[str]:
+    package = package or PACKAGE
+    own = _floor_of(path.relative_to(package).parts)
+    out = []
+    for line, target in _imports(path, package):
+        rest = tuple(target.split(".")[1:])
+        if not rest:
+            floor = len(FLOORS) - 1  # the package itself: the surface
+        else:
+            floor = _floor_of(rest)
+        if floor > own:
+            out.append(f"{path.relative_to(package)}:{line} ({FLOORS[own][0]}) imports {target} ({FLOORS[floor][0]})")
+    return out
 
 
-def test_the_ast_check_catches_layer_imports(tmp_path: Path) -> None:
-    sample = tmp_path / "sample.py"
-    sample.write_text("from .llm import x\nfrom . import widgets\nimport pikit.frames\nfrom pikit.cli import main\n"
-                      "from .jsjson import loads\ndef f():\n    from .charts import plot\n")
-    assert len(_layer_imports(sample)) == 5
+def _cycles(package: Path) -> list[list[str]]:
+    """The import cycles among the modules of ``package`` (strongly connected components), any kind of import."""
+    graph: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        name = _dotted(path, package)
+        graph[name] = {target for _, target in _imports(path, package) if target != name}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]  # an iterative Tarjan: no recursion
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_import_points_down(path: Path) -> None:
+    assert _downward_violations(path) == []
+
+
+def test_no_import_cycle_of_any_kind() -> None:
+    assert _cycles(PACKAGE) == []
+
+
+def _sample_package(tmp_path: Path) -> Path:
+    package = tmp_path / "pikit"
+    for folder in ("_format", "_context", "widgets", "frames"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    return package
+
+
+def test_the_floor_check_catches_an_upward_import_of_any_kind(tmp_path: Path) -> None:
+    package = _sample_package(tmp_path)
+    (package / "widgets" / "view.py").write_text("from ..frames import build\nfrom .._format import tail\n")
+    sample = package / "_format" / "sample.py"
+    sample.write_text("from typing import TYPE_CHECKING\nfrom .._context import tokens\nimport pikit.widgets.view\n"
+                      "if TYPE_CHECKING:\n    from ..frames import x\ndef f():\n    from pikit import widgets\n"
+                      "from . import tail\n")
+    found = _downward_violations(sample, package)
+    assert len(found) == 4 and all("(format) imports" in v for v in found), found
+    assert _downward_violations(package / "widgets" / "view.py", package) == []
+
+
+def test_the_cycle_check_finds_type_only_and_in_function_cycles(tmp_path: Path) -> None:
+    package = _sample_package(tmp_path)
+    (package / "_format" / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
+    (package / "_format" / "b.py").write_text("def f():\n    from .a import A\n")
+    (package / "_format" / "c.py").write_text("from .a import A\n")
+    assert _cycles(package) == [["pikit._format.a", "pikit._format.b"]]
+
+
+def test_every_top_level_module_and_folder_is_on_a_floor() -> None:
+    for path in PACKAGE.iterdir():
+        if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists()):
+            _floor_of((path.name,))
+
+
+def _core_modules() -> list[Path]:
+    core = [n for n, (name, _) in enumerate(FLOORS) if name in CORE]
+    return sorted(p for p in PACKAGE.rglob("*.py") if _floor_of(p.relative_to(PACKAGE).parts) in core)
+
+
+def test_the_core_holds_the_floors() -> None:
+    names = {str(p.relative_to(PACKAGE)) for p in _core_modules()}
+    assert {"jsjson.py", "_format/loading.py", "_tree/sessiontree.py", "_session.py", "_context/projection.py",
+            "compaction/_preparation.py"} <= names
 
 
 def test_core_modules_import_heavy_packages_only_lazily() -> None:
@@ -124,7 +268,7 @@ def test_all_lists_exactly_the_public_names() -> None:
     assert public | {"__version__"} == set(pikit.__all__)
 
 
-@pytest.mark.parametrize("package", ["pikit", "pikit.corpus", "pikit.llm"])
+@pytest.mark.parametrize("package", ["pikit", "pikit.compaction", "pikit.corpus", "pikit.llm"])
 def test_a_package_imports_its_submodules_when_their_names_are_used(package: str) -> None:
     """Importing a package runs its own module only; each exported name comes from its submodule when used."""
     script = f"""
@@ -136,7 +280,7 @@ print(json.dumps([before, after, sorted(set(p.__all__) - set(dir(p)))]))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     before, after, undisclosed = json.loads(done.stdout)
-    assert set(before) <= {"pikit._lazy", "pikit.corpus", "pikit.llm"}
+    assert set(before) <= {"pikit._lazy", "pikit.compaction", "pikit.corpus", "pikit.llm"}
     assert len(after) > 1 and undisclosed == []
     with pytest.raises(AttributeError, match="no attribute 'nothing_of_that_name'"):
         importlib.import_module(package).nothing_of_that_name  # noqa: B018 (the lookup is what is tested)
@@ -153,13 +297,17 @@ def test_submodules_are_attributes_of_their_package_after_a_plain_import() -> No
 def test_type_checkers_see_exactly_the_exported_names(tmp_path: Path) -> None:
     """The lazy packages define ``__getattr__`` only at run time: to mypy, a misspelt name is an error."""
     snippet = tmp_path / "use.py"
-    snippet.write_text("import pikit\nimport pikit.corpus\nimport pikit.llm\nfrom pikit import Session\n\n"
-                       "session: Session = pikit.load('x')\ncorpus = pikit.corpus.Corpus\n"
-                       "pikit.lod(1)\npikit.corpus.Corpuz\npikit.llm.nothing\n", encoding="utf-8")
+    packages = [name for name in NAMESPACES if name != "pikit"]
+    used = "".join(f"{name}.{importlib.import_module(name).__all__[0]}\n" for name in packages)
+    misspelt = "".join(f"{name}.nothing_of_that_name\n" for name in packages)
+    snippet.write_text("import pikit\n" + "".join(f"import {name}\n" for name in packages)
+                       + "from pikit import Session\nsession: Session = pikit.load('x')\n" + used
+                       + "pikit.lod(1)\n" + misspelt, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", str(snippet)],
                           cwd=PACKAGE.parent, capture_output=True, text=True)
-    errors = [line for line in done.stdout.splitlines() if line.startswith(str(snippet))]
-    assert [line.split(":")[1] for line in errors] == ["8", "9", "10"], done.stdout
+    errors = [line for line in done.stdout.splitlines() if "use.py:" in line]
+    first = 4 + 2 * len(packages)  # the imports, two lines, the names used; then the misspelt ones
+    assert [int(line.split(":")[1]) for line in errors] == list(range(first, first + 1 + len(packages))), done.stdout
 
 
 def test_public_names_come_from_the_package() -> None:
@@ -167,8 +315,8 @@ def test_public_names_come_from_the_package() -> None:
         value = getattr(pikit, name)
         if name == "__version__":
             assert isinstance(value, str)
-            continue
-        assert getattr(value, "__module__", "").startswith("pikit"), name
+        elif inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__.startswith("pikit."), name
 
 
 def test_essential_api_is_exported() -> None:
@@ -199,73 +347,56 @@ def test_no_public_name_shadows_a_submodule() -> None:
         assert inspect.ismodule(value), f"pikit.{name} is {value!r}, not the submodule"
 
 
-# ---------------------------------------------------------------- layer against layer
-LAYER_ORDER = ("core", "llm", "frames", "corpus", "charts", "live", "widgets", "export", "cli")
-"""Each layer may import only itself and the layers before it (docs/architecture.md explains the order).
-
-core: the top-level modules (pure Python); llm: summarizers and HTTP clients; frames: pandas
-DataFrames with columns declared as data; corpus: many sessions at once (built on frames);
-charts: matplotlib figures; live: following a session while Pi writes it; widgets: notebook
-views; export: self-contained HTML pages built from the widgets' views; cli: the command line
-(with ``__main__``)."""
-TOP_LEVEL_LAYERS = {"charts.py": "charts", "__main__.py": "cli"}
 
 
-def _layer_of(parts: tuple[str, ...]) -> str:
-    """The layer of a module given its path inside the package (``("llm", "openai.py")``)."""
-    if len(parts) == 1:
-        name = parts[0] if parts[0].endswith(".py") else f"{parts[0]}.py"
-        return TOP_LEVEL_LAYERS.get(name, "core")
-    if parts[0] not in LAYER_ORDER:
-        raise AssertionError(f"pikit/{parts[0]}/ is in no layer: add it to LAYER_ORDER")
-    return parts[0]
+# ---------------------------------------------------------------- one declared surface
+NAMESPACES = ("pikit", "pikit.compaction", "pikit.llm", "pikit.frames", "pikit.corpus", "pikit.widgets", "pikit.export",
+              "pikit.cli")
+"""The public packages: each declares its names once, and ``__all__`` is derived from that."""
+PUBLIC_MODULES = ("pikit.errors", "pikit.jsjson", "pikit.charts", "pikit.replay")
+"""The public modules: each defines its names itself and lists them in ``__all__``."""
 
 
-def _imported_modules(path: Path) -> list[tuple[int, tuple[str, ...]]]:
-    """(line, module path inside pikit) of every pikit import in ``path``, lazy ones included."""
-    here = path.relative_to(PACKAGE).parts[:-1]
-    found: list[tuple[int, tuple[str, ...]]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = here[:len(here) - (node.level - 1)]
-            if node.module:
-                found.append((node.lineno, (*base, *node.module.split("."))))
-            else:
-                found += [(node.lineno, (*base, alias.name)) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pikit":
-            rest = tuple(node.module.split(".")[1:])
-            found += [(node.lineno, rest)] if rest else [(node.lineno, (a.name,)) for a in node.names]
-        elif isinstance(node, ast.Import):
-            found += [(node.lineno, tuple(a.name.split(".")[1:])) for a in node.names
-                      if a.name.startswith("pikit.")]
-    return [(line, target) for line, target in found if target]
-
-
-def _layer_violations(path: Path) -> list[str]:
-    own = _layer_of(path.relative_to(PACKAGE).parts)
-    out = []
-    for line, target in _imported_modules(path):
-        first = target[0]
-        layer = first if first in LAYER_ORDER else TOP_LEVEL_LAYERS.get(f"{first}.py", "core")
-        if LAYER_ORDER.index(layer) > LAYER_ORDER.index(own):
-            out.append(f"{path.relative_to(PACKAGE)}:{line} ({own}) imports pikit.{'.'.join(target)} ({layer})")
+def _public_modules() -> set[str]:
+    out = set()
+    for path in PACKAGE.rglob("*.py"):
+        name = _dotted(path, PACKAGE)
+        if not any(part.startswith("_") for part in name.split(".")):
+            out.add(name)
     return out
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_each_layer_imports_only_the_layers_below(path: Path) -> None:
-    assert _layer_violations(path) == []
+def test_no_other_public_module_exists() -> None:
+    assert _public_modules() == {*NAMESPACES, *PUBLIC_MODULES}
 
 
-def test_the_layer_check_catches_an_upward_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = tmp_path / "pikit"
-    (package / "frames").mkdir(parents=True)
-    (package / "widgets").mkdir()
-    (package / "widgets" / "view.py").write_text("from ..frames import build\n")
-    sample = package / "frames" / "sample.py"
-    sample.write_text("from ..widgets import view\nfrom .. import charts\nimport pikit.llm\nfrom ..tokens import x\n"
-                      "def f():\n    from pikit.cli import main\n")
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
-    found = _layer_violations(sample)
-    assert len(found) == 3 and all("(frames) imports" in v for v in found), found
-    assert _layer_violations(package / "widgets" / "view.py") == []
+def test_at_most_eight_public_modules_at_the_top() -> None:
+    top = [p.name for p in PACKAGE.glob("*.py") if not p.name.startswith("_")]
+    assert len(top) <= 8, top
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_a_namespace_exports_exactly_its_declared_names(name: str) -> None:
+    package = importlib.import_module(name)
+    values = {n: getattr(package, n) for n in package.__all__}  # every declared name resolves
+    public = {n for n in dir(package) if not n.startswith("_") and n not in ("annotations", "typing")
+              and not inspect.ismodule(getattr(package, n))}
+    assert public | ({"__version__"} & set(values)) == set(package.__all__)
+    assert len(package.__all__) == len(set(package.__all__))
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_a_public_module_lists_what_it_defines(name: str) -> None:
+    module = importlib.import_module(name)
+    defined = {n for n, v in vars(module).items() if not n.startswith("_")
+               and (inspect.isclass(v) or inspect.isfunction(v)) and v.__module__ == name}
+    assert defined <= set(module.__all__)
+    assert all(hasattr(module, n) for n in module.__all__)
+
+
+def test_a_declaration_holds_explicit_re_exports_only() -> None:
+    assert _lazy.declared("pikit.x", "import typing\nif typing.TYPE_CHECKING:\n    from .a import B as B, c as c\n") \
+        == {"B": "pikit.x.a", "c": "pikit.x.a"}
+    for wrong in ("from .a import B\n", "from .a import B as C\n", "import os\n", "from .a import B as B\nfrom .b import B as B\n"):
+        with pytest.raises(ValueError, match="pikit.x"):
+            _lazy.declared("pikit.x", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    " + wrong.replace("\n", "\n    ").rstrip() + "\n")

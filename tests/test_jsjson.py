@@ -11,8 +11,7 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pikit import jsjson
 from pikit.jsjson import (

@@ -12,8 +12,7 @@ matplotlib.use("Agg")
 from matplotlib.colors import to_hex
 
 import pikit
-from pikit import _palette as palette
-from pikit import charts
+from pikit import _palette as palette, charts
 
 PACKAGE = Path(pikit.__file__).resolve().parent
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b")

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pikit import Session, jsjson
 from pikit._context.fileops import FileOps, format_file_lists

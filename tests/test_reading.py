@@ -18,8 +18,7 @@ import pikit
 from pikit import DamagedLineError, SessionFileError
 from pikit._format import loading, reading
 from pikit._format.reading import NotRegularFileError, open_regular
-from tests.procs import env, one_error_line
-from tests.procs import pikit as run_pikit
+from tests.procs import env, one_error_line, pikit as run_pikit
 
 HEADER = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from pikit import SessionFileError
 from pikit._format.tail import DIGEST_BYTES, FileMark, read_appended

@@ -22,8 +22,7 @@ import pytest
 import pikit
 from pikit import WriteError
 from pikit._format.write import Appender, append_lines, write_new
-from tests.procs import env, one_error_line, popen
-from tests.procs import pikit as run_pikit
+from tests.procs import env, one_error_line, pikit as run_pikit, popen
 
 REFACTOR = Path(__file__).resolve().parent.parent / "data" / "sample_sessions" / "refactor-auth.jsonl"
 

@@ -12,8 +12,7 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._main import main as main
-    from ._main import run as run
+    from ._main import main as main, run as run
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .. import __version__
 from .._inert import echo
 from .._limits import MIN_POLL, ONE_DAY
 from .._progress import BYTES, ENTRIES, WORTH_SHOWING
+from .._version import __version__
 from ._terminal import cut_echoes
 
 Runner = Callable[[argparse.Namespace], int]

@@ -26,82 +26,42 @@ from .. import _lazy
 if typing.TYPE_CHECKING:
     from ._branch_summary import (
         BranchPreparation as BranchPreparation,
-    )
-    from ._branch_summary import (
         collect_branch as collect_branch,
-    )
-    from ._branch_summary import (
         prepare_branch as prepare_branch,
     )
     from ._entries import (
         BranchSummaryResult as BranchSummaryResult,
-    )
-    from ._entries import (
         CompactionResult as CompactionResult,
-    )
-    from ._entries import (
         build_branch_summary as build_branch_summary,
-    )
-    from ._entries import (
         build_compaction as build_compaction,
-    )
-    from ._entries import (
         compact_prepared as compact_prepared,
-    )
-    from ._entries import (
         context_edit_entry as context_edit_entry,
-    )
-    from ._entries import (
         label_entry as label_entry,
-    )
-    from ._entries import (
         write_entry as write_entry,
     )
     from ._preparation import (
         CompactionTrace as CompactionTrace,
-    )
-    from ._preparation import (
         CutPoint as CutPoint,
-    )
-    from ._preparation import (
         CutTrace as CutTrace,
-    )
-    from ._preparation import (
         Preparation as Preparation,
-    )
-    from ._preparation import (
         find_cut_point as find_cut_point,
-    )
-    from ._preparation import (
         prepare_compaction as prepare_compaction,
-    )
-    from ._preparation import (
         trace_compaction as trace_compaction,
     )
-    from ._settings import CompactionSettings as CompactionSettings
-    from ._settings import Settings as Settings
-    from ._settings import load_settings as load_settings
+    from ._settings import (
+        CompactionSettings as CompactionSettings,
+        Settings as Settings,
+        load_settings as load_settings,
+    )
     from ._simulate import (
         SimulationEvent as SimulationEvent,
-    )
-    from ._simulate import (
         SimulationResult as SimulationResult,
-    )
-    from ._simulate import (
         simulate as simulate,
-    )
-    from ._simulate import (
         sweep as sweep,
-    )
-    from ._simulate import (
         threshold_table as threshold_table,
     )
-    from ._summarizer import Summarizer as Summarizer
-    from ._summarizer import SummaryRequest as SummaryRequest
-    from ._summarizer import SummaryResult as SummaryResult
-    from ._walkthrough import Step as Step
-    from ._walkthrough import Walkthrough as Walkthrough
-    from ._walkthrough import walkthrough as walkthrough
+    from ._summarizer import Summarizer as Summarizer, SummaryRequest as SummaryRequest, SummaryResult as SummaryResult
+    from ._walkthrough import Step as Step, Walkthrough as Walkthrough, walkthrough as walkthrough
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -16,17 +16,12 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._corpus import Corpus as Corpus
-    from ._corpus import default_index_path as default_index_path
+    from ._corpus import Corpus as Corpus, default_index_path as default_index_path
     from ._discover import default_root as default_root
     from ._index import ScanReport as ScanReport
     from ._indexfile import (
         CorpusIndexError as CorpusIndexError,
-    )
-    from ._indexfile import (
         IndexHeldError as IndexHeldError,
-    )
-    from ._indexfile import (
         IndexRebuiltWarning as IndexRebuiltWarning,
     )
     from ._schema import TABLES as TABLES

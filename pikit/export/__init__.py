@@ -14,9 +14,7 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._page import PageSettings as PageSettings
-    from ._page import render_page as render_page
-    from ._page import write_page as write_page
+    from ._page import PageSettings as PageSettings, render_page as render_page, write_page as write_page
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

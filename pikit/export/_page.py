@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
 from .._context.describe import leaf_text
 from .._formatting import fmt_int, plural
 from .._palette import LINES, SEGMENTS
 from .._session import Session
 from .._tree.sessiontree import CURRENT
+from .._version import __version__
 from ..compaction._settings import CompactionSettings
 from ..compaction._simulate import simulate
 from ..compaction._summarizer import SummaryRequest, SummaryResult

@@ -27,87 +27,42 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._catalog import FRAMES as FRAMES
-    from ._catalog import column_table as column_table
+    from ._catalog import FRAMES as FRAMES, column_table as column_table
     from ._columns import (
         CURRENT as CURRENT,
-    )
-    from ._columns import (
         Column as Column,
-    )
-    from ._columns import (
         ColumnSpec as ColumnSpec,
-    )
-    from ._columns import (
         build as build,
-    )
-    from ._columns import (
         select as select,
-    )
-    from ._columns import (
         shorten as shorten,
     )
     from ._compactions import (
         COMPACTION_COLUMNS as COMPACTION_COLUMNS,
-    )
-    from ._compactions import (
         CONTEXT_TRACE_COLUMNS as CONTEXT_TRACE_COLUMNS,
-    )
-    from ._compactions import (
         SWEEP_COLUMNS as SWEEP_COLUMNS,
-    )
-    from ._compactions import (
         compactions as compactions,
-    )
-    from ._compactions import (
         context_trace as context_trace,
-    )
-    from ._compactions import (
         sweep_keep_recent as sweep_keep_recent,
     )
     from ._entries import (
         BRANCH_COLUMNS as BRANCH_COLUMNS,
-    )
-    from ._entries import (
         ENTRY_COLUMNS as ENTRY_COLUMNS,
-    )
-    from ._entries import (
         branches as branches,
-    )
-    from ._entries import (
         entries as entries,
     )
     from ._messages import (
         CALIBRATION_COLUMNS as CALIBRATION_COLUMNS,
-    )
-    from ._messages import (
         MESSAGE_COLUMNS as MESSAGE_COLUMNS,
-    )
-    from ._messages import (
         calibration as calibration,
-    )
-    from ._messages import (
         message_segments as message_segments,
-    )
-    from ._messages import (
         messages as messages,
     )
     from ._simulations import (
         SIMULATION_EVENT_COLUMNS as SIMULATION_EVENT_COLUMNS,
-    )
-    from ._simulations import (
         SIMULATION_TOTALS_COLUMNS as SIMULATION_TOTALS_COLUMNS,
-    )
-    from ._simulations import (
         SIMULATION_TRACE_COLUMNS as SIMULATION_TRACE_COLUMNS,
-    )
-    from ._simulations import (
         simulation_events as simulation_events,
-    )
-    from ._simulations import (
         simulation_totals as simulation_totals,
-    )
-    from ._simulations import (
         simulation_trace as simulation_trace,
     )
 

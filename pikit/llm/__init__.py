@@ -24,49 +24,25 @@ if typing.TYPE_CHECKING:
     from ._anthropic import AnthropicSummarizer as AnthropicSummarizer
     from ._base import (
         SUMMARY_KINDS as SUMMARY_KINDS,
-    )
-    from ._base import (
         Summarizer as Summarizer,
-    )
-    from ._base import (
         SummaryKind as SummaryKind,
-    )
-    from ._base import (
         SummaryRequest as SummaryRequest,
-    )
-    from ._base import (
         SummaryResult as SummaryResult,
-    )
-    from ._base import (
         combine_usage as combine_usage,
-    )
-    from ._base import (
         empty_usage as empty_usage,
     )
     from ._models import (
         DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW,
-    )
-    from ._models import (
         DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS,
-    )
-    from ._models import (
         MODELS as MODELS,
-    )
-    from ._models import (
         ModelInfo as ModelInfo,
-    )
-    from ._models import (
         Pricing as Pricing,
-    )
-    from ._models import (
         lookup_model as lookup_model,
     )
     from ._offline import OfflineSummarizer as OfflineSummarizer
     from ._openai import OpenAISummarizer as OpenAISummarizer
-    from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT
-    from ._prompts import build_prompt as build_prompt
-    from ._select import SUMMARIZERS as SUMMARIZERS
-    from ._select import get_summarizer as get_summarizer
+    from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT, build_prompt as build_prompt
+    from ._select import SUMMARIZERS as SUMMARIZERS, get_summarizer as get_summarizer
     from ._transport import RetryPolicy as RetryPolicy
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)

@@ -25,21 +25,14 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
-    from ._browser import SessionBrowser as SessionBrowser
-    from ._browser import SessionTable as SessionTable
-    from ._budget import BudgetBar as BudgetBar
-    from ._budget import budget_segments as budget_segments
+    from ._browser import SessionBrowser as SessionBrowser, SessionTable as SessionTable
+    from ._budget import BudgetBar as BudgetBar, budget_segments as budget_segments
     from ._compaction import (
         CompactionPanel as CompactionPanel,
-    )
-    from ._compaction import (
         CompactionRun as CompactionRun,
-    )
-    from ._compaction import (
         compaction_history as compaction_history,
     )
-    from ._context import ContextView as ContextView
-    from ._context import context_rows as context_rows
+    from ._context import ContextView as ContextView, context_rows as context_rows
     from ._diffview import ContextDiff as ContextDiff
     from ._explorer import SessionExplorer as SessionExplorer
     from ._stepper import CompactionStepper as CompactionStepper

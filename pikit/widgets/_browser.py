@@ -165,7 +165,7 @@ class SessionBrowser(widgets.VBox):
             self.explorer = None
             return
         start = time.perf_counter()
-        from .. import load
+        from .._session import load
         from ._explorer import SessionExplorer
 
         try:

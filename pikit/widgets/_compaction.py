@@ -26,8 +26,7 @@ from ..compaction._summarizer import Summarizer
 from ..errors import PikitError, SettingsError, SummarizerOutputError
 from ._base import Callbacks, LeafWidget, error_output
 from ._budget import BudgetBar, model_key, resolve_budget
-from ._html import error_box, esc, style_widget
-from ._html import gap as _gap
+from ._html import error_box, esc, gap as _gap, style_widget
 from ._runs import CompactionRun, Reporting, SummarizerFactory, compaction_history, default_factory
 from ._state import state_for
 from ._stepper import CompactionStepper, StepperLauncher

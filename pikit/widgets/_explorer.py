@@ -18,8 +18,7 @@ from .._tree.tree import FILTER_MODES
 from ._base import LeafWidget
 from ._budget import BudgetBar
 from ._context import ContextView
-from ._html import esc, fmt_int, label_pill, style_widget
-from ._html import gap as _gap
+from ._html import esc, fmt_int, gap as _gap, label_pill, style_widget
 from ._live import LiveBar
 from ._stepper import CompactionStepper, StepperLauncher
 from ._tree import TreeView

@@ -12,8 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._format.message import MessageView, TextBlock, ThinkingBlock, ToolCall
-from .._format.message import view as view_message
+from .._format.message import MessageView, TextBlock, ThinkingBlock, ToolCall, view as view_message
 from .._formatting import fmt_delta, fmt_int, plural
 from .._inert import html_text as esc
 from .._palette import css_variables

@@ -16,8 +16,7 @@ import pytest
 from pikit.cli._terminal import inert
 from pikit.cli._watch import render, status_of
 from tests.entries import asst, usage, user
-from tests.procs import one_error_line
-from tests.procs import pikit as run_pikit
+from tests.procs import one_error_line, pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = {"type": "session", "version": 3, "id": "s-watch", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -11,8 +11,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from pikit.corpus import TABLES, Corpus
 from pikit.corpus._frames import COLUMNS

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from pikit.corpus import TABLES, Corpus
-from pikit.corpus import _dask as dask_engine
+from pikit.corpus import TABLES, Corpus, _dask as dask_engine
 from pikit.errors import PikitError
 from tests import procs
 from tests.corpus.clusters import local_cluster, wait_without_workers, worker_pids, worker_processes

@@ -6,8 +6,7 @@ import dataclasses
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from pikit.llm import (
     AnthropicSummarizer,

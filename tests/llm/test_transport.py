@@ -10,8 +10,7 @@ from collections.abc import Callable, Sequence
 
 import httpx
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from pikit.errors import SummarizerError
 from pikit.llm._secrets import Secret, clean_message
