@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._format.reading import file_signature
 from ._limits import MIN_POLL, check_seconds
 from ._session import Session, load
 from ._tree.refresh import Refresh
@@ -50,14 +51,6 @@ STEP_MS = 40
 DEBOUNCE_MS = 250
 
 
-def _signature(path: str) -> tuple[int, int, int] | None:
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_size, status.st_mtime_ns, status.st_ino
-
-
 class _Polling:
     """Waits by looking at the file's size, time and inode every ``interval`` seconds."""
 
@@ -67,12 +60,12 @@ class _Polling:
         self.path = path
         self.interval = interval
         self.stop = stop
-        self.last = _signature(path)
+        self.last = file_signature(path)
 
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while not self.stop.is_set():
-            now = _signature(self.path)
+            now = file_signature(self.path)
             if now != self.last:
                 self.last = now
                 return True
@@ -345,7 +338,7 @@ def _stale(follower: Follower) -> bool:
     """Whether the file differs from what was read (a missed notification)."""
     report = follower.session.report
     mark = report.mark
-    now = _signature(follower.path)
+    now = file_signature(follower.path)
     if now is None or mark is None:
         return False
     size, mtime_ns, inode = now

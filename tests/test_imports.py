@@ -96,7 +96,7 @@ def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
     """(line, dotted module) of every pikit import in ``path``: module-level, type-only and in functions."""
     package = package or PACKAGE
     own = ".".join(path.relative_to(package.parent).with_suffix("").parts)
-    base = own.rsplit(".", 1)[0] if path.name != "__init__.py" else own.rsplit(".", 1)[0]
+    base = own.rsplit(".", 1)[0]  # the package relative imports start from (``pikit.x`` for pikit/x/__init__.py too)
     modules = {_dotted(p, package) for p in package.rglob("*.py")}
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
@@ -126,10 +126,7 @@ def _downward_violations(path: Path, package: Path | None = None) -> list[str]:
     out = []
     for line, target in _imports(path, package):
         rest = tuple(target.split(".")[1:])
-        if not rest:
-            floor = len(FLOORS) - 1  # the package itself: the surface
-        else:
-            floor = _floor_of(rest)
+        floor = _floor_of(rest) if rest else len(FLOORS) - 1  # the package itself: the surface
         if floor > own:
             out.append(f"{path.relative_to(package)}:{line} ({FLOORS[own][0]}) imports {target} ({FLOORS[floor][0]})")
     return out
@@ -215,7 +212,8 @@ def test_the_floor_check_catches_an_upward_import_of_any_kind(tmp_path: Path) ->
 
 def test_the_cycle_check_finds_type_only_and_in_function_cycles(tmp_path: Path) -> None:
     package = _sample_package(tmp_path)
-    (package / "_format" / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
+    (package / "_format" / "a.py").write_text("from typing import TYPE_CHECKING\n"
+                                              "if TYPE_CHECKING:\n    from .b import B\n")
     (package / "_format" / "b.py").write_text("def f():\n    from .a import A\n")
     (package / "_format" / "c.py").write_text("from .a import A\n")
     assert _cycles(package) == [["pikit._format.a", "pikit._format.b"]]
@@ -397,6 +395,9 @@ def test_a_public_module_lists_what_it_defines(name: str) -> None:
 def test_a_declaration_holds_explicit_re_exports_only() -> None:
     assert _lazy.declared("pikit.x", "import typing\nif typing.TYPE_CHECKING:\n    from .a import B as B, c as c\n") \
         == {"B": "pikit.x.a", "c": "pikit.x.a"}
-    for wrong in ("from .a import B\n", "from .a import B as C\n", "import os\n", "from .a import B as B\nfrom .b import B as B\n"):
-        with pytest.raises(ValueError, match="pikit.x"):
-            _lazy.declared("pikit.x", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    " + wrong.replace("\n", "\n    ").rstrip() + "\n")
+    wrongs = ("from .a import B\n", "from .a import B as C\n", "import os\n",
+              "from .a import B as B\nfrom .b import B as B\n")
+    for wrong in wrongs:
+        block = "    " + wrong.replace("\n", "\n    ").rstrip() + "\n"
+        with pytest.raises(ValueError, match=r"^pikit\.x: "):
+            _lazy.declared("pikit.x", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n" + block)

@@ -1,4 +1,4 @@
-"""pikit.compaction._preparation.trace_compaction: the walk's figures match a plain walk, and the preparation is unchanged.
+"""trace_compaction: the walk's figures match a plain walk, and the preparation is unchanged.
 
 The oracle here is the rule written out the slow way (the walk back entry by entry, as
 the specification states it), independent of the indexed code ``prepare_compaction`` uses.

@@ -33,8 +33,8 @@ def test_long_work_shows_a_bar_widget_in_a_notebook(tmp_path: Path, monkeypatch:
     root = big_corpus(tmp_path / "sessions")
     corpus_bytes = sum(p.stat().st_size for p in root.rglob("*.jsonl"))
     nb = _run([
-        "import pikit\nfrom pikit.corpus import Corpus\nfrom pikit.llm._select import get_summarizer\n"
-        "from pikit.compaction._settings import CompactionSettings\nfrom pikit.compaction._simulate import sweep\nprint(pikit.__file__)",
+        "import pikit\nfrom pikit.corpus import Corpus\nfrom pikit.llm import get_summarizer\n"
+        "from pikit.compaction import CompactionSettings, sweep\nprint(pikit.__file__)",
         f"session = pikit.load({str(big)!r})",
         f"small = pikit.load({str(REFACTOR)!r})",
         f"quiet = pikit.load({str(big)!r}, progress=False)",

@@ -14,9 +14,17 @@ from typing import BinaryIO
 
 from ..errors import SessionFileError
 
-__all__ = ["CHUNK_SIZE", "KEEP_ALL_BELOW", "MAX_LINE_BYTES", "NotRegularFileError", "kind_of", "open_regular",
-           "open_session_file",
-           "too_long"]
+__all__ = [
+    "CHUNK_SIZE",
+    "KEEP_ALL_BELOW",
+    "MAX_LINE_BYTES",
+    "NotRegularFileError",
+    "file_signature",
+    "kind_of",
+    "open_regular",
+    "open_session_file",
+    "too_long",
+]
 
 #: Bytes read from the file at a time.
 CHUNK_SIZE = 8 * 1024 * 1024
@@ -97,3 +105,12 @@ def too_long(size: int) -> str:
     """Why a line of ``size`` bytes was skipped (longer than :data:`MAX_LINE_BYTES`)."""
     return (f"a line of {size:,} bytes, longer than the {MAX_LINE_BYTES // (1024 * 1024)} MiB limit "
             "(line skipped)")
+
+
+def file_signature(path: str) -> tuple[int, int, int] | None:
+    """``(size, mtime_ns, inode)`` of the file at ``path``, to notice a change; ``None`` when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_size, status.st_mtime_ns, status.st_ino

@@ -32,8 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._following import _signature as _look
-from .._format.reading import kind_of, open_regular
+from .._format.reading import file_signature, kind_of, open_regular
 from .._limits import check_seconds
 from ..errors import PikitError
 from ._filescan import stored_columns
@@ -445,7 +444,7 @@ def copy_quietly(path: str, quiet: float = 1.0) -> tuple[str, str] | None:
     """
     absolute = os.path.abspath(path)
     names = (absolute, absolute + ".wal")
-    before = [_look(name) for name in names]
+    before = [file_signature(name) for name in names]
     if before[0] is None or time.time_ns() - max(b[1] for b in before if b is not None) < quiet * 1e9:
         return None
     try:
@@ -457,7 +456,7 @@ def copy_quietly(path: str, quiet: float = 1.0) -> tuple[str, str] | None:
         for name, looked, target in zip(names, before, (copy, copy + ".wal"), strict=True):
             if looked is not None:
                 shutil.copyfile(name, target)
-        if [_look(name) for name in names] == before:
+        if [file_signature(name) for name in names] == before:
             return folder, copy
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
