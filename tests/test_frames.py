@@ -22,6 +22,7 @@ from pikit.compaction._preparation import prepare_compaction
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate, threshold_table
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.frames._columns import PREVIEW_WIDTH
 
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
@@ -108,7 +109,7 @@ def test_import_pikit_does_not_import_pandas_or_matplotlib() -> None:
 def test_shorten() -> None:
     assert frames.shorten("a  b\n c") == "a b c"
     assert frames.shorten("x" * 200, 10) == "x" * 9 + "…"
-    assert len(frames.shorten("word " * 100)) <= frames.columns.PREVIEW_WIDTH
+    assert len(frames.shorten("word " * 100)) <= PREVIEW_WIDTH
     assert frames.shorten(None) == ""
 
 
@@ -131,7 +132,7 @@ def test_entries(session: Session) -> None:
         assert row.estimate == sum(estimate_tokens(m) for m in entry_messages(entry))
         assert row.line == entry.line
         assert row.kind == (f"message/{entry.role}" if entry.type == "message" else entry.type)
-        assert len(row.preview) <= frames.columns.PREVIEW_WIDTH
+        assert len(row.preview) <= PREVIEW_WIDTH
         if entry.time_ms is not None:
             assert int(row.timestamp.value // 10**6) == entry.time_ms
 
@@ -193,7 +194,7 @@ def test_messages_match_projection(session: Session) -> None:
             assert _none(row.stop_reason) == message.get("stopReason")
         else:
             assert row.usage_total is pd.NA
-        assert len(row.preview) <= frames.columns.PREVIEW_WIDTH
+        assert len(row.preview) <= PREVIEW_WIDTH
 
 
 def test_messages_from_projection_and_counter(shared_sessions: Path) -> None:
