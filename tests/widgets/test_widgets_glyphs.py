@@ -22,7 +22,9 @@ PACKAGE = Path(pikit.__file__).resolve().parent
 # The widgets and the export, and the core modules whose words they draw (previews, numbers, labels).
 RENDERERS = [*sorted((PACKAGE / "widgets").rglob("*.py")), *sorted((PACKAGE / "widgets").glob("*.js")),
              *sorted((PACKAGE / "export").rglob("*.py")),
-             *(PACKAGE / name for name in ("formatting.py", "describe.py", "display.py", "palette.py"))]
+             *(PACKAGE / name for name in ("_formatting.py", "_context/describe.py", "_card.py", "_palette.py",
+                                          "_context/projected.py", "_session.py", "compaction/_preparation.py",
+                                          "compaction/_simulate.py"))]
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
