@@ -1,13 +1,14 @@
 """Summarizers backed by language models: a small layered HTTP client.
 
-- :mod:`pikit.llm._base`: the :class:`Summarizer` protocol, :class:`SummaryRequest`,
-  :class:`SummaryResult` and Pi's usage shape;
-- :mod:`pikit.llm._prompts`: pikit's instruction texts and :func:`build_prompt`;
-- :mod:`pikit.llm._models`: context windows and output budgets of well-known models;
-- :mod:`pikit.llm._secrets`: API keys read cleanly and redacted in every form;
-- :mod:`pikit.llm._transport`: retries, backoff, time and size limits, secret-free errors;
-- :mod:`pikit.llm._client`: :class:`HTTPSummarizer`, the skeleton of the HTTP clients;
-- :mod:`pikit.llm._openai` / :mod:`pikit.llm._anthropic`: the two wire protocols.
+The summarizers implement :class:`pikit.compaction.Summarizer` (the protocol, with
+:class:`~pikit.compaction.SummaryRequest` and :class:`~pikit.compaction.SummaryResult`, belongs
+to the core so that compaction never depends on this layer):
+
+- :class:`OfflineSummarizer`: deterministic, no network, no key;
+- :class:`OpenAISummarizer` and :class:`AnthropicSummarizer`: the two wire protocols over one
+  small HTTP client (retries, backoff, time and size limits, secret-free errors);
+- :func:`get_summarizer`: one of them by name; :func:`build_prompt`: pikit's instruction texts;
+- :func:`lookup_model`: context windows and output budgets of well-known models.
 
 Importing this package does not import httpx; the clients import it when they first send a
 request (install it with ``pip install 'pikit[llm]'``). Every failure raises
@@ -22,15 +23,6 @@ from .. import _lazy
 
 if typing.TYPE_CHECKING:
     from ._anthropic import AnthropicSummarizer as AnthropicSummarizer
-    from ._base import (
-        SUMMARY_KINDS as SUMMARY_KINDS,
-        Summarizer as Summarizer,
-        SummaryKind as SummaryKind,
-        SummaryRequest as SummaryRequest,
-        SummaryResult as SummaryResult,
-        combine_usage as combine_usage,
-        empty_usage as empty_usage,
-    )
     from ._models import (
         DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW,
         DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS,

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerConfigError, SummarizerError, SummarizerOutputError
-from pikit.llm._base import SummaryRequest, SummaryResult
 from pikit.llm._models import ModelInfo, lookup_model
 from pikit.llm._prompts import build_prompt
 from pikit.llm._secrets import Secret, contains_key, normalize_key

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from pikit.llm._base import empty_usage
+from pikit.compaction._summarizer import empty_usage
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",

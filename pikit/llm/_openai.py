@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pikit.llm._base import SummaryResult
+from pikit.compaction._summarizer import SummaryResult
 from pikit.llm._client import HTTPSummarizer
 from pikit.llm._models import usage_with_cost
 from pikit.llm._transport import token_count

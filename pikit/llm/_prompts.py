@@ -22,7 +22,7 @@ is laid out as::
 
 from __future__ import annotations
 
-from pikit.llm._base import SummaryRequest
+from pikit.compaction._summarizer import SummaryRequest
 
 __all__ = [
     "BRANCH_PROMPT",

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
+from pikit.compaction import SummaryRequest
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer
 from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import TEST_KEY, FakeLLMServer
 

@@ -8,8 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
+from pikit.compaction import SummaryRequest
 from pikit.errors import SummarizerError
-from pikit.llm import AnthropicSummarizer, SummaryRequest, build_prompt
+from pikit.llm import AnthropicSummarizer, build_prompt
 from pikit.llm._anthropic import anthropic_usage
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 

@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
+from pikit.compaction import SummaryRequest
 from pikit.errors import SummarizerAuthError, SummarizerConfigError, SummarizerError, SummarizerOutputError
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer
 from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 

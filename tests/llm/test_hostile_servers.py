@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pikit.compaction import SummaryRequest
 from pikit.errors import (
     SummarizerAuthError,
     SummarizerConfigError,
@@ -27,7 +28,7 @@ from pikit.errors import (
     SummarizerTimeout,
     SummarizerTooLargeError,
 )
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer
 from pikit.llm._secrets import clean_message, key_forms, normalize_key, redact
 from tests.llm import hostile
 from tests.llm.hostile import RawServer

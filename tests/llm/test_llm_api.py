@@ -15,7 +15,6 @@ EXPECTED = {
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "MODELS",
     "SUMMARIZERS",
-    "SUMMARY_KINDS",
     "SYSTEM_PROMPT",
     "AnthropicSummarizer",
     "ModelInfo",
@@ -23,13 +22,7 @@ EXPECTED = {
     "OpenAISummarizer",
     "Pricing",
     "RetryPolicy",
-    "Summarizer",
-    "SummaryKind",
-    "SummaryRequest",
-    "SummaryResult",
     "build_prompt",
-    "combine_usage",
-    "empty_usage",
     "get_summarizer",
     "lookup_model",
 }
@@ -71,7 +64,8 @@ def test_import_does_not_import_httpx() -> None:
     code = (
         "import sys\n"
         "import pikit.llm\n"
-        "from pikit.llm import OpenAISummarizer, AnthropicSummarizer, SummaryRequest, build_prompt\n"
+        "from pikit.llm import OpenAISummarizer, AnthropicSummarizer, build_prompt\n"
+        "from pikit.compaction import SummaryRequest\n"
         "OpenAISummarizer('m', 'http://127.0.0.1:9/v1'); AnthropicSummarizer('m', 'http://127.0.0.1:9/v1')\n"
         "build_prompt(SummaryRequest('history', 'x'))\n"
         "assert 'httpx' not in sys.modules, sorted(m for m in sys.modules if 'http' in m)\n"
@@ -86,7 +80,7 @@ def test_httpx_is_imported_on_first_request() -> None:
     code = (
         "import sys\n"
         "from pikit.errors import SummarizerError\n"
-        "from pikit.llm import OpenAISummarizer, SummaryRequest\n"
+        "from pikit.llm import OpenAISummarizer\nfrom pikit.compaction import SummaryRequest\n"
         "s = OpenAISummarizer('m', 'http://127.0.0.1:9/v1', retries=0)\n"
         "try:\n"
         "    s.summarize(SummaryRequest('history', 'x'))\n"

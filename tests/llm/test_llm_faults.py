@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from pikit.compaction import SummaryRequest
 from pikit.errors import PikitError, SummarizerError
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer, SummaryRequest
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer
 from pikit.llm._client import HTTPSummarizer
 from tests.llm.servers import (
     CLOSE,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pikit.errors import SummarizerError
-from pikit.llm._base import Summarizer, SummaryRequest, SummaryResult
+from pikit.compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
 from pikit.llm._offline import OfflineSummarizer
 
 pytestmark = pytest.mark.timeout(120)
@@ -187,7 +187,7 @@ def test_deterministic_across_processes() -> None:
     script = (
         "import json, sys, hashlib\n"
         "from pikit.llm._offline import OfflineSummarizer\n"
-        "from pikit.llm._base import SummaryRequest\n"
+        "from pikit.compaction._summarizer import SummaryRequest\n"
         "msgs = json.load(sys.stdin)\n"
         "t = OfflineSummarizer().summarize(SummaryRequest('history', '', msgs, instructions='cjk')).text\n"
         "print(hashlib.sha256(t.encode()).hexdigest())\n"

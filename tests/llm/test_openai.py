@@ -8,8 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
+from pikit.compaction import SummaryRequest
 from pikit.errors import SummarizerError
-from pikit.llm import OpenAISummarizer, SummaryRequest, build_prompt, lookup_model
+from pikit.llm import OpenAISummarizer, build_prompt, lookup_model
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)

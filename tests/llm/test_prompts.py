@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from pikit.llm import SYSTEM_PROMPT, SummaryRequest, build_prompt
+from pikit.compaction import SummaryRequest
+from pikit.llm import SYSTEM_PROMPT, build_prompt
 from pikit.llm._prompts import BRANCH_PROMPT, HISTORY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_PROMPT, instructions_for
 
 CONVERSATION = '[User]: rename the module\n\n[Assistant tool calls]: read(path="a.py")\n\n[Tool result]: x = 1'

@@ -44,8 +44,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError
-from pikit.llm._base import SummaryRequest, SummaryResult
 
 from .conversation import _messages_from_text
 from .notes import _dedupe, _ends, _merge, _next_steps, _Notes

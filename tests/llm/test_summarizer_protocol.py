@@ -1,4 +1,4 @@
-"""pikit.llm._base: requests, results, usage arithmetic and the Summarizer protocol."""
+"""The summarizer protocol: requests, results, usage arithmetic."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from pikit.llm import (
-    AnthropicSummarizer,
-    OpenAISummarizer,
-    Summarizer,
-    SummaryRequest,
-    SummaryResult,
-    combine_usage,
-    empty_usage,
-)
+from pikit.compaction import Summarizer, SummaryRequest, SummaryResult
+from pikit.compaction._summarizer import combine_usage, empty_usage
+from pikit.llm import AnthropicSummarizer, OpenAISummarizer
 
 TOKEN_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
 COST_KEYS = ["input", "output", "cacheRead", "cacheWrite", "total"]
