@@ -1,10 +1,12 @@
 """A directory of Pi sessions as data: an incremental DuckDB index, usage and compaction analytics.
 
->>> from pikit.corpus import Corpus
+>>> from pikit.corpus import Corpus, connect
 >>> corpus = Corpus.open()                       # Pi's sessions directory, indexed in the cache folder
 >>> corpus.sessions.head()                       # one row per session file, newest first
 >>> corpus.sql("SELECT model, count(*) FROM compactions GROUP BY model")
 >>> corpus.usage("day")                          # the numbers @ccusage/pi shows, per day
+>>> with connect("tcp://SCHEDULER:8786") as client:  # a Dask client whose scheduler was checked first
+...     Corpus.open(client=client)
 
 The layer sits above the core and imports DuckDB, pandas and Dask only when they are used.
 """
@@ -17,6 +19,13 @@ from .. import _lazy
 
 if typing.TYPE_CHECKING:
     from ._corpus import Corpus as Corpus, default_index_path as default_index_path
+    from ._dask import (
+        CONNECT_TIMEOUT as CONNECT_TIMEOUT,
+        STALL_TIMEOUT as STALL_TIMEOUT,
+        WORKERS_TIMEOUT as WORKERS_TIMEOUT,
+        SchedulerError as SchedulerError,
+        connect as connect,
+    )
     from ._discover import default_root as default_root
     from ._index import ScanReport as ScanReport
     from ._indexfile import (

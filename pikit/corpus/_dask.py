@@ -227,7 +227,7 @@ def _check_client(client: Any) -> None:
 
     if not isinstance(client, Client):
         raise PikitError(f"client= takes a distributed.Client, not {type(client).__name__} (for a scheduler's "
-                         "address: pikit.corpus._dask.connect(scheduler=...))")
+                         "address: pikit.corpus.connect(scheduler=...))")
     if client.asynchronous:
         raise PikitError("client= is an asynchronous client; the scan needs a synchronous one (asynchronous=False)")
     if client.status != "running":
