@@ -130,18 +130,18 @@ def test_tree_json(conversation: Session) -> None:
 def test_resolve_exact_and_prefix() -> None:
     s = build(msg("abc12345", None, "user", "x", 1), msg("abd00000", "abc12345", "user", "y", 2),
               msg("ffff0000", "abd00000", "user", "z", 3))
-    assert s.resolve("abc12345").id == "abc12345"
-    assert s.resolve("abc").id == "abc12345"
-    assert s.resolve("f").id == "ffff0000"
+    assert s.entry("abc12345").id == "abc12345"
+    assert s.entry("abc").id == "abc12345"
+    assert s.entry("f").id == "ffff0000"
     with pytest.raises(PikitError, match="ambiguous"):
-        s.resolve("ab")
+        s.entry("ab")
     with pytest.raises(UnknownEntryError):
-        s.resolve("zz")
+        s.entry("zz")
 
 
 def test_resolve_prefers_an_exact_id_over_longer_matches() -> None:
     s = build(msg("ab", None, "user", "x", 1), msg("abcd", "ab", "user", "y", 2))
-    assert s.resolve("ab").id == "ab"
+    assert s.entry("ab").id == "ab"
 
 
 # ---------------------------------------------------------------- labels
@@ -346,7 +346,7 @@ def _forms(session: Session, entry_id: str) -> list[Any]:
     """The ways a caller names an entry: its id, a unique prefix, the Entry itself."""
     prefix = _prefix(session, entry_id)
     assert prefix != entry_id and prefix not in session.by_id
-    return [entry_id, prefix, session.resolve(prefix)]
+    return [entry_id, prefix, session.entry(prefix)]
 
 
 def _fresh(entry: dict[str, Any]) -> dict[str, Any]:

@@ -246,10 +246,6 @@ class SessionTree:
                                        f"with it ({shown}); give more characters")
         raise UnknownEntryError(entry_id, where)
 
-    def resolve(self, prefix: str) -> Entry:
-        """The entry whose id is ``prefix`` or uniquely starts with it (see :meth:`entry`)."""
-        return self.entry(prefix)
-
     def resolve_leaf(self, leaf: Any = CURRENT) -> Any:
         """The entry id ``leaf`` names: ``CURRENT`` is the current leaf, ``None`` the empty leaf
         (before the first entry), anything else as :meth:`entry` reads it."""

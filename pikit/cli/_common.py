@@ -65,7 +65,7 @@ def session_settings(args: Any, session: Session) -> Settings:
 
 def resolve_leaf(session: Session, text: str) -> Any:
     """An entry id from the command line (exact, or a unique prefix)."""
-    return session.resolve(text).id
+    return session.entry(text).id
 
 
 def print_json(value: Any) -> None:

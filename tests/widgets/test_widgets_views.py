@@ -220,7 +220,7 @@ def _three_ways(session: Session, entry_id: str) -> list[Any]:
     """The id, a unique prefix of it, and the Entry: each names the same entry (as on the command line)."""
     others = [k for k in session.by_id if k != entry_id]
     prefix = next(entry_id[:n] for n in range(1, len(entry_id)) if not any(k.startswith(entry_id[:n]) for k in others))
-    return [entry_id, prefix, session.resolve(prefix)]
+    return [entry_id, prefix, session.entry(prefix)]
 
 
 def test_every_widget_takes_an_id_a_prefix_or_an_entry(tree_basic: Session, compaction_chain: Session) -> None:
