@@ -1,0 +1,1 @@
+"""The file as Pi writes it: reading, numbered lines to entries, loading, appended lines, writing."""

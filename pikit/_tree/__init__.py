@@ -1,0 +1,1 @@
+"""Entries as a tree, and how it grows: SessionTree, paths and /tree rows, ancestry, refresh, fork."""
