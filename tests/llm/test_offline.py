@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pikit.errors import SummarizerError
 from pikit.compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
+from pikit.errors import SummarizerError
 from pikit.llm._offline import OfflineSummarizer
 
 pytestmark = pytest.mark.timeout(120)
