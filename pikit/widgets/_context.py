@@ -120,7 +120,7 @@ class ContextView(LeafWidget, widgets.VBox):
 
     def to_frame(self) -> Any:
         """The projection shown, one row per message, as a pandas DataFrame."""
-        from ..frames import _messages as messages
+        from ..frames._messages import messages
 
         exact = self.counter is not None and self.counter.exact
         return messages(self.projection, counter=self.counter if exact else None)

@@ -1,4 +1,5 @@
-"""HTML for one step of a compaction walkthrough (pure functions over :mod:`pikit.compaction._walkthrough`, the view model).
+"""HTML for one step of a compaction walkthrough (pure functions over the view model,
+:mod:`pikit.compaction._walkthrough`).
 
 Every piece of session text goes through :func:`~pikit.widgets._html.esc`. Rows carry
 ``data-entry-id`` and ``data-mark``; the rows a step is about carry the ``pikit-step-hl``
