@@ -87,6 +87,12 @@ class LeafWidget(traitlets.HasTraits):
             self._projection = self.state.projection(self.leaf_id)
         return self._projection
 
+    def redraw(self) -> None:
+        """Draw the leaf again from the session as it is now (its file was loaded again under the
+        same leaf): the projection is dropped and :meth:`leaf_changed` runs, as after a move."""
+        self._projection = None
+        self.leaf_changed()
+
     def show_projection(self, projection: Projection) -> None:
         """Show a projection made elsewhere (e.g. a what-if branch that is not in the file)."""
         self._projection = projection

@@ -1,13 +1,18 @@
-"""What-if compaction: sliders, a live preview of the cut point, running it, and the tokens it saves."""
+"""What-if compaction: sliders, a live preview of the cut point, running it, and the tokens it saves.
+
+The panel is made of parts, each a widget (or a set of widgets) of its own that the panel
+places and wires together: :class:`~pikit.widgets._compaction_settings.CompactionSettingsBox`
+(the model picker and the sliders), :class:`~pikit.widgets._budget.BudgetBar`,
+:class:`~pikit.widgets._compaction_preview.CompactionPreview` (the live cut point),
+:class:`~pikit.widgets._compaction_run.CompactionRunner` (the summarizer, where to write, the run
+button) and :class:`~pikit.widgets._compaction_history.CompactionHistory` (the chart, the budget
+before and after the latest run, **clear runs**).
+"""
 
 from __future__ import annotations
 
-import math
 import os
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,40 +20,30 @@ import ipywidgets as widgets
 import traitlets
 
 from .._context.describe import session_title
-from .._format.entry import Entry
-from .._formatting import fmt_int, plural
-from .._inert import visible
 from .._session import Session
 from .._tree.sessiontree import CURRENT
-from ..compaction._preparation import Preparation, prepare_compaction
 from ..compaction._settings import Settings, load_settings
 from ..compaction._summarizer import Summarizer
-from ..errors import PikitError, SettingsError, SummarizerOutputError
-from ._base import Callbacks, LeafWidget, error_output
-from ._budget import BudgetBar, model_key, resolve_budget
-from ._html import error_box, esc, gap as _gap, style_widget
-from ._runs import CompactionRun, Reporting, SummarizerFactory, compaction_history, default_factory
-from ._state import state_for
+from ..errors import SettingsError
+from ._base import LeafWidget
+from ._budget import BudgetBar, model_key
+from ._compaction_history import CompactionHistory
+from ._compaction_preview import CompactionPreview
+from ._compaction_run import CompactionRunner
+from ._compaction_settings import CompactionSettingsBox
+from ._html import esc, style_widget
+from ._runs import CompactionRun, SummarizerFactory, compaction_history
 from ._stepper import CompactionStepper, StepperLauncher
-from ._views.budget import budget_view, render_budget
-from ._views.compaction import (
-    ChartGroup,
-    CompactionPoint,
-    CutPreview,
-    RunSettings,
-    cut_preview,
-    render_chart,
-    render_preview,
-)
+from ._views.compaction import ChartGroup, CompactionPoint, CutPreview
 
 if TYPE_CHECKING:
+    from .._context.projection import Projection
     from ..compaction._entries import CompactionResult
+    from ..compaction._preparation import Preparation
 
 __all__ = ["CompactionPanel", "CompactionPoint", "CompactionRun", "compaction_history"]
 
-_SUMMARIZERS = ("offline", "openai", "anthropic")
-_WINDOW_MAX = 2_000_000
-_OVERRIDE = "tick “allow a larger summary” or press “Write it anyway” to write it"
+_SETTINGS = ("keep_recent_tokens", "reserve_tokens", "context_window")
 
 
 class CompactionPanel(LeafWidget, widgets.VBox):
@@ -77,6 +72,12 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     **Step through** (or :meth:`open_stepper`) opens a :class:`~pikit.widgets.CompactionStepper`
     under the preview: Pi's algorithm on this leaf, one step at a time, following the panel's
     leaf, keepRecentTokens and summarizer (``stepper``).
+
+    Parts: ``settings_box`` (a :class:`~pikit.widgets._compaction_settings.CompactionSettingsBox`),
+    ``budget``, ``preview`` (a :class:`~pikit.widgets._compaction_preview.CompactionPreview`),
+    ``runner`` (a :class:`~pikit.widgets._compaction_run.CompactionRunner`) and ``run_history``
+    (a :class:`~pikit.widgets._compaction_history.CompactionHistory`); their controls are also
+    reached on the panel (``keep_slider``, ``run_button``, ``chart``, …).
     """
 
     model = traitlets.Unicode("")
@@ -92,218 +93,117 @@ class CompactionPanel(LeafWidget, widgets.VBox):
                  summarizer_factory: SummarizerFactory | None = None, context_window: int | None = None,
                  reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, **kwargs: Any) -> None:
         leaf = self._bind(session, leaf_id)
-        self.output_dir = Path(output_dir) if output_dir is not None else None
-        self.runs: list[CompactionRun] = []
-        self._run_count = 0  # runs are numbered on, across clear_runs
-        self.preparation: Preparation | None = None
-        self.preview_view: CutPreview | None = None
-        self.preview_ms = 0.0
-        self._custom_summarizer = summarizer
-        self._factory: SummarizerFactory = summarizer_factory or default_factory
-        self._branch_cache: tuple[Any, list[Entry]] | None = None
-        self._refused: tuple[CompactionResult, Reporting] | None = None  # kept for "Write it anyway"
-        self._settings_problem: str | None = None
+        problem = None
         try:
             self.settings: Settings | None = settings if settings is not None else load_settings()
         except SettingsError as exc:
             self.settings = None
-            self._settings_problem = str(exc)
+            problem = str(exc)
         self._session_model = model_key(self.state.projection(leaf)) or ""
-        self.callback_errors = error_output()
-        self._callbacks = Callbacks(self.callback_errors, "compaction")
+        box = self.settings_box = CompactionSettingsBox(
+            self._session_model, settings=self.settings, problem=problem, leaf_model=self._leaf_model,
+            context_window=context_window, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens)
         self.budget = BudgetBar(session, leaf, settings=self.settings)
-        self.compared = widgets.HTML()
-        self.compared.add_class("pikit-budget-compare")
-        self.preview = widgets.HTML()
-        self.preview.add_class("pikit-compaction-preview")
-        self.chart = widgets.HTML(layout=widgets.Layout(width="auto", align_self="stretch"))
-        self.chart.add_class("pikit-compaction-chart")
+        self.preview = CompactionPreview(session, leaf, keep_recent_tokens=box.keep_recent_tokens,
+                                         reserve_tokens=box.reserve_tokens, context_window=box.context_window,
+                                         problem=box.problem)
+        self.run_history = CompactionHistory(session, leaf, context_window=box.context_window,
+                                             reserve_tokens=box.reserve_tokens, model=self.budget.model)
+        self.runner = CompactionRunner(session, leaf, output_dir=output_dir, summarizer=summarizer,
+                                       summarizer_factory=summarizer_factory,
+                                       controls=(self.run_history.clear_button,))
+        self._expose_controls()
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
         title = widgets.HTML(f'<div class="pikit-title">Compaction what-if <span class="pikit-dim">· '
                              f"{esc(session_title(session))}</span></div>")
-        super().__init__([style_widget(), title,
-                          self._settings_box(), self.budget, self.compared, self.preview, self.steps,
-                          self._run_box(), self.chart], **kwargs)
-        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=self._summarizer,
-                                                summarizer_name=lambda: str(self.summarizer_picker.value),
-                                                instructions=lambda: self.instructions.value.strip() or None)
+        super().__init__([style_widget(), title, box, self.budget, self.compared, self.preview, self.steps,
+                          self.runner, self.chart], **kwargs)
+        runner = self.runner
+        self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=runner.summarizer,
+                                                summarizer_name=lambda: runner.summarizer_name,
+                                                instructions=lambda: runner.instructions_text)
         self.steps.children = [self.stepper_launcher]
         self.add_class("pikit-root")
         self.add_class("pikit-compaction-panel")
-        self._apply_settings(context_window, reserve_tokens, keep_recent_tokens)
         self._follow_leaf(leaf)
+        self._take_settings()
         self._wire()
-        self._update_output_default()
-        self.refresh()
 
-    # ------------------------------------------------------------------ building
-    def _settings_box(self) -> widgets.VBox:
-        self.model_picker = widgets.Dropdown(options=self._model_options(self._session_model), value="",
-                                             description="model", layout=widgets.Layout(width="420px"))
-        self.model_picker.add_class("pikit-model-picker")
-        style = {"description_width": "150px"}
-        wide = widgets.Layout(width="520px")
-        self.keep_slider = widgets.IntSlider(description="keepRecentTokens", min=0, max=128_000, step=1,
-                                             style=style, layout=wide)
-        self.reserve_slider = widgets.IntSlider(description="reserveTokens", min=0, max=128_000, step=1,
-                                                style=style, layout=wide)
-        # Windows span 4k to 2M tokens: a logarithmic slider keeps both ends usable.
-        self.window_slider = widgets.FloatLogSlider(description="context window", base=2, min=12, max=21,
-                                                    step=0.01, readout_format=",.0f", style=style, layout=wide)
-        for slider, css in ((self.keep_slider, "pikit-keep-slider"), (self.reserve_slider, "pikit-reserve-slider"),
-                            (self.window_slider, "pikit-window-slider")):
-            slider.add_class(css)
-        return widgets.VBox([self.model_picker, self.keep_slider, self.reserve_slider, self.window_slider])
-
-    def _run_box(self) -> widgets.VBox:
-        custom = self._custom_summarizer
-        self.summarizer_picker = widgets.Dropdown(
-            options=([(f"custom: {getattr(custom, 'name', 'summarizer')}", "custom")] if custom else [])
-            + [(name, name) for name in _SUMMARIZERS],
-            value="custom" if custom else "offline", description="summarizer")
-        self.summarizer_picker.add_class("pikit-summarizer-picker")
-        self.summarizer_model = widgets.Text(description="model", placeholder="provider/modelId (HTTP summarizers)")
-        self.base_url = widgets.Text(description="base URL", placeholder="default for the provider")
-        self.instructions = widgets.Textarea(description="focus", placeholder="optional extra instructions",
-                                             layout=widgets.Layout(width="520px", height="48px"))
-        self.output = widgets.Text(description="write to", value="", layout=widgets.Layout(width="620px"))
-        self._output_path = ""
-        self.output.add_class("pikit-output-path")
-        self.in_place_box = widgets.Checkbox(description="append to the source file instead (in place)",
-                                             value=False, indent=False, layout=widgets.Layout(width="auto"))
-        self.in_place_box.add_class("pikit-in-place")
-        self.allow_larger_box = widgets.Checkbox(
-            description="allow a larger summary (write one larger than what it replaces)", value=False,
-            indent=False, layout=widgets.Layout(width="auto"))
-        self.allow_larger_box.add_class("pikit-allow-larger")
-        self.write_anyway_button = widgets.Button(
-            description="Write it anyway", icon="exclamation-triangle", button_style="warning",
-            tooltip="write the refused summary as it is (the context grows)",
-            layout=widgets.Layout(width="auto", min_width="fit-content", display="none"))
-        self.write_anyway_button.add_class("pikit-write-anyway")
-        self.write_anyway_button.on_click(lambda _b: self.write_anyway())
-        self.run_button = widgets.Button(description="Run compaction", button_style="primary", icon="compress",
-                                         tooltip="summarize and write the compaction entry")
-        self.run_button.add_class("pikit-run-compaction")
-        self.run_button.on_click(lambda _b: self.run())
-        self.clear_button = widgets.Button(description="clear runs", icon="eraser", disabled=True,
-                                           tooltip="remove the runs from the chart and the before/after view",
-                                           layout=widgets.Layout(width="auto", min_width="fit-content"))
-        self.clear_button.add_class("pikit-clear-runs")
-        self.clear_button.on_click(lambda _b: self.clear_runs())
-        self.progress = widgets.IntProgress(value=0, min=0, max=4, layout=widgets.Layout(width="160px"))
-        self.progress.add_class("pikit-progress")
-        self.message = widgets.HTML()
-        self.message.add_class("pikit-compaction-status")
-        http = widgets.Accordion([widgets.VBox([self.summarizer_model, self.base_url])],
-                                 titles=("HTTP summarizer options",), selected_index=None)
-        return widgets.VBox([
-            widgets.HBox([self.summarizer_picker, http]),
-            self.instructions,
-            widgets.HBox([self.output, self.in_place_box], layout=widgets.Layout(align_items="center")),
-            self.allow_larger_box,
-            _gap(widgets.HBox([self.run_button, self.write_anyway_button, self.progress, self.clear_button],
-                              layout=widgets.Layout(align_items="center"))),
-            self.message,
-            self.callback_errors,
-        ])
-
-    def _apply_settings(self, window: int | None, reserve: int | None, keep: int | None) -> None:
-        resolved_window, resolved_reserve, resolved_keep, problem = self._resolve(self._session_model)
-        self._settings_problem = self._settings_problem or problem
-        with self.hold_trait_notifications():
-            self.context_window = window if window is not None else resolved_window
-            self.reserve_tokens = reserve if reserve is not None else resolved_reserve
-            self.keep_recent_tokens = keep if keep is not None else resolved_keep
-        self._sync_sliders()
+    def _expose_controls(self) -> None:
+        """The parts' controls, on the panel too."""
+        box, runner, history = self.settings_box, self.runner, self.run_history
+        self.model_picker, self.keep_slider = box.model_picker, box.keep_slider
+        self.reserve_slider, self.window_slider = box.reserve_slider, box.window_slider
+        self.summarizer_picker, self.summarizer_model = runner.summarizer_picker, runner.summarizer_model
+        self.base_url, self.instructions, self.output = runner.base_url, runner.instructions, runner.output
+        self.in_place_box, self.allow_larger_box = runner.in_place_box, runner.allow_larger_box
+        self.write_anyway_button, self.run_button = runner.write_anyway_button, runner.run_button
+        self.progress, self.message, self.callback_errors = runner.progress, runner.message, runner.callback_errors
+        self.compared, self.chart, self.clear_button = history.compared, history.chart, history.clear_button
 
     def _wire(self) -> None:
-        for slider, name in ((self.keep_slider, "keep_recent_tokens"), (self.reserve_slider, "reserve_tokens")):
-            widgets.link((slider, "value"), (self, name))
-        self.window_slider.observe(lambda c: setattr(self, "context_window", round(c["new"])), names="value")
-        widgets.link((self.in_place_box, "value"), (self, "in_place"))
-        widgets.link((self.allow_larger_box, "value"), (self, "allow_larger_summary"))
+        box, runner = self.settings_box, self.runner
+        # The box sets the model and its settings together: the panel takes them together, so that
+        # each part is drawn once with all of them (a link would hand them over one at a time).
+        box.observe(self._take_settings, names=["model", *_SETTINGS])
+        self.observe(lambda c: setattr(box, c["name"], c["new"]), names=["model", *_SETTINGS])
+        for name in ("in_place", "allow_larger_summary", "status"):
+            widgets.link((runner, name), (self, name))
         session_model = self._session_model
         widgets.dlink((self, "model"), (self.budget, "model"), transform=lambda m: m or session_model)
-        for name in ("leaf_id", "keep_recent_tokens", "reserve_tokens", "context_window"):
+        widgets.dlink((self.budget, "model"), (self.run_history, "model"))
+        for name in ("leaf_id", *_SETTINGS):
             widgets.dlink((self, name), (self.budget, name))
-        self.model_picker.observe(self._on_model, names="value")
-        for control in (self.summarizer_picker, self.summarizer_model, self.base_url, self.instructions):
+        self._pass_settings()
+        self.observe(self._pass_settings, names=list(_SETTINGS))
+        widgets.dlink((box, "problem"), (self.preview, "problem"))
+        box.on_error(lambda exc: self.preview.show_error("Cannot load that model's settings", exc))
+        runner.on_run(self.run_history.add)
+        for control in runner.summarizer_controls:
             control.observe(lambda _c: self.stepper_launcher.summarizer_changed(), names="value")
-        self.observe(self._on_setting, names=["keep_recent_tokens", "reserve_tokens", "context_window"])
-        self.observe(lambda _c: self._update_output_default(), names="in_place")
+
+    def _take_settings(self, _change: Any = None) -> None:
+        box = self.settings_box
+        with self.hold_trait_notifications():
+            for name in ("model", *_SETTINGS):
+                setattr(self, name, getattr(box, name))
+
+    def _pass_settings(self, _change: Any = None) -> None:
+        """Give the preview, the runner and the history all the settings at once (each draws them together)."""
+        for part, names in ((self.preview, _SETTINGS), (self.runner, _SETTINGS),
+                            (self.run_history, ("context_window", "reserve_tokens"))):
+            with part.hold_trait_notifications():
+                for name in names:
+                    setattr(part, name, getattr(self, name))
+
+    def _leaf_model(self) -> str:
+        """The model in use at the leaf (what the picker's *session model* stands for)."""
+        return model_key(self.state.projection(self.leaf_id)) or ""
 
     def __repr__(self) -> str:
         return (f"<CompactionPanel leaf={self.leaf_id!r} keep={self.keep_recent_tokens} "
                 f"reserve={self.reserve_tokens} window={self.context_window} status={self.status!r} "
                 f"runs={len(self.runs)}>")
 
-    # ------------------------------------------------------------------ settings
-    def _model_options(self, session_model: str) -> list[tuple[str, str]]:
-        from ..llm._models import MODELS
-
-        options = [(visible(f"session model ({session_model or 'not recorded'})"), "")]
-        overrides: Mapping[str, Any] = {}
-        if self.settings is not None:
-            try:
-                overrides = self.settings.overrides()
-            except SettingsError as exc:
-                self._settings_problem = str(exc)
-        options.extend((f"override: {key}", key) for key in overrides)
-        options.extend((f"{key} ({fmt_int(info.context_window)})", key)
-                       for key, info in MODELS.items() if key not in overrides)
-        return options
-
-    def _resolve(self, model: str) -> tuple[int, int, int, str | None]:
-        return resolve_budget(model or None, self.settings)
-
-    def _on_model(self, change: dict[str, Any]) -> None:
-        try:
-            key = change["new"] or ""
-            effective = key or (model_key(self.state.projection(self.leaf_id)) or "")
-            window, reserve, keep, problem = self._resolve(effective)
-            self._settings_problem = problem or self._settings_problem
-            with self.hold_trait_notifications():
-                self.model = key
-                self.context_window = window
-                self.reserve_tokens = reserve
-                self.keep_recent_tokens = keep
-            self._sync_sliders()
-        except Exception as exc:
-            self.preview.value = error_box("Cannot load that model's settings", exc)
-
-    def _sync_sliders(self) -> None:
-        window = max(self.context_window, 1)
-        top = max(window, self.keep_recent_tokens, self.reserve_tokens)
-        self.keep_slider.max = top
-        self.reserve_slider.max = top
-        self.keep_slider.value = self.keep_recent_tokens
-        self.reserve_slider.value = self.reserve_tokens
-        self._set_window_slider(window)
-
-    def _set_window_slider(self, window: int) -> None:
-        if round(self.window_slider.value) != window:
-            exponent = math.log2(max(window, 1))
-            self.window_slider.min = min(12.0, exponent)
-            self.window_slider.max = max(math.log2(_WINDOW_MAX), exponent)
-            self.window_slider.value = float(window)
-
-    def _on_setting(self, change: dict[str, Any]) -> None:
-        if change["name"] == "keep_recent_tokens":
-            self._drop_refused()
-        if change["name"] == "context_window":
-            top = max(change["new"], self.keep_recent_tokens, self.reserve_tokens)
-            self.keep_slider.max = top
-            self.reserve_slider.max = top
-            self._set_window_slider(change["new"])
-        self.update_preview()
-        self.update_chart()
-
+    # ------------------------------------------------------------------ the leaf
     def leaf_changed(self) -> None:
-        self._branch_cache = None
-        self._drop_refused()
-        self.refresh()
+        leaf = self.leaf_id
+        for part in (self.runner, self.preview, self.run_history):
+            part.leaf_id = leaf  # the runner drops a refused summary; the others redraw
+
+    def show_projection(self, projection: Projection) -> None:
+        """Show a projection made elsewhere (a what-if branch that is not in the file): the preview
+        cuts it, and a run records it as the context before."""
+        self._projection = projection
+        self.preview.show_projection(projection)
+        self.runner.show_projection(projection)
+        self.run_history.refresh()
+
+    def refresh(self) -> None:
+        """Redraw the preview, the before/after budgets and the chart."""
+        self.update_preview()
+        self.run_history.refresh()
 
     def open_stepper(self) -> CompactionStepper:
         """Show the :class:`CompactionStepper` under the preview (what **Step through** does): Pi's
@@ -317,46 +217,36 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         """The stepper, once opened."""
         return self.stepper_launcher.stepper
 
-    def refresh(self) -> None:
-        """Redraw the preview, the before/after budgets and the chart."""
-        self.update_preview()
-        self.update_compared()
-        self.update_chart()
-
     # ------------------------------------------------------------------ preview
-    def _branch(self) -> list[Entry]:
-        if self._branch_cache is None or self._branch_cache[0] != self.leaf_id:
-            self._branch_cache = (self.leaf_id, self.session.branch(self.leaf_id) if self.leaf_id is not None else [])
-        return self._branch_cache[1]
+    @property
+    def preparation(self) -> Preparation | None:
+        """Pi's preparation for the current settings (``None``: nothing to compact)."""
+        return self.preview.preparation
 
-    def _describe(self, entry_id: Any) -> tuple[str, str]:
-        entry = self.session.by_id.get(entry_id)
-        if entry is None:
-            return "?", ""
-        return entry.role or entry.type, self.state.preview(entry)[1]
+    @property
+    def preview_view(self) -> CutPreview | None:
+        """The cut-point preview drawn last."""
+        return self.preview.view
+
+    @property
+    def preview_ms(self) -> float:
+        """How long the last preview took, in milliseconds."""
+        return self.preview.ms
 
     def update_preview(self) -> None:
         """Recompute where the cut falls for the current settings and redraw the preview."""
-        start = time.perf_counter()
-        try:
-            projection = self.projection
-            self.preparation = prepare_compaction(self._branch(), max(0, self.keep_recent_tokens), projection) \
-                if self.leaf_id is not None else None
-            self.preview_view = cut_preview(self.preparation, projection.tokens,
-                                            self.context_window - self.reserve_tokens,
-                                            problem=self._settings_problem, describe=self._describe)
-            self.preview.value = render_preview(self.preview_view)
-        except Exception as exc:
-            self.preparation = None
-            self.preview_view = None
-            self.preview.value = error_box("Cannot prepare a compaction here", exc)
-        self.preview_ms = (time.perf_counter() - start) * 1000
+        self.preview.refresh()
 
     # ------------------------------------------------------------------ runs, chart, before/after
     @property
+    def runs(self) -> list[CompactionRun]:
+        """The runs kept (until :meth:`clear_runs`), oldest first."""
+        return self.run_history.runs
+
+    @property
     def last_run(self) -> CompactionRun | None:
         """The latest run (``None`` before the first or after :meth:`clear_runs`)."""
-        return self.runs[-1] if self.runs else None
+        return self.run_history.last_run
 
     @property
     def last_result(self) -> CompactionResult | None:
@@ -376,176 +266,49 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     @property
     def chart_groups(self) -> list[ChartGroup]:
         """The chart's groups: the branch's own compactions, then one group per run."""
-        groups = [ChartGroup("this branch", tuple(compaction_history(self.session, self.leaf_id)))]
-        groups.extend(ChartGroup(f"run {run.number}", (run.point,), run.settings) for run in self.runs)
-        return groups
+        return self.run_history.chart_groups
 
     @property
     def history(self) -> list[CompactionPoint]:
         """The points of the chart, group after group."""
-        return [point for group in self.chart_groups for point in group.points]
+        return self.run_history.points
 
     def runs_frame(self) -> Any:
         """The runs as a pandas DataFrame (one row per run)."""
-        import pandas as pd
-
-        columns = ["run", "leaf_id", "compaction_id", "keep_recent_tokens", "reserve_tokens", "context_window",
-                   "summarizer", "tokens_before", "tokens_after", "first_kept_entry_id", "path"]
-        return pd.DataFrame.from_records([run.to_record() for run in self.runs], columns=columns)
+        return self.run_history.frame()
 
     def update_chart(self) -> None:
         """Redraw the tokensBefore/tokensAfter chart: the branch, then every run."""
-        try:
-            self.chart.value = render_chart(self.chart_groups, self.context_window - self.reserve_tokens)
-        except Exception as exc:
-            self.chart.value = error_box("Cannot draw the compaction chart", exc)
+        self.run_history.update_chart()
 
     def update_compared(self) -> None:
         """Show the budget before and after the latest run, one above the other, on one scale,
         with the settings that run used."""
-        run = self.last_run
-        if run is None:
-            self.compared.value = ""
-            return
-        try:
-            used = run.settings
-            views = [budget_view(projection, model=self.budget.model, window=used.context_window,
-                                 reserve=used.reserve_tokens, keep=used.keep_recent_tokens,
-                                 title=f"{when} run {run.number}")
-                     for when, projection in (("Before", run.before), ("After", run.after))]
-            scale = max(view.natural_scale for view in views)
-            before, after = (replace(view, scale=scale) for view in views)
-            self.compared.value = (f'<div class="pikit-block pikit-before-after" aria-label="before and after">'
-                                   f'<div class="pikit-sub">{esc(used.caption)} · compaction '
-                                   f'<span class="pikit-id">{esc(run.result.entry["id"])}</span></div>'
-                                   f"{render_budget(before, legend=False)}{render_budget(after)}</div>")
-        except Exception as exc:
-            self.compared.value = error_box("Cannot draw the budget before and after", exc)
+        self.run_history.update_compared()
 
     def clear_runs(self) -> None:
         """Forget the runs (the files they wrote stay): the chart shows the branch alone again."""
-        self.runs.clear()
-        self.clear_button.disabled = True
-        self.update_compared()
-        self.update_chart()
+        self.run_history.clear()
 
     # ------------------------------------------------------------------ running
+    @property
+    def output_dir(self) -> Path | None:
+        """The folder new files are written to (``None``: beside the source)."""
+        return self.runner.output_dir
+
+    @output_dir.setter
+    def output_dir(self, folder: str | os.PathLike[str] | None) -> None:
+        self.runner.output_dir = Path(folder) if folder is not None else None
+
     def on_compacted(self, callback: Callable[[Any, str], None], remove: bool = False) -> None:
         """Call ``callback(result, path)`` after each successful run (a failing callback shows in the panel)."""
-        self._callbacks.register_callback(callback, remove=remove)
-
-    def _default_output(self) -> str:
-        source = Path(self.session.path) if self.session.path else Path("session.jsonl")
-        folder = self.output_dir if self.output_dir is not None else source.parent
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        candidate = folder / f"{source.stem}.compacted-{stamp}.jsonl"
-        n = 2
-        while candidate.exists():
-            candidate = folder / f"{source.stem}.compacted-{stamp}-{n}.jsonl"
-            n += 1
-        return str(candidate)
-
-    def _show_output(self, path: str) -> None:
-        """Show ``path`` in the **write to** box, inertly; while the box shows it, runs write to ``path`` itself."""
-        self._output_path = path
-        self.output.value = visible(path)
-
-    def _output_target(self) -> str:
-        if self._output_path and self.output.value == visible(self._output_path):
-            return self._output_path
-        return self.output.value.strip() or self._default_output()
-
-    def _update_output_default(self) -> None:
-        if self.in_place:
-            self._show_output(self.session.path or "")
-            self.output.disabled = True
-        else:
-            self.output.disabled = False
-            target = self._output_target()
-            if not self.output.value or target == self.session.path or Path(target).exists():
-                self._show_output(self._default_output())
-
-    def _step(self, value: int, text: str) -> None:
-        self.progress.value = value
-        self.message.value = f'<div class="pikit-status">{esc(text)}</div>'
-
-    def _summarizer(self) -> Summarizer:
-        name = self.summarizer_picker.value
-        if name == "custom" and self._custom_summarizer is not None:
-            return self._custom_summarizer
-        return self._factory(name, self.summarizer_model.value.strip() or None, self.base_url.value.strip() or None)
-
-    def _settings_used(self, summarizer: Reporting) -> RunSettings:
-        return RunSettings(max(0, self.keep_recent_tokens), self.reserve_tokens, self.context_window,
-                           str(summarizer.name))
-
-    def _compact(self) -> tuple[CompactionResult, str, Reporting]:
-        """Summarize, check the size and write; returns the result, the path written and the summarizer used."""
-        from ..compaction._entries import build_compaction
-
-        if self.leaf_id is None:
-            raise PikitError("the leaf is reset (empty branch): there is nothing to compact")
-        self._step(1, "preparing…")
-        summarizer = Reporting(self._summarizer(), lambda text: self._step(2, text))
-        result = build_compaction(self.session, self.leaf_id, keep_recent_tokens=max(0, self.keep_recent_tokens),
-                                  summarizer=summarizer, instructions=self.instructions.value.strip() or None)
-        if not self.allow_larger_summary:
-            try:
-                result.check_size(_OVERRIDE)
-            except SummarizerOutputError:
-                self._refused = (result, summarizer)
-                raise
-        return result, self._write(result), summarizer
-
-    def _write(self, result: CompactionResult) -> str:
-        from ..compaction._entries import write_entry
-
-        self._step(3, "writing…")
-        if self.in_place:
-            return write_entry(self.session, result.entry, in_place=True)
-        return write_entry(self.session, result.entry, output=self._output_target())
-
-    def _drop_refused(self) -> None:
-        self._refused = None
-        self.write_anyway_button.layout.display = "none"
+        self.runner.on_compacted(callback, remove=remove)
 
     @property
     def refused_result(self) -> CompactionResult | None:
         """The latest run's result when it was refused as larger than what it replaces (until the
         next run, a change of leaf or keepRecentTokens, or :meth:`write_anyway`)."""
-        return self._refused[0] if self._refused else None
-
-    def _failed(self, exc: Exception, written: str | None) -> None:
-        self.progress.bar_style = "danger" if self._refused is None else "warning"
-        if self._refused is not None:
-            title = "Compaction refused: the summary is larger than what it replaces"
-            self.write_anyway_button.layout.display = None
-            self.status = "refused"
-        else:
-            title = ("Compaction failed: nothing was written" if written is None else
-                     f"The compaction was written to {written}, but then this failed")
-            self.status = "error"
-        self.message.value = error_box(title, exc)
-
-    def _record(self, result: CompactionResult, path: str, summarizer: Reporting) -> CompactionRun:
-        from .._session import load
-
-        self._step(4, "loading the result…")
-        written = load(path)
-        self._run_count += 1
-        run = CompactionRun(self._run_count, self.leaf_id,
-                            self._settings_used(summarizer), result, path, written, self.projection,
-                            state_for(written).projection(result.entry["id"]))
-        self.runs.append(run)
-        self.clear_button.disabled = False
-        where = "appended to the source" if self.in_place else "written to a new file"
-        calls = plural(summarizer.calls, "summarizer call")
-        self.message.value = (
-            f'<div class="pikit-ok pikit-compaction-done"><b>Run {run.number}: compaction '
-            f'{esc(result.entry["id"])}</b> {where}: <span class="pikit-id">{esc(path)}</span><br>tokensBefore '
-            f"<b>{fmt_int(result.tokens_before)}</b> → tokensAfter <b>{fmt_int(result.tokens_after)}</b> "
-            f"({fmt_int(result.tokens_before - result.tokens_after)} tokens freed; {calls}).</div>")
-        return run
+        return self.runner.refused_result
 
     def run(self) -> Any:
         """Summarize and write the compaction (what the button does). Returns the result or ``None``.
@@ -554,39 +317,9 @@ class CompactionPanel(LeafWidget, widgets.VBox):
         when summarizing fails, nothing is written. A summary larger than what it replaces is
         refused (``status == "refused"``, nothing written) unless ``allow_larger_summary`` is set.
         """
-        self._drop_refused()
-        return self._execute(self._compact)
+        return self.runner.run()
 
     def write_anyway(self) -> Any:
         """Write the summary the latest run refused as larger than what it replaces (what **Write
         it anyway** does), without calling the summarizer again. Returns the result or ``None``."""
-        refused = self._refused
-        if refused is None:
-            return None
-        self._drop_refused()
-        result, summarizer = refused
-        return self._execute(lambda: (result, self._write(result), summarizer))
-
-    def _execute(self, produce: Callable[[], tuple[CompactionResult, str, Reporting]]) -> Any:
-        if self.status == "running":
-            return None
-        self.status = "running"
-        self.run_button.disabled = True
-        self.progress.bar_style = "info"
-        written: str | None = None
-        try:
-            result, written, summarizer = produce()
-            run = self._record(result, written, summarizer)
-        except Exception as exc:
-            self._failed(exc, written)
-            return None
-        finally:
-            self.run_button.disabled = False
-        self.progress.bar_style = "success"
-        self.status = "done"
-        self.update_compared()
-        self.update_chart()
-        if not self.in_place:
-            self._show_output(self._default_output())
-        self._callbacks(run.result, run.path)
-        return run.result
+        return self.runner.write_anyway()

@@ -27,6 +27,7 @@ from ._views.diff import diff_frame
 if TYPE_CHECKING:
     from .._context.diff import ProjectionDiff
     from .._context.projection import Projection
+    from .._tree.refresh import Refresh
 
 __all__ = ["SessionExplorer"]
 
@@ -149,11 +150,24 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self._update_status()
         self._update_leaf_info()
         # Following the file: the follow toggle, back to live, the compaction call-out.
-        self.live_bar = LiveBar(self, follower)
-        if session.path is None:
-            self.live_bar.layout.display = "none"
+        self.live_bar = self._live_bar(follower)
         right.children = (self.live_bar, *right.children)
         self.build_ms = (time.perf_counter() - start) * 1000
+
+    def _live_bar(self, follower: Follower | None) -> LiveBar:
+        """The bar that follows the file, linked to this explorer: its leaf is the explorer's, and each
+        change of the file is one update of the tree, the budget and the context."""
+        bar = LiveBar(self.session, leaf_id=self.leaf_id, hold=(self.tree, self.budget, self.context_view))
+        if self.session.path is None:
+            bar.layout.display = "none"
+        widgets.link((self, "leaf_id"), (bar, "leaf_id"))
+        for name in ("context_window", "reserve_tokens"):
+            widgets.dlink((self.budget, name), (bar, name))
+        bar.on_relayout(self._relayout)
+        bar.on_change(self._on_file_change)
+        if follower is not None:
+            bar.attach(follower)
+        return bar
 
     def __repr__(self) -> str:
         return (f"<SessionExplorer {session_title(self.session)!r} leaf={self.leaf_id!r} "
@@ -219,6 +233,21 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         """Redraw the title line and the tree status (the session grew)."""
         self._header.value = self._header_html()
         self._update_status()
+
+    def _relayout(self) -> None:
+        """Lay the tree out again (the followed file changed)."""
+        self.tree.relayout()
+        self.refresh_header()
+
+    def _on_file_change(self, _change: Refresh, redraw: bool) -> None:
+        """Show a change of the followed file (the leaf has moved already, if it follows the newest entry)."""
+        if redraw:  # loaded again under the same leaf: every part draws it from the new entries
+            self._projection = None
+            self.refresh()
+            for view in (self.budget, self.context_view, self.stepper):
+                if view is not None:
+                    view.redraw()  # as after a move (the stepper traces its compaction again)
+        self.refresh_header()
 
     @property
     def follower(self) -> Follower | None:

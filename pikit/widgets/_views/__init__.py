@@ -21,10 +21,12 @@ from .context import (
     render_table,
 )
 from .diff import DiffView, diff_view, render_diff_header, render_diff_rows
+from .runs import BeforeAfter, RunDone, before_after, render_before_after, render_run_done, render_run_step
 from .stepper import render_step, render_walkthrough
 from .tree import TreeLayout, row_kind, tree_layout
 
 __all__ = [
+    "BeforeAfter",
     "BudgetSegments",
     "BudgetView",
     "ChartGroup",
@@ -34,8 +36,10 @@ __all__ = [
     "ContextRow",
     "CutPreview",
     "DiffView",
+    "RunDone",
     "RunSettings",
     "TreeLayout",
+    "before_after",
     "budget_segments",
     "budget_view",
     "context_header",
@@ -43,12 +47,15 @@ __all__ = [
     "context_rows",
     "cut_preview",
     "diff_view",
+    "render_before_after",
     "render_budget",
     "render_chart",
     "render_diff_header",
     "render_diff_rows",
     "render_header",
     "render_preview",
+    "render_run_done",
+    "render_run_step",
     "render_step",
     "render_table",
     "render_walkthrough",
