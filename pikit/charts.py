@@ -170,7 +170,7 @@ def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | Non
                    show_estimate: bool = True, show_usage: bool = True) -> Figure:
     """Context size over the branch, with its compactions (the sawtooth).
 
-    ``sources`` may mix a :class:`~pikit._tree.sessiontree.Session` (the recorded history at
+    ``sources`` may mix a :class:`~pikit.Session` (the recorded history at
     ``leaf``: Pi's context size at every check point, the all-estimate size dashed, the
     usage recorded on each assistant message as dots, and the compaction entries), one or
     more :class:`~pikit.compaction._simulate.SimulationResult` (what-if replays), and trace DataFrames

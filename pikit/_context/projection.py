@@ -223,7 +223,7 @@ def project_at(tree: SessionTree, leaf: Any) -> Projection:
 
 def project(session: SessionTree, leaf_id: Any, indexed: bool = True) -> Projection:
     """Project ``session`` at ``leaf_id`` (``None``: the reset leaf, an empty context; any leaf
-    :meth:`~pikit._tree.sessiontree.Session.resolve_leaf` reads).
+    :meth:`~pikit.Session.resolve_leaf` reads).
 
     With the session's ancestry index the cost is the size of the context, not the depth
     of the branch; a session with parent cycles falls back to walking the branch.

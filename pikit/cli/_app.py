@@ -22,7 +22,7 @@ def _lazy(target: str) -> Runner:
     module_name, func_name = target.split(":")
 
     def run(args: argparse.Namespace) -> int:
-        module = importlib.import_module(f"pikit.cli._{module_name}")
+        module = importlib.import_module(f"._{module_name}", __package__)
         result: int = getattr(module, func_name)(args)
         return result
 

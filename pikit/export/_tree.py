@@ -1,6 +1,6 @@
 """The session tree as static HTML: the active path open, every other branch folded.
 
-Rows come from :meth:`pikit._tree.sessiontree.Session.flatten` (Pi's ``/tree`` order and filters: the
+Rows come from :meth:`pikit.Session.flatten` (Pi's ``/tree`` order and filters: the
 active branch first, chains kept flat, so a tree thousands of levels deep stays a flat list
 of indented rows). Each run of rows off the active path folds into one ``<details>``
 element; no script is needed to open it. Session text is escaped.

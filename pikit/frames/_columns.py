@@ -125,7 +125,7 @@ def shorten(text: Any, width: int = PREVIEW_WIDTH) -> str:
 # ---------------------------------------------------------------------------------- leaves
 def leaf_id(session: Session, leaf: Any) -> Any:
     """The entry id ``leaf`` names: :data:`CURRENT` is the session's current leaf, None the empty leaf
-    (see :meth:`pikit._tree.sessiontree.Session.resolve_leaf`)."""
+    (see :meth:`pikit.Session.resolve_leaf`)."""
     return session.resolve_leaf(leaf)
 
 

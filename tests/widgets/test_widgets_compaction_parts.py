@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from pikit._format.loading import load
-from pikit._tree.sessiontree import Session
+from pikit import Session, load
 from pikit.compaction._settings import Settings
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError

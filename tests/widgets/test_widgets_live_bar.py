@@ -11,8 +11,8 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
+from pikit import loads
 from pikit._following import Follower
-from pikit._format.loading import loads
 from pikit._tree.refresh import Refresh
 from pikit.widgets._live import LiveBar
 
