@@ -53,10 +53,26 @@ def _core_modules() -> list[Path]:
     return sorted(p for p in PACKAGE.glob("*.py") if p.name not in NOT_CORE)
 
 
+def _is_script_block(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":``."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__")
+
+
+def _imported_on_import(path: Path) -> ast.Module:
+    """``path`` parsed, without its script block: that block runs only when the module is run as a program
+    (``python -m pikit.replay`` starts the command line's program there), never when it is imported."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree.body = [node for node in tree.body if not _is_script_block(node)]
+    return tree
+
+
 def _layer_imports(path: Path) -> list[str]:
     """Every import of pikit.llm/frames/charts/widgets/cli in a core module, lazy ones included."""
     found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(_imported_on_import(path)):
         if isinstance(node, ast.ImportFrom):
             if node.level == 1:  # from .x import y / from . import y
                 targets = [node.module] if node.module else [alias.name for alias in node.names]
@@ -92,6 +108,19 @@ def test_the_ast_check_catches_layer_imports(tmp_path: Path) -> None:
     sample.write_text("from .llm import x\nfrom . import widgets\nimport pikit.frames\nfrom pikit.cli import main\n"
                       "from .jsjson import loads\ndef f():\n    from .charts import plot\n")
     assert len(_layer_imports(sample)) == 5
+    sample.write_text("import sys\nif __name__ == '__main__':\n    from .cli._replay import main\n"
+                      "if __name__ != '__main__':\n    from .cli import run\n")
+    assert _layer_imports(sample) == ["line 5: from .cli import run"]
+
+
+def test_only_the_replay_module_runs_as_a_program() -> None:
+    """The one script block outside the cli layer: ``python -m pikit.replay``, which starts pikit.cli._replay."""
+    blocks = {str(path.relative_to(PACKAGE)): [node for node in ast.parse(path.read_text(encoding="utf-8")).body
+                                               if _is_script_block(node)]
+              for path in PACKAGE.rglob("*.py")}
+    assert [name for name, found in blocks.items() if found] == ["replay.py"]
+    assert ast.unparse(blocks["replay.py"][0]).splitlines()[1:] == [
+        "    import sys", "    from .cli._replay import main", "    sys.exit(main())"]
 
 
 def test_core_modules_import_heavy_packages_only_lazily() -> None:
@@ -225,7 +254,7 @@ def _imported_modules(path: Path) -> list[tuple[int, tuple[str, ...]]]:
     """(line, module path inside pikit) of every pikit import in ``path``, lazy ones included."""
     here = path.relative_to(PACKAGE).parts[:-1]
     found: list[tuple[int, tuple[str, ...]]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(_imported_on_import(path)):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = here[:len(here) - (node.level - 1)]
             if node.module:

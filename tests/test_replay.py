@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import pikit
+import pikit.replay
 from pikit import PikitError
 from pikit.replay import replay
 
@@ -56,6 +57,11 @@ def test_replay_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     assert out.read_bytes() == SAMPLE.read_bytes()
 
 
+def test_the_module_exports_the_library_only() -> None:
+    assert pikit.replay.__all__ == ["MAX_GAP", "replay"]
+    assert not hasattr(pikit.replay, "main")
+
+
 def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
     out = tmp_path / "script.jsonl"
     done = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(out), "--speed", "1000",
@@ -65,4 +71,11 @@ def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
     assert out.read_bytes() == SAMPLE.read_bytes() and "replayed" in done.stderr
     again = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(out)], capture_output=True,
                            text=True, cwd=REPO, timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    assert again.returncode == 1 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert again.stderr == (f"pikit.replay: error: {out}: already exists; give a new file or --force to write it "
+                            "again from the start\n")
+    slow = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(tmp_path / "slow.jsonl"), "--speed",
+                           "0"], capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert slow.returncode == 1 and slow.stderr == ("pikit.replay: error: --speed must be more than 0 and finite "
+                                                    "(1 is the original pace, 5 five times faster)\n")
