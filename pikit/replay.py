@@ -31,7 +31,7 @@ from typing import BinaryIO
 from ._format.loading import MAX_LINE_BYTES
 from ._format.timestamps import parse_ms
 from ._limits import ONE_DAY
-from .errors import PikitError
+from .errors import PikitError, Wording
 from .jsjson import loads as js_loads
 
 __all__ = ["MAX_GAP", "replay"]
@@ -76,16 +76,18 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
     Returns the number of lines written. ``on_line(number, line)`` is called after each.
     """
     if not 0 < speed < math.inf:  # also refuses NaN
-        raise PikitError("--speed must be more than 0 and finite (1 is the original pace, 5 five times faster)")
+        raise PikitError(Wording("{speed} must be more than 0 and finite (1 is the original pace, 5 five times "
+                                 "faster)", {"speed": "speed"}))
     if not 0 <= max_gap <= MAX_GAP:
-        raise PikitError(f"--max-gap must be 0 to {MAX_GAP:,.0f} seconds")
+        raise PikitError(Wording("{max_gap} must be 0 to {most:,.0f} seconds", {"max_gap": "max_gap"}, most=MAX_GAP))
     source, out = os.fspath(source), os.fspath(out)
     if not os.path.isfile(source):
         raise PikitError(f"{source}: no such session file; check the path")
     if os.path.exists(out) and os.path.samefile(source, out):
         raise PikitError(f"{out}: is the source itself; replay into a new file")
     if os.path.exists(out) and not force:
-        raise PikitError(f"{out}: already exists; give a new file or --force to write it again from the start")
+        raise PikitError(Wording("{out}: already exists; give a new file or {force} to write it again from the start",
+                                 {"force": "force=True"}, out=out))
     written = 0
     previous: int | None = None
     with open(out, "wb") as handle:
