@@ -30,9 +30,17 @@ errors about an entry name the entry id. The tree::
 
 ``retryable`` says whether the HTTP clients try again (they do for the transport errors,
 429 and 5xx); ``status`` is the HTTP status when there was one.
+
+A message that tells the caller which argument to change names the parameter as a Python
+caller writes it (``speed must be more than 0``, ``pass overwrite=True to replace it``). Such
+an error is raised with a :class:`Wording`, which keeps the parameters apart from the rest of
+the message: :meth:`PikitError.worded` says the same with other names for them (the command
+line shows its flags: ``--speed``, ``--force``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ._inert import echo
 
@@ -58,11 +66,56 @@ __all__ = [
     "SummarizerTooLargeError",
     "SummarizerTransportError",
     "UnknownEntryError",
+    "Wording",
     "WriteError",
 ]
 
+
+class Wording:
+    """A message that names parameters of the call, kept so that it can be said with other names for them.
+
+    ``template`` is a :meth:`str.format` string; ``parameters`` gives each parameter it names with
+    the words the library uses for it (``{"overwrite": "overwrite=True"}``); ``values`` fill its
+    other fields (a path, a number), the same in every wording.
+
+    >>> message = Wording("{speed} must be more than 0, not {value}", {"speed": "speed"}, value=-1)
+    >>> str(message), message.worded({"speed": "--speed"})
+    ('speed must be more than 0, not -1', '--speed must be more than 0, not -1')
+    """
+
+    __slots__ = ("parameters", "template", "values")
+
+    def __init__(self, template: str, parameters: Mapping[str, str], /, **values: object) -> None:
+        self.template = template
+        self.parameters = dict(parameters)
+        self.values = values
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter as ``names`` calls it (one ``names`` lacks in the library's words)."""
+        return self.template.format(**self.values, **{p: names.get(p, own) for p, own in self.parameters.items()})
+
+    def __str__(self) -> str:
+        return self.worded({})
+
+
 class PikitError(Exception):
-    """Base class of every error pikit raises on purpose."""
+    """Base class of every error pikit raises on purpose.
+
+    Raised with a :class:`Wording` as its message, it keeps it as ``wording`` (its message is the
+    library's wording); :meth:`worded` says it with other names for the parameters.
+    """
+
+    wording: Wording | None = None
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], Wording):
+            self.wording = args[0]
+            args = (str(args[0]), *args[1:])
+        super().__init__(*args)
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message, with each parameter it names as ``names`` calls it (``{"overwrite": "--force"}``)."""
+        return self.wording.worded(names) if self.wording is not None else str(self)
 
 
 class SessionFileError(PikitError):

@@ -1,37 +1,40 @@
 """Replay a session into a new file at a readable pace, as if Pi were writing it.
 
-    python -m pikit.replay data/sample_sessions/refactor-auth.jsonl /tmp/live.jsonl --speed 5
+    >>> from pikit.replay import replay
+    >>> replay("data/sample_sessions/refactor-auth.jsonl", "/tmp/live.jsonl", speed=5)  # the lines written
+    158
 
 The header is written at once; then each line follows after the time that separated it from
-the previous entry in the original (its timestamps), divided by ``--speed`` and capped at
-``--max-gap`` seconds. Lines are appended whole, one write each, and flushed, the way Pi
-writes them; ``--torn`` writes every line in two halves with a pause between, to show that
+the previous entry in the original (its timestamps), divided by ``speed`` and capped at
+``max_gap`` seconds. Lines are appended whole, one write each, and flushed, the way Pi
+writes them; ``torn=True`` writes every line in two halves with a pause between, to show that
 a follower never reports a line still being written. Follow the new file with
-``pikit watch`` or the explorer (``SessionExplorer(pikit.follow(OUT))``): any class can
+``pikit watch`` or the explorer (``SessionExplorer(pikit.follow(out))``): any class can
 watch the context grow and compaction happen without a running Pi.
 
-The source is only read. OUT must not exist unless ``--force`` (then it is emptied and
+The source is only read. ``out`` must not exist unless ``force=True`` (then it is emptied and
 written again from the start, which a follower sees as a rewrite and reloads).
+
+The same from a shell (the program is :mod:`pikit.cli._replay`)::
+
+    python -m pikit.replay data/sample_sessions/refactor-auth.jsonl /tmp/live.jsonl --speed 5
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, NoReturn
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from ._format.reading import MAX_LINE_BYTES
 from ._format.timestamps import parse_ms
-from ._inert import cut_echoes
 from ._limits import ONE_DAY
-from .errors import PikitError
+from .errors import PikitError, Wording
 from .jsjson import loads as js_loads
 
-__all__ = ["MAX_GAP", "main", "replay"]
+__all__ = ["MAX_GAP", "replay"]
 
 #: The longest ``max_gap``: a day, in seconds (every pause stays a wait that ``time.sleep`` can make).
 MAX_GAP = ONE_DAY
@@ -73,16 +76,18 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
     Returns the number of lines written. ``on_line(number, line)`` is called after each.
     """
     if not 0 < speed < math.inf:  # also refuses NaN
-        raise PikitError("--speed must be more than 0 and finite (1 is the original pace, 5 five times faster)")
+        raise PikitError(Wording("{speed} must be more than 0 and finite (1 is the original pace, 5 five times "
+                                 "faster)", {"speed": "speed"}))
     if not 0 <= max_gap <= MAX_GAP:
-        raise PikitError(f"--max-gap must be 0 to {MAX_GAP:,.0f} seconds")
+        raise PikitError(Wording("{max_gap} must be 0 to {most:,.0f} seconds", {"max_gap": "max_gap"}, most=MAX_GAP))
     source, out = os.fspath(source), os.fspath(out)
     if not os.path.isfile(source):
         raise PikitError(f"{source}: no such session file; check the path")
     if os.path.exists(out) and os.path.samefile(source, out):
         raise PikitError(f"{out}: is the source itself; replay into a new file")
     if os.path.exists(out) and not force:
-        raise PikitError(f"{out}: already exists; give a new file or --force to write it again from the start")
+        raise PikitError(Wording("{out}: already exists; give a new file or {force} to write it again from the start",
+                                 {"force": "force=True"}, out=out))
     written = 0
     previous: int | None = None
     with open(out, "wb") as handle:
@@ -111,47 +116,11 @@ def _write(handle: BinaryIO, data: bytes) -> None:
     handle.flush()
 
 
-class _Parser(argparse.ArgumentParser):
-    argv: Sequence[str] = ()
-
-    def error(self, message: str) -> NoReturn:  # the user's values echoed shortened and inert
-        self.exit(2, cut_echoes(f"pikit.replay: error: {message} (see `python -m pikit.replay --help`)",
-                                self.argv) + "\n")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pikit.replay SESSION OUT [--speed N] [--max-gap S] [--torn] [--force]``."""
-    parser = _Parser(prog="python -m pikit.replay",
-                     description="Replay a session into a new file at a readable pace, as if Pi were writing it.")
-    parser.add_argument("session", metavar="SESSION", help="the session to replay (read only)")
-    parser.add_argument("out", metavar="OUT", help="the new file to write")
-    parser.add_argument("--speed", type=float, default=5.0, help="times the original pace (default 5)")
-    parser.add_argument("--max-gap", type=float, default=2.0, metavar="SECONDS",
-                        help="the longest pause between two lines (default 2)")
-    parser.add_argument("--torn", action="store_true", help="write each line in two halves (a pause between)")
-    parser.add_argument("--force", action="store_true", help="write OUT again from the start if it exists")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    parser.argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(parser.argv)
-
-    def progress(number: int, _line: bytes) -> None:
-        if not args.quiet:
-            sys.stderr.write(f"\rreplayed {number:,} lines")
-            sys.stderr.flush()
-
-    try:
-        count = replay(args.session, args.out, speed=args.speed, max_gap=args.max_gap, torn=args.torn,
-                       force=args.force, on_line=progress)
-    except PikitError as exc:
-        print(f"pikit.replay: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\npikit.replay: interrupted", file=sys.stderr)
-        return 130
-    if not args.quiet:
-        sys.stderr.write(f"\rreplayed {count:,} lines into {args.out}\n")
-    return 0
-
-
 if __name__ == "__main__":
+    # ``python -m pikit.replay``: the program lives in the command line's layer, imported only here, when this
+    # module is run as a script (never when it is imported; tests/test_imports.py allows this block alone).
+    import sys
+
+    from .cli._replay import main
+
     sys.exit(main())

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import pikit
+import pikit.replay
 from pikit import PikitError
 from pikit.replay import replay
 
@@ -45,15 +46,32 @@ def test_torn_lines_arrive_in_two_writes(tmp_path: Path) -> None:
 def test_replay_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     out.write_bytes(b"keep me\n")
-    with pytest.raises(PikitError, match="already exists"):
+    with pytest.raises(PikitError, match="already exists; give a new file or force=True to write it again"):
         replay(SAMPLE, out, sleep=lambda _s: None)
     assert out.read_bytes() == b"keep me\n"
     with pytest.raises(PikitError, match="source itself"):
         replay(SAMPLE, SAMPLE, force=True, sleep=lambda _s: None)
-    with pytest.raises(PikitError, match="speed"):
-        replay(SAMPLE, tmp_path / "y.jsonl", speed=0)
     replay(SAMPLE, out, force=True, sleep=lambda _s: None)
     assert out.read_bytes() == SAMPLE.read_bytes()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"speed": 0}, "speed must be more than 0 and finite (1 is the original pace, 5 five times faster)"),
+    ({"speed": float("nan")}, "speed must be more than 0 and finite (1 is the original pace, 5 five times faster)"),
+    ({"max_gap": -1}, "max_gap must be 0 to 86,400 seconds"),
+    ({"max_gap": float("inf")}, "max_gap must be 0 to 86,400 seconds"),
+])
+def test_a_pace_out_of_range_is_refused_in_the_parameters_words(tmp_path: Path, options: dict[str, float],
+                                                                 message: str) -> None:
+    with pytest.raises(PikitError) as refused:
+        replay(SAMPLE, tmp_path / "y.jsonl", **options)  # type: ignore[arg-type]
+    assert str(refused.value) == message
+    assert not (tmp_path / "y.jsonl").exists()
+
+
+def test_the_module_exports_the_library_only() -> None:
+    assert pikit.replay.__all__ == ["MAX_GAP", "replay"]
+    assert not hasattr(pikit.replay, "main")
 
 
 def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
@@ -65,4 +83,11 @@ def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
     assert out.read_bytes() == SAMPLE.read_bytes() and "replayed" in done.stderr
     again = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(out)], capture_output=True,
                            text=True, cwd=REPO, timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    assert again.returncode == 1 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert again.stderr == (f"pikit.replay: error: {out}: already exists; give a new file or --force to write it "
+                            "again from the start\n")
+    slow = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(tmp_path / "slow.jsonl"), "--speed",
+                           "0"], capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert slow.returncode == 1 and slow.stderr == ("pikit.replay: error: --speed must be more than 0 and finite "
+                                                    "(1 is the original pace, 5 five times faster)\n")

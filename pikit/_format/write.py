@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from types import TracebackType
 
-from ..errors import WriteError
+from ..errors import Wording, WriteError
 from .reading import NotRegularFileError, kind_of, open_regular
 
 __all__ = ["Appender", "append_lines", "check_target", "copy_with_lines",
@@ -84,7 +84,8 @@ def check_target(target: str | os.PathLike[str], *, source: str | None = None,
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise WriteError(f"{path}: is a directory; give the path of the file to write (e.g. {path}/out.jsonl)")
     if existing is not None and not overwrite:
-        raise WriteError(f"{path}: already exists; choose a new output path (or pass --force to replace it)")
+        raise WriteError(Wording("{path}: already exists; choose a new output path (or pass {overwrite} to replace it)",
+                                 {"overwrite": "overwrite=True"}, path=path))
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         raise WriteError(f"{path}: is {kind_of(existing.st_mode)}; pikit replaces regular files only")
     directory = os.path.dirname(os.path.abspath(path))
@@ -229,8 +230,9 @@ class Appender:
         if self._ends_with_newline():
             return False
         if not end_last_line:
-            raise WriteError(f"{self.path}: the last line has no newline and is damaged (an interrupted write?); "
-                             "pikit will not append to it or repair it. Write a copy with -o OUT instead")
+            raise WriteError(Wording("{path}: the last line has no newline and is damaged (an interrupted write?); "
+                                     "pikit will not append to it or repair it. Write a copy with {output} instead",
+                                     {"output": "output=PATH"}, path=self.path))
         return True
 
     def _ends_with_newline(self) -> bool:

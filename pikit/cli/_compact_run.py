@@ -67,7 +67,7 @@ def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender
     result = build_compaction(session, leaf, keep_recent_tokens=keep, summarizer=summarizer,
                               instructions=args.instructions)
     if not args.allow_larger_summary:
-        result.check_size()
+        result.check_size("--allow-larger-summary writes it anyway")
     path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,
                        appender=appender)
     if args.json:

@@ -53,8 +53,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
 
 @contextlib.contextmanager
 def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Iterator[Any]:
-    """The corpus, scanned, with a note on its problems; mistakes about ``--index`` in the flag's words."""
-    from ..corpus._indexfile import CorpusIndexError, IndexRebuiltWarning
+    """The corpus, scanned, with a note on its problems."""
+    from ..corpus._indexfile import IndexRebuiltWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IndexRebuiltWarning)
@@ -64,8 +64,6 @@ def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True
                 if note_problems:
                     _problems_note(args, corpus)
                 yield corpus
-        except CorpusIndexError as exc:
-            raise PikitError(exc.worded("--index")) from None
         finally:
             _notes(caught)
 

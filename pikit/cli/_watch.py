@@ -26,6 +26,7 @@ from .._tree.refresh import Refresh
 from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ._common import session_settings
+from ._flags import in_flags
 from ._terminal import cut_echoes, inert, trusted
 
 __all__ = ["Status", "run", "status_of"]
@@ -261,7 +262,8 @@ def run(args: Namespace) -> int:
     try:
         settings = session_settings(args, session)
     except SettingsError as exc:
-        print(f"pikit: warning: {cut_echoes(str(exc), [args.settings])}; using Pi's default settings", file=sys.stderr)
+        print(f"pikit: warning: {cut_echoes(in_flags(exc), [args.settings])}; using Pi's default settings",
+              file=sys.stderr)
         settings = None
     gauge = _Gauge(session, args.context_window, args.reserve_tokens, settings)
     screen = _Screen(trusted(sys.stdout))  # pikit's own escapes; session text is made inert in render()

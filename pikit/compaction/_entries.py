@@ -93,10 +93,10 @@ class CompactionResult:
         return context_size(projection.messages, projection.estimates,
                             system_estimate=estimate_tokens(system) if system is not None else 0).tokens
 
-    def check_size(self, override: str = "--allow-larger-summary writes it anyway") -> None:
+    def check_size(self, override: str = "write_entry(session, result.entry, ...) writes it anyway") -> None:
         """Refuse (:class:`~pikit.errors.SummarizerOutputError`) a summary larger than what it
         replaces, with the numbers, all by Pi's estimate: writing it would make the context grow.
-        ``override`` tells the user how to write it anyway (the command line's flag by default)."""
+        ``override`` tells the user how to write it anyway (by default, with :func:`write_entry`)."""
         if self.is_larger:
             raise SummarizerOutputError(
                 f"the summary ({self.summary_tokens:,} tokens) is larger than what it replaces "
@@ -291,7 +291,8 @@ def write_entry(session: SessionTree, entry: Mapping[str, Any], *, output: str |
     if session.path is None:
         raise WriteError("the session was not loaded from a file; pass it to write.write_new instead")
     if (output is None) == (not in_place):
-        raise WriteError("choose where to write: an output file (-o OUT) or --in-place (appends to FILE)")
+        raise WriteError("choose where to write: output=PATH (a copy of the source plus the entry) or in_place=True "
+                         "(appends to the source)")
     line = jsjson.stringify_bytes(entry)
     if in_place:
         with contextlib.ExitStack() as stack:

@@ -197,7 +197,7 @@ class Corpus:
         if not is_damage(exc) or path == ":memory:":
             raise exc
         if again:
-            raise CorpusIndexError(path, f"damaged again once built anew ({words(exc)})", "pass another {option}") \
+            raise CorpusIndexError(path, f"damaged again once built anew ({words(exc)})", "pass another {index}") \
                 from None
         self.close()
         moved = move_aside(os.path.abspath(path))

@@ -34,7 +34,7 @@ from typing import Any
 
 from .._format.reading import file_signature, kind_of, open_regular
 from .._limits import check_seconds
-from ..errors import PikitError
+from ..errors import PikitError, Wording
 from ._filescan import stored_columns
 from ._schema import DUCKDB_TYPES, TABLES
 
@@ -62,23 +62,20 @@ _DAMAGE = ("Corrupt", "Could not read enough bytes", "WAL does not match", "Fail
 _UNWRITABLE = ("No space left on device", "Disk quota exceeded", "File too large", "Read-only file system",
                "Permission denied", "Operation not permitted")
 _FULL = _UNWRITABLE[:3]
-_ONLY_OWN = "pikit writes only into its own index: pass a new path or an index pikit made to {option}"
+_ONLY_OWN = "pikit writes only into its own index: pass a new path or an index pikit made to {index}"
 
 
 class CorpusIndexError(PikitError):
     """The corpus index cannot be used: not a DuckDB database, a database pikit did not make, damaged and not
     recognisably pikit's, held by another process, or in a folder pikit cannot write. Nothing was changed.
 
-    The message names the parameter (``index=``); :meth:`worded` names another (the command line's flag).
+    The message reads ``subject: problem; fix``, where ``{index}`` in ``fix`` stands for the parameter
+    (``index=``): :meth:`~pikit.errors.PikitError.worded` names it otherwise (the command line's flag).
     """
 
     def __init__(self, subject: str, problem: str, fix: str) -> None:
-        self.subject, self.problem, self.fix = subject, problem, fix
-        super().__init__(self.worded("index="))
-
-    def worded(self, option: str) -> str:
-        """The message, with ``option`` where the fix names the parameter."""
-        return f"{self.subject}: {self.problem}; {self.fix.replace('{option}', option)}"
+        super().__init__(Wording("{subject}: {problem}; " + fix, {"index": "index="}, subject=subject,
+                                 problem=problem))
 
 
 class IndexHeldError(CorpusIndexError):
@@ -86,7 +83,7 @@ class IndexHeldError(CorpusIndexError):
 
     def __init__(self, path: str, pid: int | None, program: str | None, problem: str) -> None:
         self.path, self.pid, self.program = path, pid, program
-        super().__init__(path, problem, "close it there (a notebook: corpus.close()) or pass another {option}")
+        super().__init__(path, problem, "close it there (a notebook: corpus.close()) or pass another {index}")
 
     @classmethod
     def from_lock(cls, path: str, message: str, waited: float) -> IndexHeldError:
@@ -127,8 +124,8 @@ def unwritable(folder: str, exc: BaseException) -> CorpusIndexError:
     text = str(exc)
     reason = next((sign for sign in _UNWRITABLE if sign in text), None) or getattr(exc, "strerror", None) \
         or words(exc)
-    fix = "make room there or pass another {option}" if reason in _FULL \
-        else "pass another {option} (in a folder you can write)"
+    fix = "make room there or pass another {index}" if reason in _FULL \
+        else "pass another {index} (in a folder you can write)"
     return CorpusIndexError(folder or ".", f"cannot write the corpus index there ({reason})", fix)
 
 
@@ -218,7 +215,7 @@ def _connect_once(path: str, owned: bool, notes: list[str], *, again: bool = Fal
             if os.path.lexists(absolute + ".wal"):  # (DuckDB would replay it into the new index)
                 if not owned:
                     raise CorpusIndexError(path + ".wal", "is a write-ahead log without its database",
-                                           "remove it or pass another {option}")
+                                           "remove it or pass another {index}")
                 raise _NotOwn("a write-ahead log without its database")
             if _create(path, absolute):
                 return _open(absolute)  # (made here, just now: pikit's, of this schema)
@@ -231,10 +228,10 @@ def _connect_once(path: str, owned: bool, notes: list[str], *, again: bool = Fal
             raise unwritable(_folder(path), exc) from None
         if again or not (isinstance(exc, _NotOwn) or is_damage(exc)):
             raise CorpusIndexError(path, f"cannot be opened as the corpus index ({words(exc)})",
-                                   "pass another {option}") from None
+                                   "pass another {index}") from None
         if not (owned or carries_mark(absolute)):
             raise CorpusIndexError(path, f"is a damaged DuckDB database pikit cannot tell as its own ({words(exc)})",
-                                   "move it away or pass another {option}") from None
+                                   "move it away or pass another {index}") from None
         moved = move_aside(absolute)
         notes.append(f"{path}: the index was damaged ({words(exc)}); moved to {moved} and built again"
                      if isinstance(exc, duckdb.Error) else f"{path}: moved to {moved} ({exc}); a new index made in "
@@ -269,7 +266,7 @@ def _exists(path: str, absolute: str) -> bool:
         os.stat(absolute)
     except FileNotFoundError:
         if os.path.lexists(absolute):
-            raise CorpusIndexError(path, "is a symbolic link to nothing", "pass another {option}") from None
+            raise CorpusIndexError(path, "is a symbolic link to nothing", "pass another {index}") from None
         return False
     except OSError as exc:  # (a path under a regular file, a folder that cannot be searched…)
         raise unwritable(_folder(path), exc) from None
@@ -281,12 +278,12 @@ def _check_file(path: str, absolute: str, owned: bool) -> None:
     mode = os.stat(absolute).st_mode
     if not stat.S_ISREG(mode):
         raise CorpusIndexError(path, f"is {kind_of(mode)}, not an index file",
-                               "pass the path of an index file (or of a new one) to {option}")
+                               "pass the path of an index file (or of a new one) to {index}")
     try:
         with open_regular(absolute) as handle:
             head = handle.read(12)
     except OSError as exc:
-        raise CorpusIndexError(path, f"cannot be read ({exc.strerror or exc})", "pass another {option}") from None
+        raise CorpusIndexError(path, f"cannot be read ({exc.strerror or exc})", "pass another {index}") from None
     if head[8:12] == _MAGIC:
         return
     if owned:

@@ -62,7 +62,7 @@ def usage_query(by: str, *, since: str | None = None, until: str | None = None, 
     if by not in _KEYS:
         from ..errors import PikitError
 
-        raise PikitError(f"--by must be one of {', '.join(BY)}, not {by!r}")
+        raise PikitError(f"by must be one of {', '.join(BY)}, not {by!r}")
     params: dict[str, Any] = {"tz": timezone or "", "since": check_date(since), "until": check_date(until)}
     key = _KEYS[by]
     day = "strftime(timezone($tz, timestamp), '%Y%m%d')"

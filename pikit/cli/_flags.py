@@ -1,0 +1,31 @@
+"""The command line's flags for the library's parameters, in one place.
+
+A library error that names a parameter does so as a Python caller writes it (``speed must be
+more than 0``, ``pass overwrite=True to replace it``) and keeps it apart
+(:class:`pikit.errors.Wording`); the command line says the same with the flag that sets that
+parameter (``--speed must be more than 0``, ``pass --force to replace it``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ..errors import PikitError
+
+__all__ = ["FLAGS", "in_flags"]
+
+#: Each parameter a library error may name, with the flag the command line sets it by.
+FLAGS: Mapping[str, str] = MappingProxyType({
+    "force": "--force",          # replay(force=True)
+    "index": "--index",          # Corpus.open(index=...)
+    "max_gap": "--max-gap",      # replay(max_gap=...)
+    "output": "-o OUT",          # write_entry(output=...)
+    "overwrite": "--force",      # the writers' overwrite=True
+    "speed": "--speed",          # replay(speed=...)
+})
+
+
+def in_flags(error: PikitError) -> str:
+    """The message of ``error`` with the command line's flags for the parameters it names."""
+    return error.worded(FLAGS)
