@@ -17,6 +17,7 @@ import pytest
 from pikit import Session, UnknownEntryError, jsjson
 from pikit._context.serialize import BRANCH_SUMMARY_PREFIX
 from pikit._context.tokens import estimate_tokens
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._branch_summary import collect_branch, prepare_branch, summary_details
 from tests.entries import T0, asst, call, compaction, edit, session_of, text, tool_result, ts, usage, user
 
@@ -148,7 +149,7 @@ def test_branch_preparation_matches_pi(key: tuple[str | None, str, int]) -> None
     assert len(entries) == n_entries
     assert "".join(CODE[msg["role"]] for msg in prep.messages) == roles
     assert prep.total_tokens == total
-    out = prep.to_json(old, target)
+    out = compaction_json.branch_preparation(prep, old, target)
     assert digest({k: v for k, v in out.items() if k not in ("from", "to", "budget")}) == fields_digest
     assert (out["from"], out["to"], out["budget"]) == (old, target, budget)
 

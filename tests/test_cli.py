@@ -14,6 +14,7 @@ import pytest
 import pikit
 from pikit import jsjson
 from pikit.cli import main
+from pikit.cli._json import compaction as compaction_json, context as context_json
 from pikit.compaction._preparation import prepare_compaction
 
 T0 = 1767225600000
@@ -104,7 +105,7 @@ def test_context_json(capsys: pytest.CaptureFixture[str], session_file: Path) ->
     assert leaf["model"] == {"provider": "anthropic", "modelId": "claude"} and leaf["thinkingLevel"] == "off"
     assert leaf["sources"] == ["bb000002", "cc000003", "dd000004", "ee000005", "ad000009"]
     assert leaf["tokens"] == 400 + leaf["estimates"][-1]  # usage of ee000005 + the message after it
-    assert leaf == json.loads(jsjson.stringify(session.context().to_json()))
+    assert leaf == json.loads(jsjson.stringify(context_json.projection(session.context())))
     # messages are printed as Pi prints them: 1.0 → 1
     assert leaf["messages"][1]["content"][1]["arguments"] == {"path": "src/config.ts", "limit": 1}
 
@@ -113,7 +114,7 @@ def test_context_json_bytes_are_javascript_json(capsysbinary: pytest.CaptureFixt
     assert main(["context", str(session_file), "--json"]) == 0
     out = capsysbinary.readouterr().out
     session = pikit.load(session_file)
-    assert out.rstrip(b"\n") == jsjson.stringify_bytes({"leaves": {"ae000010": session.context().to_json()}})
+    assert out.rstrip(b"\n") == jsjson.stringify_bytes(context_json.context(session, ["ae000010"]))
     assert b'"limit":1}' in out
 
 
@@ -198,7 +199,7 @@ def test_compact_dry_run_json(capsys: pytest.CaptureFixture[str], session_file: 
     for keep in ("1", "60"):
         expected = prepare_compaction(session.branch("ac000008"), int(keep))
         assert expected is not None
-        assert per[keep] == json.loads(jsjson.stringify(expected.to_json()))
+        assert per[keep] == json.loads(jsjson.stringify(compaction_json.preparation(expected)))
     assert per["1"]["firstKeptEntryId"] == "ac000008" and per["1"]["isSplitTurn"] is True
     assert per["1"]["readFiles"] == ["src/config.ts"]
 

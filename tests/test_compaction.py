@@ -14,6 +14,7 @@ import pikit
 from pikit import Session
 from pikit._context.projection import project_path
 from pikit._format.entry import Entry
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._entries import (
     BRANCH_SUMMARY_PREAMBLE,
     build_branch_summary,
@@ -166,8 +167,9 @@ def test_tokens_after_is_smaller_and_is_the_new_projection(sample: Session) -> N
     assert after.context_ids[0] == result.entry["id"]
     assert after.context_ids[1] == "7848d89e"
     assert result.tokens_after == after.tokens
-    assert result.to_json("out.jsonl") == {"entry": result.entry, "tokensBefore": result.tokens_before,
-                                           "tokensAfter": result.tokens_after, "output": "out.jsonl"}
+    assert compaction_json.compaction(result, "out.jsonl") == {
+        "entry": result.entry, "tokensBefore": result.tokens_before, "tokensAfter": result.tokens_after,
+        "output": "out.jsonl"}
 
 
 def test_not_split_one_call_with_file_lists() -> None:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import pikit
 from pikit import DamagedLineError, LoadReport, NotASessionError, Problem, Session, SessionFileError, jsjson
 from pikit._format import reading as reading_module
+from pikit.cli._json import context as context_json
 from pikit.compaction._preparation import prepare_compaction
 
 HEADER = {"type": "session", "version": 3, "id": "sess-load", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -649,7 +650,7 @@ def test_fuzzed_files_never_crash(data: bytes) -> None:
         ctx = session.context(entry_id)
         assert len(ctx.messages) == len(ctx.sources) == len(ctx.estimates)
         assert ctx.tokens >= 0
-        ctx.to_json()
+        context_json.projection(ctx)
         prepare_compaction(path, 5)
 
 
@@ -658,10 +659,10 @@ def test_from_entries_rebuilds_the_same_session(shared_sessions: Path) -> None:
     again = Session.from_entries(loaded.entries, header=loaded.header)
     assert again.tree() == loaded.tree()
     assert again.labels == loaded.labels and again.name == loaded.name
-    assert again.context().to_json() == loaded.context().to_json()
+    assert context_json.projection(again.context()) == context_json.projection(loaded.context())
     assert [e.raw for e in again.entries] == [e.raw for e in loaded.entries]
     from_dicts = Session.from_entries([e.data for e in loaded.entries], header=loaded.header)
-    assert from_dicts.context().to_json() == loaded.context().to_json()
+    assert context_json.projection(from_dicts.context()) == context_json.projection(loaded.context())
     assert [e.raw for e in from_dicts.entries] == [jsjson.stringify_bytes(e.data) for e in loaded.entries]
 
 

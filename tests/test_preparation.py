@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pikit import Session, jsjson
 from pikit._context.fileops import FileOps, format_file_lists
 from pikit._context.tokens import estimate_tokens
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._preparation import Preparation, find_cut_point, prepare_compaction
 from tests.entries import asst, call, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
@@ -239,7 +240,7 @@ def test_preparation_matches_pi(name: str, leaf: str, keep: int) -> None:
     first_kept, split, fields_digest = expected
     assert prep.first_kept_entry_id == first_kept
     assert prep.is_split_turn is split
-    assert digest(prep.to_json()) == fields_digest
+    assert digest(compaction_json.preparation(prep)) == fields_digest
 
 
 # ---------------------------------------------------------------- readable checks of the same cases
@@ -324,12 +325,12 @@ def test_nothing_to_compact() -> None:
     assert prepare_compaction(build(PREP["turns"]).branch("a6"), 100_000) is None  # everything fits
 
 
-def test_to_json_keys() -> None:
+def test_json_keys() -> None:
     prep = prepare_compaction(build(PREP["turns"]).branch("a6"), 1)
     assert prep is not None
-    assert list(prep.to_json()) == ["firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary",
-                                    "messagesToSummarize", "turnPrefixMessages", "readFiles", "modifiedFiles",
-                                    "fileListsText", "conversationText"]
+    assert list(compaction_json.preparation(prep)) == [
+        "firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary", "messagesToSummarize",
+        "turnPrefixMessages", "readFiles", "modifiedFiles", "fileListsText", "conversationText"]
 
 
 def test_a_projection_can_be_passed_in() -> None:

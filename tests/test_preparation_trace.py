@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pikit
 from pikit._context.projection import ProjectedEntry, Projection
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._preparation import find_cut_point, prepare_compaction, trace_compaction
 from tests.entries import asst, compaction, edit, text, tool_result, ts, usage, user
 from tests.test_preparation import build, conversations
@@ -39,7 +40,7 @@ def _check(projection: Projection, branch: list[Any], keep: int) -> None:
     plain = prepare_compaction(branch, keep, projection)
     assert (trace.preparation is None) == (plain is None)
     if trace.preparation is not None and plain is not None:
-        assert trace.preparation.to_json() == plain.to_json()
+        assert compaction_json.preparation(trace.preparation) == compaction_json.preparation(plain)
     if branch and branch[-1].type == "compaction":
         assert trace.cut is None and trace.preparation is None and trace.reason
         return

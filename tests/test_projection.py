@@ -18,6 +18,7 @@ import pytest
 from pikit import Projection, Session, jsjson
 from pikit._context.projection import apply_edit, context_entries, entry_messages, project_path, replay_system
 from pikit._format.entry import Entry
+from pikit.cli._json import context as context_json
 from tests.entries import T0, asst, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-proj", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -536,9 +537,9 @@ def test_replay_system_unit() -> None:
 
 
 # ---------------------------------------------------------------- projection object
-def test_projection_to_json_and_reset_leaf() -> None:
+def test_projection_json_and_reset_leaf() -> None:
     s = build("kept-range")
-    out = s.context("u4").to_json()
+    out = context_json.projection(s.context("u4"))
     assert list(out) == ["path", "model", "thinkingLevel", "messages", "sources", "estimates", "tokens"]
     assert out["path"] == s.branch_ids("u4") and out["tokens"] == 335
     s.leaf_id = None

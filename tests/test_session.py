@@ -422,6 +422,16 @@ def test_every_session_method_takes_an_id_a_prefix_or_an_entry(name: str, target
     assert results[0] == results[1] == results[2]
 
 
+def _diff_figures(diff: Any) -> tuple[Any, ...]:
+    """What a diff says: its two leaves, its totals and its rows."""
+    return diff.a.leaf_id, diff.b.leaf_id, diff.totals, diff.records()
+
+
+def _replay_figures(result: Any) -> tuple[Any, ...]:
+    """What a replay says: its leaf, its totals, its events and its checks."""
+    return result.leaf_id, result.totals(), result.event_records(), result.trace_records()
+
+
 def _forked_lines(s: Session, ref: Any) -> list[Any]:
     from pikit._tree.fork import fork_lines
 
@@ -449,14 +459,14 @@ def _core_calls() -> dict[str, tuple[str, str, Any]]:
             build_branch_summary(s, ref, "18074ae5", summarizer=offline).entry)),
         "build_branch_summary target": (forked, "b8e7df9b", lambda s, ref: _fresh(
             build_branch_summary(s, "2397c884", ref, summarizer=offline).entry)),
-        "diff_leaves": (forked, "2397c884", lambda s, ref: diff_leaves(s, ref, "f57dd6ab").to_json()),
+        "diff_leaves": (forked, "2397c884", lambda s, ref: _diff_figures(diff_leaves(s, ref, "f57dd6ab"))),
         "fork_lines": (forked, "2397c884", _forked_lines),
         "project": (forked, "2397c884", lambda s, ref: (project(s, ref).leaf_id, project(s, ref).sources)),
-        "diff_compaction": (chain, "799eac36", lambda s, ref: diff_compaction(s, ref).to_json()),
+        "diff_compaction": (chain, "799eac36", lambda s, ref: _diff_figures(diff_compaction(s, ref))),
         "build_compaction": (chain, "f796ffa1", lambda s, ref: _fresh(
             build_compaction(s, ref, keep_recent_tokens=2000, summarizer=offline).entry)),
-        "simulate": (chain, "f796ffa1", lambda s, ref: simulate(
-            s, offline, context_window=30_000, leaf=ref, settings=CompactionSettings(True, 4000, 2000)).to_json()),
+        "simulate": (chain, "f796ffa1", lambda s, ref: _replay_figures(simulate(
+            s, offline, context_window=30_000, leaf=ref, settings=CompactionSettings(True, 4000, 2000)))),
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._settings import CompactionSettings, Settings, load_settings
 from pikit.errors import PikitError, SettingsError
 
@@ -161,9 +162,9 @@ def test_whole_float_values_are_integers(tmp_path: Path) -> None:
     assert isinstance(effective.reserve_tokens, int)
 
 
-def test_to_json_shape(tmp_path: Path) -> None:
+def test_json_shape(tmp_path: Path) -> None:
     settings = load_settings(settings_file(tmp_path, {"compaction": {"keepRecentTokens": 5}}))
-    assert settings.for_model("p/m").to_json() == {
+    assert compaction_json.compaction_settings(settings.for_model("p/m")) == {
         "model": "p/m", "enabled": True, "reserveTokens": 16384, "keepRecentTokens": 5,
         "sources": {"reserveTokens": "default", "keepRecentTokens": "settings"},
     }
@@ -352,7 +353,7 @@ def test_cli_settings_json(tmp_path: Path) -> None:
     out = json.loads(done.stdout)
     api = load_settings(path)
     assert out["files"] == [path]
-    assert out["effective"] == api.for_model("openrouter/anthropic/claude").to_json()
+    assert out["effective"] == compaction_json.compaction_settings(api.for_model("openrouter/anthropic/claude"))
     assert out["effective"]["reserveTokens"] == 3000
     assert out["effective"]["keepRecentTokens"] == 4000
     assert out["effective"]["sources"] == {"reserveTokens": "settings",

@@ -15,6 +15,7 @@ from pikit import Session
 from pikit._context.projection import project_path
 from pikit._context.tokens import estimate_tokens
 from pikit._format.entry import Entry
+from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._entries import build_compaction
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate, sweep, threshold_table
@@ -235,7 +236,7 @@ def test_sweep_is_one_result_per_combination(sample: Session, offline: Summarize
     for result in results:
         alone = simulate(sample, offline, sizes="estimate", context_window=result.context_window,
                          settings=result.settings)
-        assert result.to_json() == alone.to_json()
+        assert compaction_json.replay(result) == compaction_json.replay(alone)
     table = threshold_table(results)
     assert len(table) == len(results)
     for row, result in zip(table, results, strict=True):
@@ -265,8 +266,8 @@ def test_threshold_table_row(replay: SimulationResult) -> None:
     assert replay.peak_tokens == max(e.tokens_before for e in replay.events)
 
 
-def test_to_json_shape(replay: SimulationResult) -> None:
-    data = replay.to_json()
+def test_json_shape(replay: SimulationResult) -> None:
+    data = compaction_json.replay(replay)
     assert list(data) == ["leaf", "totals", "events", "trace", "overflows"]
     assert data["overflows"] == []
     assert data["leaf"] == "0ce8fc25"
@@ -293,7 +294,7 @@ def test_cli_agrees_with_the_api(sample_path: Path, sample: Session, offline: Su
         capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["runs"] == [replay.to_json()]
+    assert out["runs"] == [compaction_json.replay(replay)]
     assert out["thresholds"] == threshold_table([replay])
 
 
@@ -382,7 +383,7 @@ def test_every_check_over_the_window_is_an_overflow(shared_sessions: Path, offli
     over = [(i, eid, before) for i, eid, before, _ in result.trace if before > window]
     assert over and result.overflows == over
     assert max(tokens for _, _, tokens in result.overflows) == result.peak_tokens > window
-    data = result.to_json()
+    data = compaction_json.replay(result)
     assert data["overflows"] == [{"branchIndex": i, "entryId": eid, "tokens": t} for i, eid, t in over]
     assert data["totals"]["checksOverWindow"] == len(over)
     assert threshold_table([result])[0]["checksOverWindow"] == len(over)

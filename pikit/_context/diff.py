@@ -134,14 +134,6 @@ class DiffTotals:
         """``tokens_b - tokens_a`` (context size by Pi's rule)."""
         return self.tokens_b - self.tokens_a
 
-    def to_json(self) -> dict[str, int]:
-        """Camel-case JSON."""
-        return {"added": self.added, "removed": self.removed, "changed": self.changed, "same": self.same,
-                "addedTokens": self.added_tokens, "removedTokens": self.removed_tokens,
-                "changedDelta": self.changed_delta, "estimateA": self.estimate_a, "estimateB": self.estimate_b,
-                "estimateDelta": self.estimate_delta, "tokensA": self.tokens_a, "tokensB": self.tokens_b,
-                "tokensDelta": self.tokens_delta}
-
 
 @dataclass(frozen=True)
 class ProjectionDiff:
@@ -170,15 +162,6 @@ class ProjectionDiff:
     def records(self) -> list[dict[str, Any]]:
         """Rows as DataFrame-ready dicts."""
         return [r.to_record() for r in self.rows]
-
-    def to_json(self) -> dict[str, Any]:
-        """Leaves, totals and rows as JSON."""
-        return {"leafA": self.a.leaf_id, "leafB": self.b.leaf_id, "totals": self.totals.to_json(),
-                "rows": [{"status": r.status, "indexA": r.index_a, "indexB": r.index_b, "sourceA": r.source_a,
-                          "sourceB": r.source_b, "roleA": r.role_a, "roleB": r.role_b,
-                          "estimateA": r.estimate_a, "estimateB": r.estimate_b, "delta": r.delta,
-                          "note": r.note}
-                         for r in self.rows]}
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})

@@ -272,18 +272,6 @@ class Projection:
         """Entries whose content a context edit replaced."""
         return [pe.entry.id for pe in self.entries if pe.status == "replaced"]
 
-    def to_json(self) -> dict[str, Any]:
-        """The per-leaf object of ``pikit context --json``."""
-        return {
-            "path": [e.id for e in self.path],
-            "model": self.model,
-            "thinkingLevel": self.thinking_level,
-            "messages": self.messages,
-            "sources": self.sources,
-            "estimates": self.estimates,
-            "tokens": self.tokens,
-        }
-
 
 def segment_tokens(projection: Projection) -> list[tuple[str, int]]:
     """Estimated tokens of the system prompt (counted once), summary, kept and new messages."""

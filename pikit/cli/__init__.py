@@ -1,7 +1,7 @@
 """The ``pikit`` command line.
 
 Every command reads session files without modifying them. ``--json`` output is a
-contract (see the README); the plain output is for people. A user mistake ends with one
+contract (docs/json.md documents every shape); the plain output is for people. A user mistake ends with one
 line on stderr and a non-zero exit status, never a traceback.
 """
 

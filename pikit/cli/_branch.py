@@ -12,6 +12,7 @@ from .._session import Session
 from ..compaction._branch_summary import BranchPreparation, collect_branch, prepare_branch
 from ..errors import PikitError
 from ._common import open_session, print_json, resolve_leaf
+from ._json import compaction as compaction_json
 
 
 def parse_pair(session: Session, text: str) -> tuple[Any, Any]:
@@ -38,7 +39,7 @@ def run(args: Namespace) -> int:
         for budget in budgets:
             items.append((old, target, prepare_branch(entries, budget, ancestor)))
     if args.json:
-        print_json({"pairs": [prep.to_json(old, target) for old, target, prep in items]})
+        print_json(compaction_json.branch_dry_run(items))
         return 0
     for old, target, prep in items:
         read, modified = prep.file_ops.lists()

@@ -12,6 +12,7 @@ from .._session import Session
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..errors import PikitError
 from ._common import one_line, open_session, print_json, resolve_leaf, session_settings
+from ._json import compaction as compaction_json
 
 
 def run(args: Namespace) -> int:
@@ -66,8 +67,8 @@ def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
         projection = session.context(leaf) if branch else None
         results[leaf] = {str(k): trace_compaction(branch, k, projection) for k in keeps}
     if args.json:
-        print_json({"leaves": {leaf: {k: (t.preparation.to_json() if t.preparation is not None else None)
-                                      for k, t in per.items()} for leaf, per in results.items()}})
+        print_json(compaction_json.dry_run({leaf: {keep: trace.preparation for keep, trace in per.items()}
+                                            for leaf, per in results.items()}))
         return 0
     for leaf, per in results.items():
         ctx = session.context(leaf)

@@ -14,6 +14,7 @@ from .._session import Session
 from ..compaction._entries import build_branch_summary, build_compaction, last_line_is_whole, write_entry
 from ..errors import WriteError
 from ._common import print_json, session_settings
+from ._json import compaction as compaction_json
 
 
 @contextlib.contextmanager
@@ -71,7 +72,7 @@ def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender
     path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,
                        appender=appender)
     if args.json:
-        print_json(result.to_json(path))
+        print_json(compaction_json.compaction(result, path))
         return 0
     prep = result.preparation
     print(f"appended compaction {result.entry['id']} to {path}")
@@ -103,7 +104,7 @@ def _branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None,
     path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,
                        appender=appender)
     if args.json:
-        print_json({"entry": result.entry, "output": path, "newLeaf": result.new_leaf})
+        print_json(compaction_json.branch_summary(result, path))
         return 0
     print(f"appended branch summary {result.entry['id']} to {path} (leaf now {result.new_leaf}; "
           f"{plural(len(result.preparation.messages), 'message')} of the abandoned branch summarized)")

@@ -11,6 +11,7 @@ from .._context.projection import Projection
 from .._context.tokens import message_usage, usage_total
 from .._formatting import fmt_int, plural
 from ._common import one_line, open_session, print_json, resolve_leaf, width
+from ._json import context as context_json
 from ._pager import paged
 from ._tree import window
 
@@ -19,10 +20,7 @@ def run(args: Namespace) -> int:
     session = open_session(args, note_v1=True)
     leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
     if args.json:
-        out: dict[str, Any] = {}
-        for leaf in leaves:
-            out[leaf] = session.context(leaf).to_json()
-        print_json({"leaves": out})
+        print_json(context_json.context(session, leaves))
         return 0
     counter = None
     if args.count:

@@ -16,22 +16,13 @@ from .._formatting import fmt_int
 from .._inert import echo
 from ..errors import PikitError
 from ._common import terminal_progress
-
-_SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
-                   "name", "first_user_message", "size", "entries", "messages", "user_messages",
-                   "assistant_messages", "models", "providers", "leaf_id", "leaves", "abandoned_branches",
-                   "compactions", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                   "total_tokens", "cost", "damaged_lines")
+from ._json import corpus as corpus_json
+from ._json.corpus import PROBLEM_FIELDS, SESSION_FIELDS
 
 
 def _short(text: str, width: int) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 @contextlib.contextmanager
@@ -151,27 +142,18 @@ def _dump(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _plain_value(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat().replace("+00:00", "Z")
-    if value != value:  # NaN / NA
-        return None
-    return value
-
-
 def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
     with _client(args) as client, _opened(args, client) as corpus:
-        columns = ", ".join(f'"{c}"' for c in _SESSION_FIELDS)
+        columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
         where, params = "", None
         if args.search:
             paths = corpus.search(args.search)
             where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
         rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY started DESC NULLS LAST, path", params)
     if args.json:
-        _dump({"sessions": [{_camel(k): _plain_value(v) for k, v in zip(_SESSION_FIELDS, row, strict=True)}
-                            for row in rows]})
+        _dump(corpus_json.sessions(rows))
         return 0
     _print_sessions(rows)
     return 0
@@ -182,7 +164,7 @@ def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
         print("no sessions")
         return
     print(f"{'started':<17} {'project':<24} {'entries':>7} {'branches':>8} {'compact':>7} {'cost $':>9}  session")
-    field = {name: i for i, name in enumerate(_SESSION_FIELDS)}
+    field = {name: i for i, name in enumerate(SESSION_FIELDS)}
     for row in rows:
         started = row[field["started"]]
         when = started.strftime("%Y-%m-%d %H:%M") if started is not None else "?"
@@ -194,15 +176,12 @@ def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
     print(f"{len(rows):,} session(s)")
 
 
-_PROBLEM_FIELDS = ("path", "line", "kind", "message")
-
-
 def run_problems(args: argparse.Namespace) -> int:
     with _client(args) as client, _opened(args, client, note_problems=False) as corpus:
-        columns = ", ".join(f'"{c}"' for c in _PROBLEM_FIELDS)
+        columns = ", ".join(f'"{c}"' for c in PROBLEM_FIELDS)
         rows = corpus.rows(f"SELECT {columns} FROM problems ORDER BY path, line, kind, message")
     if args.json:
-        _dump({"problems": [dict(zip(_PROBLEM_FIELDS, row, strict=True)) for row in rows]})
+        _dump(corpus_json.problems(rows))
         return 0
     if not rows:
         print("no problems")
@@ -248,7 +227,7 @@ def run_usage(args: argparse.Namespace) -> int:
                                  split_branch=args.split == "branch")
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
-        _dump({"rows": rows, "totals": totals})
+        _dump(corpus_json.usage(rows, totals))
         return 0
     _print_usage(rows, totals, args.split == "branch")
     return 0

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
-from typing import Any
 
 from .._context.describe import leaf_text
 from .._format import write
 from .._formatting import fmt_int, plural
 from .._tree import fork
 from ._common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
+from ._json import tree as tree_json
 
 
 def run_fork(args: Namespace) -> int:
@@ -34,38 +34,19 @@ def run_migrate(args: Namespace) -> int:
 def run_info(args: Namespace) -> int:
     session = open_session(args, info_hint=False)  # the damage and a version-1 file's ids: listed below
     report = session.report
-    kinds: dict[str, int] = {}
-    for entry in session.entries:
-        key = f"message/{entry.role}" if entry.type == "message" else str(entry.type)
-        kinds[key] = kinds.get(key, 0) + 1
-    info: dict[str, Any] = {
-        "file": session.path,
-        "bytes": report.bytes,
-        "lines": report.lines,
-        "sessionId": session.id,
-        "name": session.name,
-        "cwd": session.header.get("cwd"),
-        "migratedFrom": report.migrated_from,
-        "entries": len(session),
-        "roots": len(session.roots),
-        "leaf": session.leaf_id,
-        "labels": len(session.labels),
-        "types": kinds,
-        "problems": [{"kind": p.kind, "line": p.line, "entryId": p.entry_id, "message": p.message}
-                     for p in report.problems],
-    }
     if args.json:
-        print_json(info)
+        print_json(tree_json.info(session))
         return 0
     print(f"{session.path}  ({plural(report.bytes, 'byte')}, {plural(report.lines, 'line')})")
-    print(f"session {session.id}" + (f" “{session.name}”" if session.name else "") + f", cwd {info['cwd']}")
+    print(f"session {session.id}" + (f" “{session.name}”" if session.name else "")
+          + f", cwd {session.header.get('cwd')}")
     if report.migrated_from is not None:
         print(f"format version {report.migrated_from}, migrated to 3 in memory (the file is unchanged)")
         if report.migrated_from == 1:
             print(V1_IDS_NOTE.format(path=session.path))
-    print(f"{plural(len(session), 'entry')}, {plural(info['roots'], 'root')}, {plural(info['labels'], 'label')}, "
-          f"leaf {leaf_text(session.leaf_id)}")
-    for key, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+    print(f"{plural(len(session), 'entry')}, {plural(len(session.roots), 'root')}, "
+          f"{plural(len(session.labels), 'label')}, leaf {leaf_text(session.leaf_id)}")
+    for key, n in sorted(tree_json.entry_types(session).items(), key=lambda kv: -kv[1]):
         print(f"  {fmt_int(n):>7}  {key}")
     if report.problems:
         print(f"{plural(len(report.problems), 'problem')}: {report.summary()}")

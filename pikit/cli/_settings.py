@@ -7,6 +7,7 @@ from argparse import Namespace
 from .._formatting import fmt_int
 from ..compaction._settings import load_settings
 from ._common import print_json
+from ._json import compaction as compaction_json
 
 
 def run(args: Namespace) -> int:
@@ -14,8 +15,7 @@ def run(args: Namespace) -> int:
     effective = settings.for_model(args.model)
     overrides = settings.overrides()
     if args.json:
-        print_json({"files": settings.files, "effective": effective.to_json(), "modelOverrides": overrides,
-                    "branchSummary": {"reserveTokens": settings.branch_summary_reserve_tokens}})
+        print_json(compaction_json.settings(settings, effective, overrides))
         return 0
     print("settings files: " + (", ".join(settings.files) if settings.files else "none found (built-in defaults)"))
     print(f"compaction for {args.model or 'any model'}:")

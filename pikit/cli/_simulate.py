@@ -13,6 +13,7 @@ from ..compaction._settings import CompactionSettings
 from ..compaction._simulate import RUNAWAY_AFTER, SimulationResult, sweep, threshold_table
 from ..errors import PikitError
 from ._common import open_session, print_json, resolve_leaf, session_settings, terminal_progress
+from ._json import compaction as compaction_json
 
 #: The most replays one run makes (a sweep replays every window × reserve × keep).
 MAX_RUNS = 1_000
@@ -45,7 +46,7 @@ def run(args: Namespace) -> int:
         if r.runaway is not None and r.threshold > 0:  # a threshold ≤ 0 was warned about above
             print(f"pikit: warning: {runaway_note(r)}", file=sys.stderr)
     if args.json:
-        print_json({"runs": [r.to_json() for r in runs], "thresholds": threshold_table(runs)})
+        print_json(compaction_json.simulate(runs))
         return 0
     dropped = 0 if args.keep_existing or leaf is None else \
         sum(1 for e in session.branch(leaf) if e.type == "compaction")

@@ -9,13 +9,14 @@ from .._context.describe import entry_preview
 from .._formatting import fmt_int, plural
 from .._session import Session
 from ._common import one_line, open_session, print_json, resolve_leaf, width
+from ._json import tree as tree_json
 from ._pager import paged
 
 
 def run(args: Namespace) -> int:
     session = open_session(args, note_v1=True)
     if args.json:
-        print_json(session.tree())
+        print_json(tree_json.tree(session))
         return 0
     leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
     with paged(not args.no_pager):

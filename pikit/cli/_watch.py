@@ -22,21 +22,36 @@ from .._following import Follower
 from .._formatting import MISSING, fmt_int, fmt_percent, plural
 from .._palette import LINES, SEGMENTS
 from .._session import Session
-from .._tree.refresh import Refresh
+from .._tree.refresh import BranchSwitch, Refresh
 from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ._common import session_settings
 from ._flags import in_flags
+from ._json import watch as watch_json
 from ._terminal import cut_echoes, inert, trusted
 
-__all__ = ["Status", "run", "status_of"]
+__all__ = ["LastCompaction", "Status", "run", "status_of"]
 
 _BAR = 32
 
 
 @dataclass(frozen=True)
+class LastCompaction:
+    """The head compaction of the leaf's branch, and the context size right after it."""
+
+    id: Any
+    tokens_before: Any
+    tokens_after: int
+    timestamp: Any
+
+
+@dataclass(frozen=True)
 class Status:
-    """One reading of the gauge (``to_json`` gives the ``--json`` object)."""
+    """One reading of the gauge (:func:`pikit.cli._json.watch.status` gives the ``--json`` object).
+
+    ``reloaded`` and ``branch_switch`` are what the change just shown did besides appending
+    (the file loaded again whole, and why; Pi going on from another entry than the leaf).
+    """
 
     leaf_id: Any
     entries: int
@@ -45,16 +60,11 @@ class Status:
     threshold: int
     would_compact: bool
     compactions: int
-    last_compaction: dict[str, Any] | None
+    last_compaction: LastCompaction | None
     model: str | None
     leaf_kind: str
-    event: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"leafId": self.leaf_id, "entries": self.entries, "tokens": self.tokens,
-                "contextWindow": self.context_window, "threshold": self.threshold,
-                "wouldCompact": self.would_compact, "compactions": self.compactions,
-                "lastCompaction": self.last_compaction, "event": self.event}
+    reloaded: str | None = None
+    branch_switch: BranchSwitch | None = None
 
 
 class _Gauge:
@@ -67,8 +77,8 @@ class _Gauge:
         self.settings = settings
         self._after: dict[Any, int] = {}  # compaction id -> the context size right after it
         self._resolved: dict[str | None, CompactionSettings] = {}
-        #: What the change about to be shown did besides appending (see :func:`event_of`).
-        self.event: dict[str, Any] | None = None
+        #: The change about to be shown (``None``: the first reading).
+        self.change: Refresh | None = None
 
     def _settings_for(self, model: str | None) -> CompactionSettings:
         found = self._resolved.get(model)
@@ -98,28 +108,14 @@ class _Gauge:
             after = self._after.get(head.id)
             if after is None:
                 after = self._after[head.id] = session.context(head.id).tokens
-            last = {"id": head.id, "tokensBefore": head.data.get("tokensBefore"), "tokensAfter": after,
-                    "timestamp": head.timestamp}
+            last = LastCompaction(head.id, head.data.get("tokensBefore"), after, head.timestamp)
         entry = session.leaf
         kind = MISSING if entry is None else str(entry.type if entry.role is None else entry.role)
+        change = self.change
         return Status(leaf, len(session), tokens, window, window - reserve,
                       settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind,
-                      self.event)
-
-
-def event_of(change: Refresh) -> dict[str, Any] | None:
-    """The ``event`` of a change's ``--json`` line: what it did besides appending to the branch.
-
-    ``{"type": "reload", "reason"}`` when the file was loaded again whole, ``{"type":
-    "branch", "previousLeafId", "continuesFrom"}`` when the new entries go on from another
-    entry than the leaf (``continuesFrom`` ``null``: a new root); ``None`` otherwise.
-    """
-    if change.reloaded:
-        return {"type": "reload", "reason": change.reloaded}
-    switch = change.branch_switch
-    if switch is not None:
-        return {"type": "branch", "previousLeafId": switch.previous_leaf, "continuesFrom": switch.continues_from}
-    return None
+                      change.reloaded if change is not None else None,
+                      change.branch_switch if change is not None else None)
 
 
 def _model_key(model: dict[str, Any] | None) -> str | None:
@@ -190,8 +186,8 @@ def render(status: Status, path: str, engine: str, notice: str | None, color: bo
     if last is None:
         compaction = "none on this branch"
     else:
-        compaction = (f"{inert(str(last['id']))}  tokensBefore {fmt_int(last['tokensBefore'])} → tokensAfter "
-                      f"{fmt_int(last['tokensAfter'])}  ({plural(status.compactions, 'compaction')} on this branch)")
+        compaction = (f"{inert(str(last.id))}  tokensBefore {fmt_int(last.tokens_before)} → tokensAfter "
+                      f"{fmt_int(last.tokens_after)}  ({plural(status.compactions, 'compaction')} on this branch)")
     lines = [
         f"pikit watch  {inert(path)}  ({engine}; Ctrl-C ends)",
         f"  leaf        {inert(str(status.leaf_id))}  {inert(status.leaf_kind)}",
@@ -274,7 +270,7 @@ def run(args: Namespace) -> int:
         status = gauge.reading()
         if args.json:  # the contract, exact as JSON.stringify writes it (bytes, not through the inert stream)
             out = sys.stdout.buffer
-            out.write(jsjson.stringify_bytes(status.to_json()) + b"\n")
+            out.write(jsjson.stringify_bytes(watch_json.status(status)) + b"\n")
             out.flush()
         else:
             screen.draw(render(status, follower.path, follower.engine, notice, screen.color))
@@ -282,7 +278,7 @@ def run(args: Namespace) -> int:
     try:
         show()
         for change in follower.updates(idle_exit=args.idle_exit):
-            gauge.event = event_of(change)
+            gauge.change = change
             news = _news(change)
             standing = follower.notices[-1] if follower.notices and follower.engine == "polling" else None
             if args.json and (news or standing):

@@ -98,15 +98,6 @@ class BranchPreparation:
         """The suffix appended to the summary."""
         return format_file_lists(*self.file_ops.lists())
 
-    def to_json(self, from_id: Any, to_id: Any) -> dict[str, Any]:
-        """One item of ``pikit branch-summary --dry-run --json``."""
-        read, modified = self.file_ops.lists()
-        return {
-            "from": from_id, "to": to_id, "budget": self.budget, "commonAncestorId": self.common_ancestor_id,
-            "entryIds": [e.id for e in self.entries], "messages": self.messages, "totalTokens": self.total_tokens,
-            "readFiles": read, "modifiedFiles": modified,
-        }
-
 
 def prepare_branch(entries: Sequence[Entry], budget: int = 0, common_ancestor_id: Any = None) -> BranchPreparation:
     """Gather the branch's messages newest first until ``budget`` tokens (0 = no limit)."""

@@ -103,11 +103,6 @@ class CompactionResult:
                 f"({self.replaced_tokens:,} tokens): by Pi's estimate, the context would grow from "
                 f"{self.estimated_before:,} to {self.tokens_after:,} tokens; nothing written ({override})")
 
-    def to_json(self, output: str | None) -> dict[str, Any]:
-        """``pikit compact --json`` output."""
-        return {"entry": self.entry, "tokensBefore": self.tokens_before, "tokensAfter": self.tokens_after,
-                "output": output}
-
 
 @dataclass
 class BranchSummaryResult:

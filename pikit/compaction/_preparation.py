@@ -323,22 +323,6 @@ class Preparation:
         """Estimated tokens of the kept entries."""
         return sum(pe.tokens for pe in self.projection.entries[self.first_kept_index:])
 
-    def to_json(self) -> dict[str, Any]:
-        """The per-setting object of ``pikit compact --dry-run --json``."""
-        read, modified = self.file_ops.lists()
-        return {
-            "firstKeptEntryId": self.first_kept_entry_id,
-            "isSplitTurn": self.is_split_turn,
-            "tokensBefore": self.tokens_before,
-            "previousSummary": self.previous_summary,
-            "messagesToSummarize": self.messages_to_summarize,
-            "turnPrefixMessages": self.turn_prefix_messages,
-            "readFiles": read,
-            "modifiedFiles": modified,
-            "fileListsText": format_file_lists(read, modified),
-            "conversationText": self.conversation_text,
-        }
-
 
 @dataclass(slots=True)
 class CompactionTrace:

@@ -48,11 +48,6 @@ class CompactionSettings:
         """Pi's trigger: enabled and ``context_tokens > context_window - reserve_tokens``."""
         return self.enabled and context_tokens > context_window - self.reserve_tokens
 
-    def to_json(self) -> dict[str, Any]:
-        """Camel-case JSON like Pi's settings, with the sources."""
-        return {"model": self.model, "enabled": self.enabled, "reserveTokens": self.reserve_tokens,
-                "keepRecentTokens": self.keep_recent_tokens, "sources": dict(self.sources)}
-
 
 def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """Recursive merge: objects merge key by key, anything else in ``override`` replaces."""

@@ -149,19 +149,6 @@ class SimulationResult:
         return [{"branch_index": i, "entry_id": eid, "tokens_before_check": before, "tokens": after,
                  "compacted": before != after} for i, eid, before, after in self.trace]
 
-    def to_json(self) -> dict[str, Any]:
-        """``pikit simulate --json`` output for one setting."""
-        return {"leaf": self.leaf_id, "totals": self.totals(),
-                "events": [{"afterEntryId": e.after_entry_id, "branchIndex": e.branch_index,
-                            "tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after,
-                            "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
-                            "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
-                           for e in self.events],
-                "trace": [{"branchIndex": i, "entryId": eid, "tokens": after, "compacted": before != after}
-                          for i, eid, before, after in self.trace],
-                "overflows": [{"branchIndex": i, "entryId": eid, "tokens": tokens}
-                              for i, eid, tokens in self.overflows]}
-
 
 def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
     """Pi's estimate of each of ``entry``'s own messages, cached on the entry as projections do."""

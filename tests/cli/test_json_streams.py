@@ -14,6 +14,7 @@ import pytest
 
 import pikit
 from pikit import jsjson
+from pikit.cli._json import watch as watch_json
 from pikit.cli._watch import status_of
 from tests.procs import pikit as run_pikit
 from tests.widgets.synthetic import TWINS, UNSAFE, hostile_session_lines, write_session
@@ -62,7 +63,7 @@ def test_watch_json_prints_the_exact_escapes(hostile: Path, tmp_path: Path) -> N
         proc = run_pikit("watch", path, "--json", "--idle-exit", "0", "--context-window", "4000", timeout=60)
         assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
         assert proc.stdout.count(b"\n") == 1
-        expected = status_of(pikit.load(path), context_window=4000).to_json()
+        expected = watch_json.status(status_of(pikit.load(path), context_window=4000))
         assert proc.stdout == jsjson.stringify_bytes(expected) + b"\n"
         _exact(proc.stdout)
         status = jsjson.loads(proc.stdout)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import pikit
+from pikit.cli._json import context as context_json
 from pikit.cli._terminal import InertStream, inert
 from tests.procs import pikit as run_pikit
 
@@ -86,7 +87,7 @@ def test_json_output_stays_exact(nasty: Path) -> None:
     proc = run_pikit("context", nasty, "--json", timeout=60)
     assert proc.returncode == 0
     session = pikit.load(nasty)
-    expected = pikit.jsjson.stringify_bytes({"leaves": {"u2": session.context("u2").to_json()}})
+    expected = pikit.jsjson.stringify_bytes(context_json.context(session, ["u2"]))
     assert proc.stdout == expected
     assert b"\\u001b]52;c;" in proc.stdout and b"\\ud800" in proc.stdout and "\x9b".encode() in proc.stdout
 

@@ -305,8 +305,8 @@ def test_the_status_of_a_compacted_session_and_control_characters() -> None:
     session = pikit.load(REPO / "data" / "sample_sessions" / "refactor-auth.jsonl")
     status = status_of(session, context_window=16384, reserve_tokens=3000)
     assert status.compactions == 2 and status.last_compaction is not None
-    assert status.last_compaction["id"] == "f6135720"
-    assert status.last_compaction["tokensAfter"] == session.context("f6135720").tokens
+    assert status.last_compaction.id == "f6135720"
+    assert status.last_compaction.tokens_after == session.context("f6135720").tokens
     assert status.threshold == 13384 and status.tokens == session.context().tokens
     block = render(status, "a\x1b[2Jb.jsonl", "watchfiles", "note\x07", color=False)
     assert all("\x1b" not in row and "\x07" not in row for row in block)

@@ -82,12 +82,12 @@ def test_message_keys_number_messages_of_one_entry() -> None:
     assert keys == [("c", "system", 0), ("c", "compactionSummary", 1), ("x", "user", 0), ("c", "user", 0)]
 
 
-def test_json_and_records(tree_basic: Session) -> None:
+def test_totals_and_records(tree_basic: Session) -> None:
     d = diff_leaves(tree_basic, "f57dd6ab", "5c9c1898")
-    data = d.to_json()
-    assert data["leafA"] == "f57dd6ab" and data["leafB"] == "5c9c1898"
-    assert data["totals"]["tokensDelta"] == d.totals.tokens_delta
-    assert len(data["rows"]) == len(d) == len(d.records())
+    assert d.a.leaf_id == "f57dd6ab" and d.b.leaf_id == "5c9c1898"
+    assert d.totals.tokens_delta == d.totals.tokens_b - d.totals.tokens_a
+    assert d.totals.estimate_delta == d.totals.estimate_b - d.totals.estimate_a
+    assert len(d.records()) == len(d) == len(d.rows)
     assert set(d.records()[0]) >= {"status", "source_a", "source_b", "delta"}
 
 
