@@ -14,7 +14,6 @@ import os
 import sys
 import time
 from argparse import Namespace
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .. import jsjson
@@ -22,49 +21,18 @@ from .._following import Follower
 from .._formatting import MISSING, fmt_int, fmt_percent, plural
 from .._palette import LINES, SEGMENTS
 from .._session import Session
-from .._tree.refresh import BranchSwitch, Refresh
+from .._tree.refresh import Refresh
 from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
 from ._common import session_settings
 from ._flags import in_flags
 from ._json import watch as watch_json
 from ._terminal import cut_echoes, inert, trusted
+from ._watch_status import LastCompaction, Status
 
-__all__ = ["LastCompaction", "Status", "run", "status_of"]
+__all__ = ["run", "status_of"]
 
 _BAR = 32
-
-
-@dataclass(frozen=True)
-class LastCompaction:
-    """The head compaction of the leaf's branch, and the context size right after it."""
-
-    id: Any
-    tokens_before: Any
-    tokens_after: int
-    timestamp: Any
-
-
-@dataclass(frozen=True)
-class Status:
-    """One reading of the gauge (:func:`pikit.cli._json.watch.status` gives the ``--json`` object).
-
-    ``reloaded`` and ``branch_switch`` are what the change just shown did besides appending
-    (the file loaded again whole, and why; Pi going on from another entry than the leaf).
-    """
-
-    leaf_id: Any
-    entries: int
-    tokens: int
-    context_window: int
-    threshold: int
-    would_compact: bool
-    compactions: int
-    last_compaction: LastCompaction | None
-    model: str | None
-    leaf_kind: str
-    reloaded: str | None = None
-    branch_switch: BranchSwitch | None = None
 
 
 class _Gauge:

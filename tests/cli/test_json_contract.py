@@ -22,7 +22,7 @@ from pikit import jsjson
 from pikit._tree.refresh import BranchSwitch
 from pikit.cli import _json
 from pikit.cli._json import watch as watch_json
-from pikit.cli._watch import Status
+from pikit.cli._watch_status import Status
 from tests.procs import pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._watch import LastCompaction, Status
+    from .._watch_status import LastCompaction, Status
 
 
 def status(reading: Status) -> dict[str, Any]:
