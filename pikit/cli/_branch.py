@@ -11,7 +11,7 @@ from .._inert import echo
 from .._session import Session
 from ..compaction._branch_summary import BranchPreparation, collect_branch, prepare_branch
 from ..errors import PikitError
-from ._common import open_session, print_json, resolve_leaf
+from ._common import open_session, print_json
 from ._json import compaction as compaction_json
 
 
@@ -20,7 +20,7 @@ def parse_pair(session: Session, text: str) -> tuple[Any, Any]:
     if ":" not in text:
         raise PikitError(f"--pair takes FROM:TO (two entry ids), got {echo(text)}")
     old, _, target = text.partition(":")
-    return resolve_leaf(session, old), resolve_leaf(session, target)
+    return session.resolve_leaf(old), session.resolve_leaf(target)
 
 
 def run(args: Namespace) -> int:

@@ -63,11 +63,6 @@ def session_settings(args: Any, session: Session) -> Settings:
     return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
 
 
-def resolve_leaf(session: Session, text: str) -> Any:
-    """An entry id from the command line (exact, or a unique prefix)."""
-    return session.entry(text).id
-
-
 def print_json(value: Any) -> None:
     """Print JSON exactly as JavaScript's ``JSON.stringify`` would.
 

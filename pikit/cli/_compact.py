@@ -11,13 +11,13 @@ from .._formatting import fmt_int, plural
 from .._session import Session
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..errors import PikitError
-from ._common import one_line, open_session, print_json, resolve_leaf, session_settings
+from ._common import one_line, open_session, print_json, session_settings
 from ._json import compaction as compaction_json
 
 
 def run(args: Namespace) -> int:
     session = open_session(args)
-    leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
+    leaves = [session.resolve_leaf(leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
     if args.dry_run:
         return _dry_run(session, leaves, args)
     from ._compact_run import run_compaction

@@ -10,7 +10,7 @@ from .._context.describe import leaf_text, message_preview
 from .._context.projection import Projection
 from .._context.tokens import message_usage, usage_total
 from .._formatting import fmt_int, plural
-from ._common import one_line, open_session, print_json, resolve_leaf, width
+from ._common import one_line, open_session, print_json, width
 from ._json import context as context_json
 from ._pager import paged
 from ._tree import window
@@ -18,7 +18,7 @@ from ._tree import window
 
 def run(args: Namespace) -> int:
     session = open_session(args, note_v1=True)
-    leaves = [resolve_leaf(session, leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
+    leaves = [session.resolve_leaf(leaf) for leaf in args.leaf] if args.leaf else [session.leaf_id]
     if args.json:
         print_json(context_json.context(session, leaves))
         return 0

@@ -6,7 +6,7 @@ import sys
 from argparse import Namespace
 
 from .._context.describe import leaf_text
-from ._common import open_session, resolve_leaf, session_settings
+from ._common import open_session, session_settings
 
 
 def run(args: Namespace) -> int:
@@ -14,7 +14,7 @@ def run(args: Namespace) -> int:
     from ..llm._models import lookup_model
 
     session = open_session(args)
-    leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
+    leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
     model = args.model
     if model is None and leaf is not None:
         recorded = session.context(leaf).model or {}

@@ -10,13 +10,13 @@ from .._context.describe import leaf_text
 from .._format import write
 from .._formatting import fmt_int, plural
 from .._tree import fork
-from ._common import V1_IDS_NOTE, open_session, print_json, resolve_leaf
+from ._common import V1_IDS_NOTE, open_session, print_json
 from ._json import tree as tree_json
 
 
 def run_fork(args: Namespace) -> int:
     session = open_session(args)
-    leaf = resolve_leaf(session, args.leaf)
+    leaf = session.resolve_leaf(args.leaf)
     out = fork.fork(session, leaf, args.output, overwrite=args.force)
     print(f"wrote {out}: the branch at {leaf} ({plural(len(session.branch(leaf)), 'entry')})", file=sys.stderr)
     return 0

@@ -12,7 +12,7 @@ from .._formatting import fmt_int, plural
 from ..compaction._settings import CompactionSettings
 from ..compaction._simulate import RUNAWAY_AFTER, SimulationResult, sweep, threshold_table
 from ..errors import PikitError
-from ._common import open_session, print_json, resolve_leaf, session_settings, terminal_progress
+from ._common import open_session, print_json, session_settings, terminal_progress
 from ._json import compaction as compaction_json
 
 #: The most replays one run makes (a sweep replays every window × reserve × keep).
@@ -25,7 +25,7 @@ def run(args: Namespace) -> int:
         raise PikitError(f"the lists of --context-window, --reserve-tokens and --keep-recent-tokens make {asked:,} "
                          f"replays; sweep at most {MAX_RUNS:,} at once")
     session = open_session(args)
-    leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
+    leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
     effective = session_settings(args, session).for_model(args.model)
     reserves = args.reserve_tokens or [effective.reserve_tokens]
     keeps = args.keep_recent_tokens or [effective.keep_recent_tokens]

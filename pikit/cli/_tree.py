@@ -8,7 +8,7 @@ from typing import Any
 from .._context.describe import entry_preview
 from .._formatting import fmt_int, plural
 from .._session import Session
-from ._common import one_line, open_session, print_json, resolve_leaf, width
+from ._common import one_line, open_session, print_json, width
 from ._json import tree as tree_json
 from ._pager import paged
 
@@ -18,7 +18,7 @@ def run(args: Namespace) -> int:
     if args.json:
         print_json(tree_json.tree(session))
         return 0
-    leaf = resolve_leaf(session, args.leaf) if args.leaf else session.leaf_id
+    leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
     with paged(not args.no_pager):
         print_tree(session, leaf, args.filter, args.search, limit=args.limit, tail=args.tail)
     return 0

@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 from .._columns import Column, ColumnSpec, select, table
-from .._session import Session
 from .._tree.sessiontree import CURRENT
 from ..jsjson import without_lone_surrogates
 
@@ -120,13 +119,6 @@ def shorten(text: Any, width: int = PREVIEW_WIDTH) -> str:
     if width < 2 or len(one_line) <= width:
         return one_line[:max(width, 0)] if width < 2 else one_line
     return one_line[:width - 1].rstrip() + "…"
-
-
-# ---------------------------------------------------------------------------------- leaves
-def leaf_id(session: Session, leaf: Any) -> Any:
-    """The entry id ``leaf`` names: :data:`CURRENT` is the session's current leaf, None the empty leaf
-    (see :meth:`pikit.Session.resolve_leaf`)."""
-    return session.resolve_leaf(leaf)
 
 
 def hashable(value: Any) -> bool:

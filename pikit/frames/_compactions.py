@@ -16,7 +16,7 @@ from .._format.entry import Entry
 from .._session import Session
 from .._tree.sessiontree import CURRENT
 from ..compaction._preparation import prepare_compaction
-from ._columns import Column, ColumnSpec, build, hashable, leaf_id, mapping, select, table, to_int
+from ._columns import Column, ColumnSpec, build, hashable, mapping, select, table, to_int
 from ._entries import branch_at
 
 __all__ = ["COMPACTION_COLUMNS", "CONTEXT_TRACE_COLUMNS", "SWEEP_COLUMNS", "compactions", "context_trace",
@@ -286,7 +286,7 @@ def sweep_keep_recent(session: Session, leaf: Any = CURRENT, values: Iterable[in
     No model is called; the branch is projected once and every value reuses that
     projection (and its cached estimates for the token sums).
     """
-    projection = session.context(leaf_id(session, leaf))
+    projection = session.context(leaf)
     branch = projection.path
     # Per projected entry: all of its estimates (kept part) and those a summary would take in
     # (no compaction entry, no system message); prefix sums make each value O(1) here.

@@ -14,7 +14,7 @@ from .._context.tokens import estimate_tokens
 from .._format.entry import Entry
 from .._session import Session
 from .._tree.sessiontree import CURRENT
-from ._columns import Column, ColumnSpec, build, hashable, leaf_id, select, shorten
+from ._columns import Column, ColumnSpec, build, hashable, select, shorten
 
 __all__ = ["BRANCH_COLUMNS", "ENTRY_COLUMNS", "branches", "entries"]
 
@@ -108,7 +108,7 @@ ENTRY_COLUMNS = (
 
 def branch_at(session: Session, leaf: Any) -> list[Entry]:
     """The entries root → ``leaf`` (CURRENT: the current leaf; None: the empty leaf, no entries)."""
-    target = leaf_id(session, leaf)
+    target = session.resolve_leaf(leaf)
     return session.branch(target) if target is not None else []
 
 
@@ -122,7 +122,7 @@ def entries(session: Session, leaf: Any = CURRENT, *, columns: ColumnSpec = None
     depths = _depths(session)
     children = _child_counts(session)
     active = {e.id for e in branch_at(session, leaf) if hashable(e.id)}
-    target = leaf_id(session, leaf)
+    target = session.resolve_leaf(leaf)
     by_id = session.by_id
     rows = (_EntryRow(e, hashable(e.id) and e.id in by_id, session, depths, children, active, target)
             for e in session.entries)

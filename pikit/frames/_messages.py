@@ -17,7 +17,7 @@ from .._context.tokens import estimate_chars, message_usage, usage_total
 from .._format.message import MessageView, view
 from .._session import Session
 from .._tree.sessiontree import CURRENT
-from ._columns import Column, ColumnSpec, build, leaf_id, select, shorten
+from ._columns import Column, ColumnSpec, build, select, shorten
 
 __all__ = ["CALIBRATION_COLUMNS", "MESSAGE_COLUMNS", "calibration", "message_segments", "messages"]
 
@@ -29,7 +29,7 @@ def projection_of(source: Session | Projection, leaf: Any) -> Projection:
             raise ValueError("leaf applies to a Session; a Projection is already at its leaf")
         return source
     if isinstance(source, Session):
-        return source.context(leaf_id(source, leaf))
+        return source.context(leaf)
     raise TypeError(f"expected a Session or a Projection, got {type(source).__name__}")
 
 
