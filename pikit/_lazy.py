@@ -67,8 +67,7 @@ def exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]
     def __getattr__(name: str) -> Any:
         module = where.get(name)
         if module is not None:
-            value = (importlib.import_module(f"{package}.{name}") if module == package
-                     else getattr(importlib.import_module(module), name))
+            value = getattr(importlib.import_module(module), name)
         else:
             try:
                 value = importlib.import_module(f"{package}.{name}")

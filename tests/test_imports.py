@@ -8,6 +8,7 @@ them. A module may import its own floor and the floors below it, at module level
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -87,11 +88,6 @@ def _floor_of(parts: tuple[str, ...]) -> int:
     raise AssertionError(f"pikit/{parts[0]} is on no floor: add it to FLOORS")
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def _is_script_block(node: ast.stmt) -> bool:
     """Whether ``node`` is ``if __name__ == "__main__":``."""
     test = node.test if isinstance(node, ast.If) else None
@@ -113,7 +109,7 @@ def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
     package = package or PACKAGE
     own = ".".join(path.relative_to(package.parent).with_suffix("").parts)
     base = own.rsplit(".", 1)[0]  # the package relative imports start from (``pikit.x`` for pikit/x/__init__.py too)
-    modules = {_dotted(p, package) for p in package.rglob("*.py")}
+    modules = _modules(package)
     found: list[tuple[int, str]] = []
     for node in ast.walk(_imported_on_import(path)):
         if isinstance(node, ast.ImportFrom):
@@ -129,6 +125,12 @@ def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == package.name]
     return found
+
+
+@functools.cache
+def _modules(package: Path) -> frozenset[str]:
+    """The dotted names of every module of ``package`` (read once per package)."""
+    return frozenset(_dotted(p, package) for p in package.rglob("*.py"))
 
 
 def _dotted(path: Path, package: Path) -> str:
