@@ -64,14 +64,14 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("context", ("_context",)),
     ("compaction", ("compaction",)),
     ("session", ("_session",)),
-    ("following", ("_following", "replay")),
+    ("following", ("_following", "_replaying")),
     ("llm", ("llm",)),
     ("frames", ("frames",)),
     ("corpus", ("corpus",)),
     ("charts", ("charts",)),
     ("widgets", ("widgets",)),
     ("export", ("export",)),
-    ("cli", ("cli", "__main__")),
+    ("cli", ("cli", "__main__", "replay")),
     ("surface", ("__init__",)),
 )
 """Each floor, from the ground up, with the top-level modules and folders of ``pikit/`` it holds."""
@@ -88,22 +88,6 @@ def _floor_of(parts: tuple[str, ...]) -> int:
     raise AssertionError(f"pikit/{parts[0]} is on no floor: add it to FLOORS")
 
 
-def _is_script_block(node: ast.stmt) -> bool:
-    """Whether ``node`` is ``if __name__ == "__main__":``."""
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__")
-
-
-def _imported_on_import(path: Path) -> ast.Module:
-    """``path`` parsed, without its script block: that block runs only when the module is run as a program
-    (``python -m pikit.replay`` starts the command line's program there), never when it is imported."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    tree.body = [node for node in tree.body if not _is_script_block(node)]
-    return tree
-
-
 def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
     """(line, dotted module) of every pikit import in ``path``: module-level, type-only and in functions."""
     package = package or PACKAGE
@@ -111,7 +95,7 @@ def _imports(path: Path, package: Path | None = None) -> list[tuple[int, str]]:
     base = own.rsplit(".", 1)[0]  # the package relative imports start from (``pikit.x`` for pikit/x/__init__.py too)
     modules = _modules(package)
     found: list[tuple[int, str]] = []
-    for node in ast.walk(_imported_on_import(path)):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 anchor = base.split(".")[: len(base.split(".")) - (node.level - 1)]
@@ -235,25 +219,6 @@ def test_the_cycle_check_finds_type_only_and_in_function_cycles(tmp_path: Path) 
     (package / "_format" / "b.py").write_text("def f():\n    from .a import A\n")
     (package / "_format" / "c.py").write_text("from .a import A\n")
     assert _cycles(package) == [["pikit._format.a", "pikit._format.b"]]
-
-
-def test_only_the_replay_module_runs_as_a_program() -> None:
-    """The one script block outside the cli floor: ``python -m pikit.replay``, which starts pikit.cli._replay."""
-    blocks = {str(path.relative_to(PACKAGE)): [node for node in ast.parse(path.read_text(encoding="utf-8")).body
-                                               if _is_script_block(node)]
-              for path in PACKAGE.rglob("*.py")}
-    assert [name for name, found in blocks.items() if found] == ["replay.py"]
-    assert ast.unparse(blocks["replay.py"][0]).splitlines()[1:] == [
-        "    import sys", "    from .cli._replay import main", "    sys.exit(main())"]
-
-
-def test_a_script_block_is_not_an_import_of_the_module(tmp_path: Path) -> None:
-    package = _sample_package(tmp_path)
-    sample = package / "_format" / "run.py"
-    sample.write_text("if __name__ == '__main__':\n    from ..widgets import x\n"
-                      "if __name__ != '__main__':\n    from ..frames import y\n")
-    found = _downward_violations(sample, package)
-    assert len(found) == 1 and "pikit.frames" in found[0], found
 
 
 def test_every_top_level_module_and_folder_is_on_a_floor() -> None:

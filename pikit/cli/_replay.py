@@ -7,8 +7,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .._replaying import replay
 from ..errors import PikitError
-from ..replay import replay
 from ._flags import in_flags
 from ._terminal import cut_echoes
 
