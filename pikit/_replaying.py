@@ -76,6 +76,8 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
     source, out = os.fspath(source), os.fspath(out)
     if not os.path.isfile(source):
         raise PikitError(f"{source}: no such session file; check the path")
+    if os.path.isdir(out):
+        raise PikitError(f"{out}: is a folder; give the path of a new file to replay into")
     if os.path.exists(out) and os.path.samefile(source, out):
         raise PikitError(f"{out}: is the source itself; replay into a new file")
     if os.path.exists(out) and not force:
@@ -83,7 +85,7 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
                                  {"force": "force=True"}, out=out))
     written = 0
     previous: int | None = None
-    with open(out, "wb") as handle:
+    with _created(out) as handle:
         for line in _lines(source):
             if written:
                 now = _time_ms(line)
@@ -102,6 +104,13 @@ def replay(source: str | os.PathLike[str], out: str | os.PathLike[str], *, speed
             if on_line is not None:
                 on_line(written, line)
     return written
+
+
+def _created(out: str) -> BinaryIO:
+    try:
+        return open(out, "wb")
+    except OSError as exc:
+        raise PikitError(f"{out}: cannot be written ({exc.strerror}); give a path in a folder you can write") from None
 
 
 def _write(handle: BinaryIO, data: bytes) -> None:

@@ -55,6 +55,19 @@ def test_replay_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     assert out.read_bytes() == SAMPLE.read_bytes()
 
 
+def test_a_folder_or_an_unwritable_path_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(PikitError, match=f"^{tmp_path}: is a folder; give the path of a new file to replay into$"):
+        replay(SAMPLE, tmp_path, force=True, sleep=lambda _s: None)
+    missing = tmp_path / "no-such-folder" / "x.jsonl"
+    with pytest.raises(PikitError, match=r"no-such-folder/x.jsonl: cannot be written \(No such file or directory\)"):
+        replay(SAMPLE, missing, sleep=lambda _s: None)
+    done = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), str(tmp_path), "--force"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and done.stderr == (f"pikit.replay: error: {tmp_path}: is a folder; give the path "
+                                                    "of a new file to replay into\n")
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"speed": 0}, "speed must be more than 0 and finite (1 is the original pace, 5 five times faster)"),
     ({"speed": float("nan")}, "speed must be more than 0 and finite (1 is the original pace, 5 five times faster)"),
