@@ -157,8 +157,8 @@ def display_title(name: str | None, path: str | None, request: str | None, width
     """A session's title from its name, file and first user request (one line, at most ``width`` characters).
 
     A named session is called by its name. An unnamed one as Pi's session list shows it, by its first
-    user request, when its file has the name Pi gives (``<timestamp>_<session id>.jsonl``: the name
-    says nothing more); a file named otherwise (and a session held in memory: ``session`` and its id's
+    user request, when its file has the name Pi gives (``<timestamp>_<session id>.jsonl``; or the
+    session id alone, as OpenClaw names it: the name says nothing more); a file named otherwise (and a session held in memory: ``session`` and its id's
     first 8 characters) keeps that name (without ``.jsonl``) before the request:
     ``quick-tour — What does src/cart/total.ts compute?``. Without a request: that name alone. Long text is cut at a word
     boundary, with ``…`` (:func:`cut_words`).
@@ -169,7 +169,7 @@ def display_title(name: str | None, path: str | None, request: str | None, width
     if path:
         base = os.path.basename(path)
         stem = base[:-len(".jsonl")] if base.endswith(".jsonl") else base
-        if request and is_pi_file_name(path):
+        if request and (is_pi_file_name(path) or stem == session_id):  # (OpenClaw names a file by the id alone)
             return cut_words(request, width)
     else:
         stem = f"session {(session_id or '')[:8]}".rstrip()

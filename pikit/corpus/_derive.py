@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import operator
 import re
-import shlex
 import time
 from bisect import bisect_left
 from collections import Counter
@@ -22,6 +21,7 @@ from typing import Any
 
 from .._context.describe import display_title
 from .._format.timestamps import parse_ms
+from .._inert import shell_quote
 from ._discover import store_of
 from ._scan import FileState, Message
 
@@ -398,7 +398,7 @@ def _resume(path: str, store: str | None) -> str | None:
     """The command that resumes a session (omp's with omp, whose first line Pi does not read); None for a URL."""
     if "://" in path:
         return None
-    return f"{'omp' if store == 'omp' else 'pi'} --session {shlex.quote(path)}"
+    return f"{'omp' if store == 'omp' else 'pi'} --session {shell_quote(path)}"
 
 
 # The entry types of Pi's format (spec: session-format.md); an entry of another type is kept in the tree, unread.

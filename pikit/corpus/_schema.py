@@ -35,7 +35,8 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         session_id          string               the header's id
         path                string               the session file
         resume              string               the command that resumes the session: pi --session PATH (omp's
-                                                   sessions: omp), the path quoted for a POSIX shell
+                                                   sessions: omp), the path quoted for a shell ($'…' for control
+                                                   characters)
         store               string               where the file comes from: pi, omp, openclaw, else the agent directory
                                                    holding it (<NA> outside an agent directory's layout)
         project             string               the project: the header's cwd (the folder the file sits in when the
