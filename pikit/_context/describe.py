@@ -156,12 +156,13 @@ def display_title(name: str | None, path: str | None, request: str | None, width
                   session_id: str | None = None) -> str:
     """A session's title from its name, file and first user request (one line, at most ``width`` characters).
 
-    A named session is called by its name. An unnamed one as Pi's session list shows it, by its first
-    user request, when its file has the name Pi gives (``<timestamp>_<session id>.jsonl``; or the
-    session id alone, as OpenClaw names it: the name says nothing more); a file named otherwise (and a session held in memory: ``session`` and its id's
-    first 8 characters) keeps that name (without ``.jsonl``) before the request:
-    ``quick-tour — What does src/cart/total.ts compute?``. Without a request: that name alone. Long text is cut at a word
-    boundary, with ``…`` (:func:`cut_words`).
+    A named session is called by its name. An unnamed one as Pi's session list shows it, by its
+    first user request, when its file has the name Pi gives (``<timestamp>_<session id>.jsonl``;
+    or the session id alone, as OpenClaw names it: the name says nothing more); a file named
+    otherwise (and a session held in memory: ``session`` and its id's first 8 characters) keeps
+    that name (without ``.jsonl``) before the request: ``quick-tour — What does
+    src/cart/total.ts compute?``. Without a request: that name alone. Long text is cut at a
+    word boundary, with ``…`` (:func:`cut_words`).
     """
     if name and name.split():
         return cut_words(name, width)

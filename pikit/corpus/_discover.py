@@ -27,7 +27,8 @@ def default_agent_dir(store: str = "pi") -> str:
     """The agent directory of a known store (:data:`STORES`): ``pi`` is ``$PI_CODING_AGENT_DIR`` (``~`` expanded),
     else ``~/.pi/agent``; ``omp`` is ``$OMP_CODING_AGENT_DIR``, else ``~/.omp/agent``; ``openclaw`` is
     ``$OPENCLAW_STATE_DIR``, else ``~/.openclaw`` (its agents' folders are below it)."""
-    variable, folder = {"pi": ("PI_CODING_AGENT_DIR", (".pi", "agent")), "omp": ("OMP_CODING_AGENT_DIR", (".omp", "agent")),
+    variable, folder = {"pi": ("PI_CODING_AGENT_DIR", (".pi", "agent")),
+                        "omp": ("OMP_CODING_AGENT_DIR", (".omp", "agent")),
                         "openclaw": ("OPENCLAW_STATE_DIR", (".openclaw",))}[store]
     given = os.environ.get(variable)
     return os.path.expanduser(given) if given else os.path.join(os.path.expanduser("~"), *folder)

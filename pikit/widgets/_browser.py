@@ -65,7 +65,8 @@ class SessionTable(anywidget.AnyWidget):
     :data:`~pikit.widgets._views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
     ``selected_path`` (the session file of the row last clicked). Under the table, the selected
     session's id (made visible: :func:`~pikit._inert.visible`) and the command that resumes it in
-    Pi (``selected_id`` and ``resume``, set here from the ``resume`` column, inert as it is quoted) stand in a field to select and a button that copies the command.
+    Pi (``selected_id`` and ``resume``, set here from the ``resume`` column, inert as it is
+    quoted) stand in a field to select and a button that copies the command.
     ``shown_count`` is how many rows the search keeps; ``render_ms`` the time the browser took to
     first paint.
 

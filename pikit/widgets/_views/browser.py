@@ -71,8 +71,9 @@ def browser_rows(sessions: Iterable[Mapping[str, Any]]) -> list[list[Any]]:
     """``[path, sort keys per column..., shown texts per column...]`` for each session row.
 
     ``sessions`` are records of the corpus ``sessions`` table. The session column shows its
-    title (a table without that column: its name, else its first user message). Texts are plain, shown with :func:`pikit._inert.visible`
-    (control characters, bidi controls and lone surrogates made visible): the browser puts
+    title (a table without that column: its name, else its first user message). Texts are
+    plain, shown with :func:`pikit._inert.visible` (control characters, bidi controls and lone
+    surrogates made visible): the browser puts
     them in the page with ``textContent`` only. The path stays exact.
     """
     rows = []
