@@ -11,8 +11,8 @@ from typing import Any
 SESSION_FIELDS = ("session_id", "path", "resume", "store", "project", "folder", "cwd", "started", "last_activity",
                   "parent_session", "version", "name", "title", "first_user_message", "size", "entries", "messages",
                   "user_messages", "assistant_messages", "models", "providers", "leaf_id", "leaves",
-                  "abandoned_branches", "compactions", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                  "total_tokens", "cost", "damaged_lines")
+                  "abandoned_branches", "compactions", "input_tokens", "output_tokens", "cache_read_tokens",
+                  "cache_write_tokens", "total_tokens", "cost", "damaged_lines")
 
 #: The columns of the ``problems`` table ``pikit problems`` reads, and its JSON keys.
 PROBLEM_FIELDS = ("path", "line", "kind", "message")
