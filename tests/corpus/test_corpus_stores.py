@@ -83,6 +83,14 @@ def test_omp_store_reads_the_title_line_and_reports_its_own_entry_types(home: Pa
             '1 entry of type "title_change": not a type of Pi\'s format, kept in the tree unread',
             '2 entries of type "ttsr_injection": not a type of Pi\'s format, kept in the tree unread']
         assert set(problems.kind) == {"unread-type"}  # the title line is no damage
+        # omp renames a session by rewriting its title line in place (and appending a title_change)
+        data = path.read_bytes()
+        path.write_bytes(_title_slot("Renamed") + data[256:] + json.dumps(
+            {"type": "title_change", "id": "t4", "parentId": "t3", "timestamp": "2026-11-02T08:00:06.000Z",
+             "title": "Renamed", "source": "user"}).encode() + b"\n")
+        report = corpus.scan()
+        assert report.read_whole == 1 and corpus.sessions["name"].tolist() == ["Renamed"]
+        assert "2 entries of type \"title_change\"" in " ".join(corpus.problems.message)
 
 
 def test_openclaw_store_is_every_agent_and_reads_every_entry(home: Path) -> None:
