@@ -135,7 +135,8 @@ def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
     query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
     problems = corpus.rows(query) if report is not None and report.problems else []
     if report is not None and report.files == 0:
-        where = args.dir or corpus.root or "Pi's sessions directory"
+        root = corpus.root if isinstance(corpus.root, str | None) else ", ".join(map(str, corpus.root))
+        where = args.dir or root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
     if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
