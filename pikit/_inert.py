@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ECHOED_WHOLE", "ECHO_LIMIT", "cut_echoes", "echo", "html_text", "inert", "visible"]
+__all__ = ["ECHOED_WHOLE", "ECHO_LIMIT", "cut_echoes", "echo", "html_text", "inert", "shell_quote", "visible"]
 
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
@@ -83,6 +83,27 @@ def echo(value: object, limit: int = ECHO_LIMIT) -> str:
 #: A value the user gave that is longer than this is cut when an error line echoes it
 #: (a real path, up to this long, is shown whole).
 ECHOED_WHOLE = 256
+
+
+def shell_quote(path: str) -> str:
+    """A path as a shell word that names exactly it, and is inert itself.
+
+    A plain path is quoted as :func:`shlex.quote` does; one holding a control character, a
+    bidirectional control or bytes that are not UTF-8 (lone surrogates, as Python reads such a
+    name) is written ``$'…'`` with every byte outside printable ASCII as ``\\xHH`` (bash, zsh,
+    POSIX sh since 2024): pasted into a shell it names the same bytes.
+    """
+    if not _FOR_TERMINALS.search(path):
+        import shlex
+
+        return shlex.quote(path)
+    import os
+
+    out = []
+    for byte in os.fsencode(path):
+        char = chr(byte)
+        out.append("\\" + char if char in "'\\" else char if 0x20 <= byte < 0x7F else f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"
 
 
 def cut_echoes(message: str, values: Iterable[str]) -> str:

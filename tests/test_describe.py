@@ -8,7 +8,7 @@ from entries import user
 
 import pikit
 from pikit import Session
-from pikit._context.describe import first_request, session_title
+from pikit._context.describe import cut_words, display_title, first_request, session_title
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
 
@@ -43,3 +43,22 @@ def test_title_without_path_or_request() -> None:
     assert session.title == "session 01234567"
     named = Session.from_entries([user("a", None, 1, "hi"), _info("b", "a", "  My   run\n")])
     assert named.title == "My run"
+
+
+def test_a_file_pi_named_is_titled_by_its_first_request_cut_at_a_word(tmp_path: Path) -> None:
+    request = "Explain why the nightly build of the payments service fails only on the second retry attempt"
+    session = Session.from_entries([user("a", None, 1, request)])
+    session.path = str(tmp_path / "2026-11-30T10-04-05-123Z_0199c0de-0000-7000-8000-000000000001.jsonl")
+    assert session.title == "Explain why the nightly build of the payments service fails only on the…"
+    assert len(session.title) <= 72 and request.startswith(session.title[:-1].rstrip())
+    assert request[len(session.title) - 1] == " "  # cut between words
+    session.path = str(tmp_path / "notes.jsonl")  # a name of the user's own says something: it stays
+    assert session.title.startswith("notes — Explain why")
+
+
+def test_cut_words_keeps_whole_words() -> None:
+    assert cut_words("alpha beta gamma", 12) == "alpha beta…"
+    assert cut_words("alpha beta gamma", 16) == "alpha beta gamma"
+    assert cut_words("supercalifragilistic word", 10) == "supercali…"  # one long word: cut inside it
+    assert display_title(None, "/s/2026-11-30T10-04-05-123Z_x.jsonl", None) == "2026-11-30T10-04-05-123Z_x"
+    assert display_title(None, "/s/x1.jsonl", "Hello there", session_id="x1") == "Hello there"

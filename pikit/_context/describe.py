@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +16,12 @@ from .._formatting import fmt_int, plural
 if TYPE_CHECKING:
     from .._tree.sessiontree import SessionTree
 
-__all__ = ["entry_kind", "entry_preview", "first_request", "leaf_text", "message_preview", "session_title",
-           "tool_calls"]
+__all__ = ["cut_words", "display_title", "entry_kind", "entry_preview", "first_request", "is_pi_file_name",
+           "leaf_text", "message_preview", "session_title", "tool_calls"]
 
 TITLE_WIDTH = 72
+# The name Pi gives a session file: the header's timestamp with ':' and '.' as '-', '_', the session id.
+_PI_FILE_NAME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d{1,3})?Z_[^/\\]+\.jsonl")
 
 
 def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -136,26 +139,59 @@ def first_request(session: SessionTree) -> str | None:
 def session_title(session: SessionTree, width: int = TITLE_WIDTH) -> str:
     """What to call a session in listings, widgets and pages (one line, at most ``width`` characters).
 
-    A named session is called by its name. An unnamed one by its file name (without
-    ``.jsonl``; the session id for one held in memory) and its first user request:
-    ``2026-01-05_a1b2 — Refactor the auth module…``.
+    See :func:`display_title`: the name, else the first user request (with the file name before it
+    when the file is not named the way Pi names its files).
     """
     name = session.name
-    if name:
-        return _cut(" ".join(name.split()), width)
-    if session.path:
-        base = os.path.basename(session.path)
+    return display_title(name, session.path, None if name else first_request(session), width,
+                         session_id=session.id)
+
+
+def is_pi_file_name(path: str) -> bool:
+    """Whether a file is named the way Pi names session files (``<timestamp>_<session id>.jsonl``)."""
+    return _PI_FILE_NAME.fullmatch(os.path.basename(path)) is not None
+
+
+def display_title(name: str | None, path: str | None, request: str | None, width: int = TITLE_WIDTH, *,
+                  session_id: str | None = None) -> str:
+    """A session's title from its name, file and first user request (one line, at most ``width`` characters).
+
+    A named session is called by its name. An unnamed one as Pi's session list shows it, by its
+    first user request, when its file has the name Pi gives (``<timestamp>_<session id>.jsonl``;
+    or the session id alone, as OpenClaw names it: the name says nothing more); a file named
+    otherwise (and a session held in memory: ``session`` and its id's first 8 characters) keeps
+    that name (without ``.jsonl``) before the request: ``quick-tour — What does
+    src/cart/total.ts compute?``. Without a request: that name alone. Long text is cut at a
+    word boundary, with ``…`` (:func:`cut_words`).
+    """
+    if name and name.split():
+        return cut_words(name, width)
+    request = " ".join(request.split()) if request else None
+    if path:
+        base = os.path.basename(path)
         stem = base[:-len(".jsonl")] if base.endswith(".jsonl") else base
+        if request and (is_pi_file_name(path) or stem == session_id):  # (OpenClaw names a file by the id alone)
+            return cut_words(request, width)
     else:
-        stem = f"session {session.id[:8]}"
-    request = first_request(session)
+        stem = f"session {(session_id or '')[:8]}".rstrip()
     if request is None:
-        return _cut(stem, width)
+        return cut_words(stem, width)
     room = width - len(stem) - 3
     if room < 12:
-        return _cut(stem, width)
-    return f"{stem} — {_cut(request, room)}"
+        return cut_words(stem, width)
+    return f"{stem} — {cut_words(request, room)}"
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:max(width - 1, 0)].rstrip() + "…"
+def cut_words(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters: cut after the last whole word that fits, with ``…``
+    (mid-word only when the first word alone is longer than half the width)."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    room = max(width - 1, 0)
+    head = flat[:room]
+    if flat[room] != " ":
+        space = head.rfind(" ")
+        if space >= room // 2:
+            head = head[:space]
+    return head.rstrip() + "…"

@@ -225,6 +225,10 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
                         "or ~/.pi/agent/sessions)")
+    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
+                   help="instead of DIR: an agent directory of Pi's layout (sessions in DIR/sessions/), or a store "
+                        "by name: pi, omp (oh-my-pi, ~/.omp/agent), openclaw (every agent in ~/.openclaw/agents); "
+                        "repeat it for several")
     p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
                    "(default: one per directory in the user's cache folder)")
     p.add_argument("--engine", choices=["local", "dask"], default="local",
@@ -241,12 +245,17 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     _corpus_args(p)
     p.add_argument("--search", metavar="WORDS", help="only sessions whose user and assistant message text holds "
                    "every word (any case; not thinking, tool calls or tool output; as SessionBrowser searches)")
+    p.add_argument("--sort", metavar="COLUMN[:asc|:desc]",
+                   help="order by a column of the sessions table (numbers and dates largest first, text A to Z; "
+                        ":asc or :desc to choose; default: started:desc)")
+    p.add_argument("--limit", type=_count, metavar="N", help="only the first N sessions (after --sort)")
     p.set_defaults(run=_lazy("corpus:run_sessions"))
 
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
     _corpus_args(p)
-    p.add_argument("--by", choices=["day", "month", "session", "model", "project"], default="day",
-                   help="how to group (default: day)")
+    p.add_argument("--by", metavar="KEY[,KEY]", default="day",
+                   help="how to group: day, month, session, model or project (default: day); several, "
+                        "comma-separated (day,model), give a row per combination")
     p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
     p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
     p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")

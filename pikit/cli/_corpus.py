@@ -25,6 +25,14 @@ def _short(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _home(path: str) -> str:
+    """A path with the home folder as ``~``."""
+    import os
+
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home not in ("", "/") and (path == home or path.startswith(home + "/")) else path
+
+
 @contextlib.contextmanager
 def _client(args: argparse.Namespace) -> Iterator[Any]:
     if args.engine != "dask":
@@ -118,7 +126,8 @@ def _scanned(args: argparse.Namespace, index: str | None, client: Any, **options
     from ..corpus import Corpus
 
     with terminal_progress(args) as progress:
-        return Corpus.open(args.dir, index=index, client=client, progress=progress, **options)
+        return Corpus.open(args.dir, agent_dir=args.agent_dir, index=index, client=client, progress=progress,
+                           **options)
 
 
 def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
@@ -126,11 +135,13 @@ def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
     query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
     problems = corpus.rows(query) if report is not None and report.problems else []
     if report is not None and report.files == 0:
-        where = args.dir or corpus.root or "Pi's sessions directory"
+        root = corpus.root if isinstance(corpus.root, str | None) else ", ".join(map(str, corpus.root))
+        where = args.dir or root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
     if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
         command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
+                            *(f"--agent-dir {shlex.quote(d)}" for d in args.agent_dir or ()),
                             *(["--index", shlex.quote(args.index)] if args.index else [])])
         print(f"pikit: note: {listed} (`{command}` lists them)", file=sys.stderr)
 
@@ -142,16 +153,34 @@ def _dump(value: Any) -> None:
     sys.stdout.flush()
 
 
+def _order(sort: str | None) -> str:
+    """The ORDER BY of ``--sort COLUMN[:asc|:desc]``: numbers and dates largest first, text A to Z by default."""
+    from ..corpus._schema import TABLES
+
+    if sort is None:
+        return "started DESC NULLS LAST, path"
+    name, _, way = sort.partition(":")
+    types = {column: dtype for column, dtype, _ in TABLES["sessions"]}
+    if name not in types:
+        raise PikitError(f"--sort: no column {echo(name)}; columns: {', '.join(types)}")
+    if way not in ("", "asc", "desc"):
+        raise PikitError(f"--sort {echo(sort)}: after the column, :asc or :desc")
+    descending = way == "desc" or (not way and types[name] in ("Int64", "Float64", "datetime64[ms, UTC]"))
+    return f'"{name}" {"DESC" if descending else "ASC"} NULLS LAST, path'
+
+
 def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
+    order = _order(args.sort)
     with _client(args) as client, _opened(args, client) as corpus:
         columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
         where, params = "", None
         if args.search:
             paths = corpus.search(args.search)
             where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
-        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY started DESC NULLS LAST, path", params)
+        limit = f" LIMIT {args.limit}" if args.limit is not None else ""
+        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{limit}", params)
     if args.json:
         _dump(corpus_json.sessions(rows))
         return 0
@@ -160,19 +189,21 @@ def run_sessions(args: argparse.Namespace) -> int:
 
 
 def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
+    """Two lines a session: when, project, counts, cost and title; below, its id and file in full."""
     if not rows:
         print("no sessions")
         return
-    print(f"{'started':<17} {'project':<24} {'entries':>7} {'branches':>8} {'compact':>7} {'cost $':>9}  session")
+    print(f"{'started':<17} {'project':<24} {'entries':>7} {'branches':>8} {'compact':>7} {'cost $':>9}  title")
+    print(f"{'':<17} session id · file")
     field = {name: i for i, name in enumerate(SESSION_FIELDS)}
     for row in rows:
         started = row[field["started"]]
         when = started.strftime("%Y-%m-%d %H:%M") if started is not None else "?"
-        project = str(row[field["project"]])[:24]
-        title = row[field["name"]] or row[field["first_user_message"]] or ""
+        project = _home(str(row[field["project"]] or ""))
+        project = project if len(project) <= 24 else "…" + project[-23:]
         print(f"{when:<17} {project:<24} {row[field['entries']]:>7,} {row[field['leaves']]:>8,} "
-              f"{row[field['compactions']]:>7,} {row[field['cost']] or 0:>9,.2f}  "
-              f"{str(row[field['session_id']])[:8]} {_short(title, 60)}")
+              f"{row[field['compactions']]:>7,} {row[field['cost']] or 0:>9,.2f}  {row[field['title']] or ''}")
+        print(f"{'':<17} {row[field['session_id']]} · {row[field['path']]}")
     print(f"{len(rows):,} session(s)")
 
 
@@ -196,8 +227,9 @@ def run_problems(args: argparse.Namespace) -> int:
 
 def _check_usage_args(args: argparse.Namespace) -> None:
     """Mistakes in the options, before any scanning."""
-    from ..corpus._usage import check_date
+    from ..corpus._usage import check_date, usage_keys
 
+    args.by = usage_keys(args.by)
     check_date(args.since)
     check_date(args.until)
     if args.timezone:
@@ -229,23 +261,28 @@ def run_usage(args: argparse.Namespace) -> int:
     if args.json:
         _dump(corpus_json.usage(rows, totals))
         return 0
-    _print_usage(rows, totals, args.split == "branch")
+    _print_usage(rows, totals, args.split == "branch", args.by if len(args.by) > 1 else ["key"])
     return 0
 
 
-def _print_usage(rows: list[dict[str, Any]], totals: dict[str, Any], split: bool) -> None:
-    width = max([len(str(r["key"])) for r in rows] + [5])
-    width = min(width, 44)
-    head = f"{'key':<{width}} " + (f"{'branch':<9} " if split else "")
+def _print_usage(rows: list[dict[str, Any]], totals: dict[str, Any], split: bool, keys: list[str]) -> None:
+    """One line a row; with several keys one column each, a key shown once until it changes."""
+    widths = [min(max([len(str(r[k])) for r in rows] + [5, len(k)]), 44) for k in keys]
+    head = "".join(f"{k:<{w}} " for k, w in zip(keys, widths, strict=True)) + (f"{'branch':<9} " if split else "")
     print(head + f"{'input':>11} {'output':>11} {'cache write':>12} {'cache read':>14} {'total':>14} {'cost $':>10}"
           f" {'summaries':>12} {'summ. $':>8}")
 
-    def line(key: str, branch: str, r: dict[str, Any]) -> str:
-        return (f"{_short(key, width):<{width}} " + (f"{branch:<9} " if split else "")
+    def line(values: list[str], branch: str, r: dict[str, Any]) -> str:
+        return ("".join(f"{_short(v, w):<{w}} " for v, w in zip(values, widths, strict=True))
+                + (f"{branch:<9} " if split else "")
                 + f"{r['inputTokens']:>11,} {r['outputTokens']:>11,} {r['cacheWriteTokens']:>12,} "
                 f"{r['cacheReadTokens']:>14,} {r['totalTokens']:>14,} {r['cost']:>10,.2f} "
                 f"{r['summarizationTokens']:>12,} {r['summarizationCost']:>8,.2f}")
 
+    before: list[str] = []
     for r in rows:
-        print(line(str(r["key"]), r.get("branch", ""), r))
-    print(line("total", "", totals))
+        values = [str(r[k]) for k in keys]
+        shown = [v if len(keys) == 1 or values[:i + 1] != before[:i + 1] else "" for i, v in enumerate(values)]
+        print(line(shown, r.get("branch", ""), r))
+        before = values
+    print(line(["total", *[""] * (len(keys) - 1)], "", totals))

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._inert import echo
 from .._progress import Progress
-from ..errors import PikitError
+from ..errors import PikitError, Wording
 from ..jsjson import without_lone_surrogates
 from . import _index as _index
-from ._discover import default_root
+from ._discover import agent_root, default_root
 from ._indexfile import (
     LOCK_WAIT,
     CorpusIndexError,
@@ -27,7 +27,7 @@ from ._indexfile import (
     words,
 )
 from ._schema import TABLES
-from ._usage import FIELDS, usage_query
+from ._usage import FIELDS, usage_keys, usage_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,13 +96,17 @@ class Corpus:
         self._progress: Progress = None
 
     @classmethod
-    def open(cls, root: Root = None, *, index: str | os.PathLike[str] | None = None, client: Any = None,
-             workers: int | None = None, scan: bool = True, progress: Progress = None,
+    def open(cls, root: Root = None, *, agent_dir: Root = None, index: str | os.PathLike[str] | None = None,
+             client: Any = None, workers: int | None = None, scan: bool = True, progress: Progress = None,
              lock_wait: float = LOCK_WAIT) -> Corpus:
         """Open (and bring up to date) the corpus of ``root``.
 
         ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
-        or ``~/.pi/agent/sessions``), a glob pattern, or a list of files. ``index``: the DuckDB
+        or ``~/.pi/agent/sessions``), a glob pattern, or a list of files and folders. ``agent_dir``
+        (instead of ``root``): an agent directory of Pi's layout (its sessions in ``DIR/sessions/``),
+        or a store pikit knows by name (:data:`~pikit.corpus._discover.STORES`: ``"pi"``, oh-my-pi's
+        ``"omp"``, ``"openclaw"`` for every OpenClaw agent), or a list of them. The ``store`` column
+        of ``sessions`` says which each session came from. ``index``: the DuckDB
         file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none):
         a path where nothing is yet, or an index pikit made. Anything else (another database, a
         file that is not a database) is refused with :class:`~pikit.corpus.CorpusIndexError`,
@@ -117,6 +121,11 @@ class Corpus:
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
         and with 1, this process). ``progress``: see :meth:`scan`.
         """
+        if agent_dir is not None:
+            if root is not None:
+                raise PikitError(Wording("give {root} or {agent_dir}, not both", {"root": "root",
+                                                                                 "agent_dir": "agent_dir"}))
+            root = agent_root(agent_dir)
         path = os.fspath(index) if index is not None else default_index_path(root)
         opened = _index.Index(path, owned=index is None, lock_wait=lock_wait)
         corpus = cls(root, opened, client, workers, owned=index is None, lock_wait=lock_wait)
@@ -258,14 +267,20 @@ class Corpus:
             raise PikitError(f"unknown time zone {echo(name)}; use an IANA name such as Europe/Berlin or UTC") from None
         return str(name)
 
-    def usage_rows(self, by: str = "day", *, since: str | None = None, until: str | None = None,
+    def usage_rows(self, by: str | Sequence[str] = "day", *, since: str | None = None, until: str | None = None,
                    timezone: str | None = None, split_branch: bool = False) -> list[dict[str, Any]]:
-        """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields)."""
-        sql, params = usage_query(by, since=since, until=until, timezone=self.timezone(timezone),
-                                  split_branch=split_branch)
+        """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields).
+
+        ``by`` several keys (``["day", "model"]``, or ``"day,model"``): one row per combination that has
+        usage, each key under its own name in place of ``key`` (``{"day": …, "model": …, …}``), ordered by
+        the keys in turn; the totals are those of any one key.
+        """
+        keys = usage_keys(by)
+        sql, params = usage_query(keys[0] if len(keys) == 1 else keys, since=since, until=until,
+                                  timezone=self.timezone(timezone), split_branch=split_branch)
         rows = []
         for key, branch, *values, _last in self.rows(sql, params):
-            row: dict[str, Any] = {"key": key}
+            row: dict[str, Any] = {"key": key} if len(keys) == 1 else dict(zip(keys, key, strict=True))
             if split_branch:
                 row["branch"] = branch
             row.update(zip(FIELDS, (int(v) if i not in (5, 7) else float(v) for i, v in enumerate(values)),
@@ -273,7 +288,7 @@ class Corpus:
             rows.append(row)
         return rows
 
-    def usage(self, by: str = "day", **options: Any) -> pd.DataFrame:
+    def usage(self, by: str | Sequence[str] = "day", **options: Any) -> pd.DataFrame:
         """A usage report (see :meth:`usage_rows`) as a DataFrame."""
         import pandas as pd
 

@@ -19,7 +19,10 @@ from functools import lru_cache, reduce
 from itertools import compress, filterfalse, repeat
 from typing import Any
 
+from .._context.describe import display_title
 from .._format.timestamps import parse_ms
+from .._inert import shell_quote
+from ._discover import store_of
 from ._scan import FileState, Message
 
 __all__ = ["FileInfo", "Rows", "derive"]
@@ -378,13 +381,37 @@ def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
     tree = ctx.tree
     leaves = len(tree.parent) - len(tree.has_child)
     abandoned = leaves - (1 if tree.leaf >= 0 and tree.leaf not in tree.has_child else 0)
-    return (info.file_id, ctx.session_id, info.path, info.project, header.get("cwd"),
-            _text(header.get("timestamp")), ctx.last_activity(), header.get("parentSession"),
-            _int(version) if _int(version) is not None else 1, state.name, state.first_user, info.size,
+    store = store_of(info.path)
+    name = state.name or state.title
+    cwd = header.get("cwd")
+    return (info.file_id, ctx.session_id, info.path, _resume(info.path, store), store, cwd or info.project,
+            info.project, cwd, _text(header.get("timestamp")), ctx.last_activity(), header.get("parentSession"),
+            _int(version) if _int(version) is not None else 1, name,
+            display_title(name, info.path, state.first_user, session_id=ctx.session_id), state.first_user, info.size,
             _iso(info.mtime_ms), state.lines, len(state.ids), json.dumps(counts), counts.get("message", 0), users,
             len(assistants), ", ".join(models), ", ".join(providers),
             ctx.entry_id(tree.leaf) if tree.leaf >= 0 else None, leaves, abandoned, len(state.compactions),
             *_usage_columns(own), copied_cost, damaged)
+
+
+def _resume(path: str, store: str | None) -> str | None:
+    """The command that resumes a session (omp's with omp, whose first line Pi does not read); None for a URL."""
+    if "://" in path:
+        return None
+    return f"{'omp' if store == 'omp' else 'pi'} --session {shell_quote(path)}"
+
+
+# The entry types of Pi's format (spec: session-format.md); an entry of another type is kept in the tree, unread.
+PI_ENTRY_TYPES = frozenset(("message", "model_change", "thinking_level_change", "usage", "compaction",
+                            "branch_summary", "context_edit", "custom", "custom_message", "label", "session_info"))
+
+
+def _unread(state: FileState, info: FileInfo) -> list[tuple[Any, ...]]:
+    """One problem per entry type that is not Pi's (another agent's: omp's ``ttsr_injection``, …), with its count."""
+    counts = Counter(t for t in state.types if t.__class__ is str and t not in PI_ENTRY_TYPES)
+    return [(info.file_id, info.path, None, "unread-type",
+             f"{n:,} {'entry' if n == 1 else 'entries'} of type {json.dumps(kind)}: not a type of Pi's format, "
+             "kept in the tree unread") for kind, n in sorted(counts.items())]
 
 
 def _iso(ms: int) -> str:
@@ -406,6 +433,7 @@ def derive(state: FileState, info: FileInfo, pending: int = 0) -> Rows:
         what = state.not_session or "no session header: empty, or not a Pi session file"
         problems.append((info.file_id, info.path, None, "not-a-session", what))
         return Rows([], {}, [], [], [], problems)
+    problems.extend(_unread(state, info))
     header = state.header
     for key in ("cwd", "parentSession"):
         header[key] = _text(header.get(key))

@@ -7,7 +7,15 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Found", "default_root", "find_files", "is_url", "order_key", "project_of"]
+__all__ = ["STORES", "Found", "agent_root", "default_agent_dir", "default_root", "find_files", "is_url", "order_key",
+           "project_of", "store_of"]
+
+#: The stores of Pi's format pikit knows by name (``agent_dir="omp"``), with where each keeps its sessions.
+STORES = {
+    "pi": "Pi: $PI_CODING_AGENT_DIR or ~/.pi/agent, sessions in <agent dir>/sessions/<encoded cwd>/",
+    "omp": "oh-my-pi: $OMP_CODING_AGENT_DIR or ~/.omp/agent, sessions in <agent dir>/sessions/<encoded cwd>/",
+    "openclaw": "OpenClaw: $OPENCLAW_STATE_DIR or ~/.openclaw, transcripts in agents/<agent id>/sessions/",
+}
 
 
 def is_url(path: str) -> bool:
@@ -15,11 +23,72 @@ def is_url(path: str) -> bool:
     return "://" in path
 
 
+def default_agent_dir(store: str = "pi") -> str:
+    """The agent directory of a known store (:data:`STORES`): ``pi`` is ``$PI_CODING_AGENT_DIR`` (``~`` expanded),
+    else ``~/.pi/agent``; ``omp`` is ``$OMP_CODING_AGENT_DIR``, else ``~/.omp/agent``; ``openclaw`` is
+    ``$OPENCLAW_STATE_DIR``, else ``~/.openclaw`` (its agents' folders are below it)."""
+    variable, folder = {"pi": ("PI_CODING_AGENT_DIR", (".pi", "agent")),
+                        "omp": ("OMP_CODING_AGENT_DIR", (".omp", "agent")),
+                        "openclaw": ("OPENCLAW_STATE_DIR", (".openclaw",))}[store]
+    given = os.environ.get(variable)
+    return os.path.expanduser(given) if given else os.path.join(os.path.expanduser("~"), *folder)
+
+
 def default_root() -> str:
     """Pi's sessions directory: ``$PI_CODING_AGENT_DIR/sessions`` (``~`` expanded), else ``~/.pi/agent/sessions``."""
-    agent = os.environ.get("PI_CODING_AGENT_DIR")
-    base = os.path.expanduser(agent) if agent else os.path.join(os.path.expanduser("~"), ".pi", "agent")
-    return os.path.join(base, "sessions")
+    return os.path.join(default_agent_dir(), "sessions")
+
+
+def agent_root(agent_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> str | list[str]:
+    """The sessions folders of agent directories: a path (Pi's layout: ``DIR/sessions/``) or a store's name.
+
+    ``openclaw`` stands for the ``sessions`` folder of every agent below ``~/.openclaw/agents``.
+    A folder that holds no ``sessions`` folder is refused, naming it.
+    """
+    from ..errors import PikitError, Wording
+
+    given = [agent_dir] if isinstance(agent_dir, str | os.PathLike) else list(agent_dir)
+    if not given:
+        raise PikitError(Wording("{agent_dir} names no agent directory", {"agent_dir": "agent_dir"}))
+    folders: list[str] = []
+    for each in given:
+        name = os.fspath(each)
+        if name == "openclaw":
+            agents = os.path.join(default_agent_dir("openclaw"), "agents")
+            found = sorted(glob.glob(os.path.join(glob.escape(agents), "*", "sessions")))
+            if not found:
+                raise PikitError(Wording("{agent_dir} openclaw: no agents/*/sessions folder in {where}",
+                                         {"agent_dir": "agent_dir"}, where=os.path.dirname(agents)))
+            folders.extend(found)
+            continue
+        base = default_agent_dir(name) if name in STORES else os.path.abspath(os.path.expanduser(name))
+        sessions = os.path.join(base, "sessions")
+        if not os.path.isdir(sessions):
+            raise PikitError(Wording("{agent_dir} {name}: no sessions folder in {where}", {"agent_dir": "agent_dir"},
+                                     name=name, where=base))
+        folders.append(sessions)
+    return folders[0] if len(folders) == 1 else folders
+
+
+def store_of(path: str) -> str | None:
+    """Which store a session file belongs to: ``pi``, ``omp``, ``openclaw``, else the agent directory holding it
+    (the folder with the ``sessions`` folder the file is in, up to three levels down); None outside such a layout."""
+    parts = path.replace("\\", "/").split("/")
+    for depth in (1, 2, 3):  # OpenClaw: sessions/FILE; Pi: sessions/CWD/FILE; omp's subagents: sessions/CWD/RUN/FILE
+        if len(parts) > depth and parts[-depth - 1] == "sessions":
+            agent = "/".join(parts[:-depth - 1])
+            break
+    else:
+        return None
+    if agent in (default_agent_dir("pi"), default_agent_dir("omp")):
+        return "pi" if agent == default_agent_dir("pi") else "omp"
+    if agent.endswith(("/.pi/agent", "/.omp/agent")):
+        return agent.rsplit("/", 2)[-2][1:]
+    above = agent.rsplit("/", 2)
+    if len(above) == 3 and above[1] == "agents" and (above[0].endswith("/.openclaw")
+                                                       or above[0] == default_agent_dir("openclaw")):
+        return "openclaw"
+    return agent or "/"
 
 
 def order_key(path: str) -> tuple[int, tuple[bytes, ...]]:
@@ -94,8 +163,13 @@ def find_files(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] |
 
             raise PikitError(f"{text}: no such file or folder; check the path")
     else:
-        files = [os.fspath(p) if is_url(os.fspath(p)) else os.path.abspath(os.path.expanduser(os.fspath(p)))
-                 for p in root]
+        files = []
+        for p in root:
+            text = os.fspath(p)
+            if not is_url(text) and os.path.isdir(os.path.expanduser(text)):  # a folder of the list: its files
+                files.extend(_walk(os.path.expanduser(text), problems))
+            else:
+                files.append(text if is_url(text) else os.path.abspath(os.path.expanduser(text)))
     named = [path for path in set(files) if _utf8(path)]
     problems.extend((_shown(path), "unreadable", "the file name is not valid UTF-8: rename the file to index it")
                     for path in set(files) if not _utf8(path))

@@ -42,7 +42,7 @@ __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeld
            "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_unwritable",
            "move_aside", "stored_name", "transaction", "unwritable", "words"]
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1
@@ -250,7 +250,7 @@ def _open_own(path: str, absolute: str, owned: bool) -> Any:
     con = _open(absolute)
     try:
         if not found.current:
-            _build_again(con, found)
+            _build_again(con)
     except BaseException:
         con.close()
         raise
@@ -337,21 +337,14 @@ def _open(absolute: str) -> Any:
     return con
 
 
-def _build_again(con: Any, found: _Found) -> None:
-    """Mark an index of a pikit from before the mark (of this schema version: its rows stay), or empty one of
-    another schema version (or missing a table) and make its tables anew."""
+def _build_again(con: Any) -> None:
+    """Empty an index of another schema version (a pikit's from before the mark included: every one of those is
+    of an earlier schema), or missing a table, and make its tables anew; the user's own tables stay."""
     with transaction(con):
-        kept: list[tuple[str, str]] = []
-        if found.earlier and found.version == SCHEMA_VERSION:  # (meta is made again, its values uncompressed)
-            kept = con.execute("SELECT key, value FROM meta WHERE key NOT IN ('format', 'schema')").fetchall()
-            con.execute("DROP TABLE meta")
-        else:
-            con.execute("DROP VIEW IF EXISTS messages")
-            for name in _OWN_TABLES:
-                con.execute(f'DROP TABLE IF EXISTS "{name}"')
+        con.execute("DROP VIEW IF EXISTS messages")
+        for name in _OWN_TABLES:
+            con.execute(f'DROP TABLE IF EXISTS "{name}"')
         create_tables(con)
-        for row in kept:
-            con.execute("INSERT INTO meta VALUES (?, ?)", list(row))
 
 
 def _create(path: str, absolute: str) -> bool:

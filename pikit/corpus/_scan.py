@@ -89,6 +89,7 @@ class _Line(msgspec.Struct, gc=False):
     version: Any = None
     cwd: Any = None
     parentSession: Any = None
+    title: Any = None
 
 
 _line_decoder = msgspec.json.Decoder(_Line)
@@ -125,6 +126,7 @@ class FileState(msgspec.Struct):
     v1: bool = False
     not_session: str | None = None
     name: str | None = None
+    title: str | None = None  # omp's title (its first line, else the header's): the name a session_info did not give
     first_user: str | None = None
     ids: list[Any] = msgspec.field(default_factory=list)
     parents: list[Any] = msgspec.field(default_factory=list)
@@ -285,12 +287,20 @@ def _from_dict(value: dict[str, Any]) -> _Line:
 
 
 def _header(state: FileState, head: _Line, number: int) -> None:
+    if number == 1 and head.type == "title":  # omp's first line: a slot holding the session's title, then the header
+        state.title = _title(head.title)
+        return
     if head.type != "session" or not isinstance(head.id, str):
         state.not_session = f"line {number}: the first object is not a session header (no string id)"
         return
     state.header = {"id": head.id, "cwd": head.cwd, "timestamp": head.timestamp, "version": head.version,
                     "parentSession": head.parentSession}
     state.v1 = not _number(head.version) or head.version < 2
+    state.title = state.title or _title(head.title)
+
+
+def _title(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _message(state: FileState, line: Line, head: _Line, index: int) -> None:

@@ -34,13 +34,23 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "sessions": (*_table("""
         session_id          string               the header's id
         path                string               the session file
-        project             string               the folder the file sits in (Pi's encoded cwd)
+        resume              string               the command that resumes the session: pi --session PATH (omp's
+                                                   sessions: omp), the path quoted for a shell ($'…' for control
+                                                   characters)
+        store               string               where the file comes from: pi, omp, openclaw, else the agent directory
+                                                   holding it (<NA> outside an agent directory's layout)
+        project             string               the project: the header's cwd (the folder the file sits in when the
+                                                   header has none)
+        folder              string               the folder the file sits in (Pi's encoded cwd, --home-dev-shop-api--)
         cwd                 string               the header's cwd
         started             datetime64[ms, UTC]  the header's timestamp
         last_activity       datetime64[ms, UTC]  the latest entry timestamp
         parent_session      string               the header's parentSession: the file this one was forked or cloned from
         version             Int64                format version of the file (1 when the header has none)
-        name                string               the session name (latest session_info)
+        name                string               the session name (latest session_info; omp's: its title line)
+        title               string               what Pi's session list calls it: the name, else the first user
+                                                   request (after the file name when Pi did not name the file), one
+                                                   line, cut at a word to 72 characters
         first_user_message  string               text of the first user message (shortened to 4,000 characters)
         size                Int64                file size in bytes when scanned
         mtime               datetime64[ms, UTC]  file modification time when scanned
@@ -124,7 +134,8 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "problems": _table("""
         path     string  the file
         line     Int64   line number (<NA>: the whole file)
-        kind     string  damaged-line, unfinished-line, not-a-session, unreadable, vanished, extra-header
+        kind     string  damaged-line, unfinished-line, not-a-session, unreadable, vanished, extra-header,
+                           unread-type (entries of a type not Pi's, one row per type, with their count)
         message  string  what went wrong
     """),
 }

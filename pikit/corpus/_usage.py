@@ -26,9 +26,10 @@ Deliberately more exact than ``@ccusage/pi``:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BY", "FIELDS", "check_date", "usage_query"]
+__all__ = ["BY", "FIELDS", "check_date", "usage_keys", "usage_query"]
 
 BY = ("day", "month", "session", "model", "project")
 FIELDS = ("inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
@@ -56,20 +57,43 @@ def check_date(value: str | None) -> str | None:
     return digits
 
 
-def usage_query(by: str, *, since: str | None = None, until: str | None = None, timezone: str | None = None,
-                split_branch: bool = False) -> tuple[str, dict[str, Any]]:
-    """The SQL of a usage report and its parameters (rows: key, [branch,] the FIELDS, last activity)."""
-    if by not in _KEYS:
+def usage_keys(by: str | Sequence[str]) -> list[str]:
+    """The grouping keys of a report: one (``"day"``) or several (``["day", "model"]``, ``"day,model"``), checked."""
+    from ..errors import PikitError, Wording
+
+    keys = [k.strip() for k in by.split(",")] if isinstance(by, str) else list(by)
+    for key in keys:
+        if key not in _KEYS:
+            raise PikitError(Wording("{by} must be one of {choices} (or several, comma-separated), not {value}",
+                                     {"by": "by"}, choices=", ".join(BY), value=repr(key)))
+    if not keys or len(set(keys)) < len(keys):
+        raise PikitError(Wording("{by} needs one key or several different ones, not {value}", {"by": "by"},
+                                 value=repr(",".join(keys))))
+    return keys
+
+
+def usage_query(by: str | Sequence[str], *, since: str | None = None, until: str | None = None,
+                timezone: str | None = None, split_branch: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL of a usage report and its parameters (rows: key, [branch,] the FIELDS, last activity).
+
+    ``by`` several keys: the key is the list of their values.
+    """
+    keys = usage_keys(by) if not isinstance(by, str) else [by]
+    if keys[0] not in _KEYS:
         from ..errors import PikitError
 
         raise PikitError(f"by must be one of {', '.join(BY)}, not {by!r}")
     params: dict[str, Any] = {"tz": timezone or "", "since": check_date(since), "until": check_date(until)}
-    key = _KEYS[by]
+    key, session = _KEYS[keys[0]], "key"
+    if not isinstance(by, str):  # several keys: a list of their values (the session's value among them)
+        key = f"[{', '.join(_KEYS[k] for k in keys)}]"
+        session = f"key[{keys.index('session') + 1}]" if "session" in keys else ""
+    by_session = "session" in keys
     day = "strftime(timezone($tz, timestamp), '%Y%m%d')"
     branch = "CASE WHEN on_active_branch THEN 'active' ELSE 'abandoned' END" if split_branch else "''"
     # @ccusage/pi filters a session by the date of its last activity, everything else message by message
-    if by == "session":
-        date_filter = ("QUALIFY max(last_day) OVER (PARTITION BY key) "
+    if by_session:
+        date_filter = (f"QUALIFY max(last_day) OVER (PARTITION BY {session}) "
                        "BETWEEN coalesce($since, '0') AND coalesce($until, '9')")
     else:
         date_filter = "WHERE last_day BETWEEN coalesce($since, '0') AND coalesce($until, '9')"

@@ -9,6 +9,8 @@
 //   searchable: whether the search box is on (the kernel has message text to search)
 //   sort_column, sort_descending: the order (clicking a heading sets them)
 //   selected_path: the row last clicked (set here, read by Python)
+//   selected_id, resume: that session's id and the command that resumes it (from Python), shown under the
+//               table in a read-only field (select it, or the copy button puts it on the clipboard)
 //   row_height, height: pixels
 // Written back: render_ms (view creation to first paint).
 // Session text only ever reaches the DOM through textContent, never innerHTML.
@@ -35,10 +37,48 @@ function render({ model, el }) {
   const spacer = document.createElement("div");
   spacer.className = "pikit-browser-spacer";
   viewport.appendChild(spacer);
+  const resumeBar = document.createElement("div");
+  resumeBar.className = "pikit-browser-resume";
+  const sessionId = document.createElement("span");
+  sessionId.className = "pikit-browser-id";
+  const command = document.createElement("input");
+  command.type = "text";
+  command.readOnly = true;
+  command.className = "pikit-browser-command";
+  command.setAttribute("aria-label", "command that resumes the session in Pi");
+  const copy = document.createElement("button");
+  copy.type = "button";
+  copy.className = "pikit-browser-copy";
+  copy.textContent = "copy";
+  copy.title = "copy the command that resumes this session";
+  resumeBar.appendChild(sessionId);
+  resumeBar.appendChild(command);
+  resumeBar.appendChild(copy);
   root.appendChild(bar);
   root.appendChild(head);
   root.appendChild(viewport);
+  root.appendChild(resumeBar);
   el.appendChild(root);
+
+  function showResume() {
+    const text = model.get("resume") || "";
+    resumeBar.hidden = !text;
+    sessionId.textContent = model.get("selected_id") || "";
+    command.value = text;
+    copy.textContent = "copy";
+  }
+  command.addEventListener("focus", () => command.select());
+  copy.addEventListener("click", async () => {
+    command.select();
+    let done = false;
+    try {
+      await navigator.clipboard.writeText(command.value);
+      done = true;
+    } catch (e) {
+      try { done = document.execCommand("copy"); } catch (e2) { done = false; }
+    }
+    copy.textContent = done ? "copied" : "select and copy";
+  });
 
   const decoder = new TextDecoder();
   const number = (n) => n.toLocaleString("en-US");
@@ -149,7 +189,7 @@ function render({ model, el }) {
   }
 
   viewport.style.height = (model.get("height") || 420) + "px";
-  readRows(); readMatches(); setSearchable(); compute(); drawHead(); paint();
+  readRows(); readMatches(); setSearchable(); compute(); drawHead(); paint(); showResume();
   let typing = null;
   search.addEventListener("input", () => {
     compute();
@@ -167,6 +207,8 @@ function render({ model, el }) {
   model.on("change:sort_column", () => { compute(); drawHead(); paint(); });
   model.on("change:sort_descending", () => { compute(); drawHead(); paint(); });
   model.on("change:selected_path", schedule);
+  model.on("change:resume", showResume);
+  model.on("change:selected_id", showResume);
   requestAnimationFrame(() => {
     paint();
     model.set("render_ms", performance.now() - t0);

@@ -12,9 +12,10 @@ import ipywidgets as widgets
 import traitlets
 
 from .. import jsjson
+from .._inert import visible
 from ._base import error_output
 from ._html import CSS, error_box
-from ._views.browser import BROWSER_COLUMNS, browser_rows
+from ._views.browser import BROWSER_COLUMNS, browser_rows, resume_command
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,6 +44,14 @@ _BROWSER_CSS = """
 .pikit-browser-row.pikit-selected { background: rgba(25, 118, 210, 0.16); }
 .pikit-browser-cell { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .pikit-num { text-align: right; }
+.pikit-browser-resume { display: flex; gap: 6px; align-items: center; margin-top: 4px; }
+.pikit-browser-resume[hidden] { display: none; }
+.pikit-browser-id { color: var(--jp-ui-font-color2, #666); white-space: nowrap; font-family: var(--jp-code-font-family,
+  monospace); }
+.pikit-browser-command { flex: 1 1 auto; padding: 2px 6px; border: 1px solid var(--jp-border-color2, #ccc);
+  border-radius: 4px; font-family: var(--jp-code-font-family, monospace); font-size: inherit;
+  background: var(--jp-layout-color2, #f7f7f7); color: inherit; }
+.pikit-browser-copy { padding: 2px 10px; font: inherit; cursor: pointer; }
 """
 
 
@@ -54,8 +63,12 @@ class SessionTable(anywidget.AnyWidget):
     for every row; the kernel works them out, see :class:`SessionBrowser`), ``searchable``
     (whether the search box is on), ``sort_column`` (index in
     :data:`~pikit.widgets._views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
-    ``selected_path`` (the session file of the row last clicked). ``shown_count`` is how many
-    rows the search keeps; ``render_ms`` the time the browser took to first paint.
+    ``selected_path`` (the session file of the row last clicked). Under the table, the selected
+    session's id (made visible: :func:`~pikit._inert.visible`) and the command that resumes it in
+    Pi (``selected_id`` and ``resume``, set here from the ``resume`` column, inert as it is
+    quoted) stand in a field to select and a button that copies the command.
+    ``shown_count`` is how many rows the search keeps; ``render_ms`` the time the browser took to
+    first paint.
 
     A path that is not valid UTF-8 (a lone surrogate, as Python reads an undecodable file name)
     cannot travel to the page and back as it is: its row holds it with ``\\udXXX`` escapes, and
@@ -73,14 +86,18 @@ class SessionTable(anywidget.AnyWidget):
     sort_column = traitlets.Int(0).tag(sync=True)
     sort_descending = traitlets.Bool(True).tag(sync=True)
     selected_path = traitlets.Unicode("").tag(sync=True)
+    selected_id = traitlets.Unicode("").tag(sync=True)
+    resume = traitlets.Unicode("").tag(sync=True)
     row_height = traitlets.Int(26).tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     shown_count = traitlets.Int(-1).tag(sync=True)
     render_ms = traitlets.Float(-1.0).tag(sync=True)
 
-    def __init__(self, rows: list[list[Any]], *, height: int = 420, **kwargs: Any) -> None:
+    def __init__(self, rows: list[list[Any]], *, height: int = 420,
+                 sessions: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
         columns = [[c.title, c.numeric, c.width] for c in BROWSER_COLUMNS]
         self._paths = [row[0] for row in rows]
+        self._sessions = dict(sessions or {})  # path → (session id, resume command)
         self.files: dict[str, str] = {}
         for row in rows:
             sent = row[0].encode("utf-8", "backslashreplace").decode("utf-8")
@@ -88,6 +105,13 @@ class SessionTable(anywidget.AnyWidget):
                 self.files[sent], row[0] = row[0], sent
         super().__init__(rows_data=jsjson.stringify_bytes(rows), columns=columns, height=height,
                          shown_count=len(rows), **kwargs)
+        self.observe(self._selected, names=["selected_path"])
+
+    def _selected(self, change: dict[str, Any]) -> None:
+        path = self.files.get(change["new"], change["new"])
+        session_id, resume = self._sessions.get(path, ("", ""))
+        with self.hold_sync():
+            self.selected_id, self.resume = session_id, resume
 
     def keep(self, search: str, paths: Iterable[str] | None) -> None:
         """Show only the rows of ``paths`` (``None``: every row), found for the words ``search``."""
@@ -127,8 +151,10 @@ class SessionBrowser(widgets.VBox):
                  explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         self.corpus = cast("Corpus", source) if hasattr(source, "sessions") else None
         sessions = cast("pd.DataFrame", source) if self.corpus is None else self.corpus.sessions
-        self.table = SessionTable(browser_rows(sessions.to_dict("records")), height=height,
-                                  searchable=self.corpus is not None)
+        records = sessions.to_dict("records")
+        self.table = SessionTable(browser_rows(records), height=height, searchable=self.corpus is not None,
+                                  sessions={str(r.get("path")): (visible(str(r.get("session_id") or "")),
+                                                                 resume_command(r)) for r in records})
         self.detail = widgets.VBox()
         self.explorer: SessionExplorer | None = None
         self.errors = error_output()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,14 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
     assert _value(jupyter_server, "str(browser.explorer.session.path)") == path
     costliest = _value(jupyter_server, "max(browser.table.rows, key=lambda r: r[7])[0]")
     assert path == costliest
+    # under the table: the session's id and the command that resumes it, in a field to select or copy
+    command = table.locator(".pikit-browser-command")
+    command.wait_for(state="visible", timeout=10_000)
+    assert command.input_value() == f"pi --session {shlex.quote(path)}"
+    assert command.get_attribute("readonly") is not None
+    session_id = _value(jupyter_server, "str(corpus.sessions.set_index('path').session_id[browser.selected_path])")
+    assert table.locator(".pikit-browser-id").text_content() == session_id
+    assert table.locator(".pikit-browser-copy").is_visible()
     page.locator(".pikit-session-browser .pikit-tree-row").first.wait_for(state="visible", timeout=30_000)
     page.locator(".pikit-session-browser").first.scroll_into_view_if_needed()
     screenshot(page, "session-browser-click")

@@ -56,6 +56,10 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
     "pikit usage": [(["usage", str(CORPUS), "--by", "month", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"]),
                     (["usage", str(CORPUS), "--by", "session", "--split", "branch", "--index", "{tmp}/index.duckdb"],
+                     ["", "rows.*", "totals"]),
+                    (["usage", str(CORPUS), "--by", "day,model", "--index", "{tmp}/index.duckdb"],
+                     ["", "rows.*", "totals"]),
+                    (["usage", str(CORPUS), "--by", "month,session,project", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"])],
     "pikit problems": [(["problems", str(CORPUS), "--index", "{tmp}/index.duckdb"], ["", "problems.*"])],
 }

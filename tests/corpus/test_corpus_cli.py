@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 FIELDS = ["key", "inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
           "summarizationTokens", "summarizationCost"]
 
@@ -115,3 +117,60 @@ def test_problems_lists_the_index_problems_and_the_note_points_to_it(sample_corp
     (tmp_path / "clean" / whole.name).write_bytes(whole.read_bytes())
     clean = _run("problems", str(tmp_path / "clean"), "--index", str(tmp_path / "c.duckdb"))
     assert clean.returncode == 0 and clean.stdout == "no problems\n"
+
+
+def test_sessions_sort_limit_and_full_ids(sample_corpus: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "i.duckdb")
+    listed = _json("sessions", str(sample_corpus), "--index", index)["sessions"]
+    first = listed[0]
+    assert first["project"] == first["cwd"] and first["folder"].startswith("--home-dev-")
+    assert first["resume"] == f"pi --session {first['path']}" and first["store"] == str(sample_corpus.parent)
+    assert list(first)[:6] == ["sessionId", "path", "resume", "store", "project", "folder"]
+    costly = _json("sessions", str(sample_corpus), "--index", index, "--sort", "cost", "--limit", "3")["sessions"]
+    assert [s["cost"] for s in costly] == sorted((s["cost"] for s in listed), reverse=True)[:3]
+    cheap = _json("sessions", str(sample_corpus), "--index", index, "--sort", "cost:asc", "--limit", "2")["sessions"]
+    assert [s["cost"] for s in cheap] == sorted(s["cost"] for s in listed)[:2]
+    titles = _json("sessions", str(sample_corpus), "--index", index, "--sort", "title")["sessions"]
+    assert [s["title"] for s in titles] == sorted(s["title"] for s in listed)
+    plain = _run("sessions", str(sample_corpus), "--index", index, "--sort", "started:asc", "--limit", "2")
+    assert plain.returncode == 0 and "2 session(s)" in plain.stdout
+    oldest = sorted(listed, key=lambda s: s["started"])[:2]
+    for session in oldest:  # the id in full, beside the path, on the line below the title's
+        assert f"{session['sessionId']} · {session['path']}" in plain.stdout
+        assert session["title"] in plain.stdout
+    wrong = _run("sessions", str(sample_corpus), "--index", index, "--sort", "price")
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
+    assert "--sort: no column 'price'; columns: session_id, path, resume" in wrong.stderr
+    assert _run("sessions", str(sample_corpus), "--index", index, "--sort", "cost:up").returncode == 1
+
+
+def test_usage_by_two_keys_on_the_command_line(sample_corpus: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "i.duckdb")
+    both = _json("usage", str(sample_corpus), "--by", "day,model", "--index", index, "--timezone", "UTC")
+    days = _json("usage", str(sample_corpus), "--by", "day", "--index", index, "--timezone", "UTC")
+    assert all(list(row)[:2] == ["day", "model"] and list(row)[2:] == FIELDS[1:] for row in both["rows"])
+    assert {k: v for k, v in both["totals"].items() if "ost" not in k} == \
+        {k: v for k, v in days["totals"].items() if "ost" not in k}
+    assert both["totals"]["cost"] == pytest.approx(days["totals"]["cost"])
+    plain = _run("usage", str(sample_corpus), "--by", "day,model", "--index", index, "--timezone", "UTC")
+    lines = plain.stdout.splitlines()
+    assert lines[0].split()[:3] == ["day", "model", "input"] and lines[-1].startswith("total")
+    assert len(lines) == len(both["rows"]) + 2
+    wrong = _run("usage", str(sample_corpus), "--by", "day,week")
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
+    assert "--by must be one of day, month, session, model, project" in wrong.stderr
+
+
+def test_agent_dir_on_the_command_line(tmp_path: Path) -> None:
+    from corpora import header, user, write
+
+    agent = tmp_path / "agent"
+    write(agent / "sessions" / "--srv--" / "2026-11-02T08-00-00-000Z_s1.jsonl", header("s1", cwd="/srv"),
+          user("u1", None, "2026-11-02T08:00:01.000Z", "Deploy the service"))
+    index = str(tmp_path / "i.duckdb")
+    (session,) = _json("sessions", "--agent-dir", str(agent), "--index", index)["sessions"]
+    assert (session["store"], session["project"], session["title"]) == (str(agent), "/srv", "Deploy the service")
+    both = _run("sessions", str(agent), "--agent-dir", str(agent), "--index", index)
+    assert both.returncode == 1 and both.stderr == "pikit: error: give DIR or --agent-dir, not both\n"
+    missing = _run("sessions", "--agent-dir", str(tmp_path / "nowhere"), "--index", index)
+    assert missing.returncode == 1 and "--agent-dir" in missing.stderr and "no sessions folder" in missing.stderr

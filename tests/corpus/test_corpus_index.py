@@ -364,7 +364,8 @@ def test_default_directory_honours_pis_variable(tmp_path: Path, monkeypatch: pyt
 
 def test_globs_and_lists_of_files(sample_corpus: Path) -> None:
     with Corpus.open(str(sample_corpus / "--home-dev-infra--" / "*.jsonl"), index=":memory:", workers=1) as corpus:
-        assert set(corpus.sessions.project) == {"--home-dev-infra--"}
+        assert set(corpus.sessions.folder) == {"--home-dev-infra--"}
+        assert set(corpus.sessions.project) == {"/home/dev/infra"}  # the header's cwd
     files = sorted(sample_corpus.glob("*/*.jsonl"))[:3]
     with Corpus.open(files, index=":memory:", workers=1) as corpus:
         assert len(corpus.sessions) == 3

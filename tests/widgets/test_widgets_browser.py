@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def test_rows_hold_keys_and_texts(corpus: Corpus) -> None:
     by_path = {r[0]: r for r in rows}
     first = corpus.sessions.iloc[0]
     row = by_path[first.path]
-    assert row[1 + n + 2] == (first["name"] or first.first_user_message)
+    assert row[1 + n + 2] == first.title
     cost = [c.field for c in BROWSER_COLUMNS].index("cost")
     assert row[1 + cost] == pytest.approx(first.cost) and row[1 + n + cost] == f"{first.cost:,.2f}"
 
@@ -44,8 +45,20 @@ def test_a_selection_opens_the_session_below(corpus: Corpus) -> None:
     assert isinstance(browser.explorer, SessionExplorer)
     assert str(browser.explorer.session.path) == path
     assert browser.detail.children == (browser.explorer,)
+    row = corpus.sessions.iloc[3]
+    assert (browser.table.selected_id, browser.table.resume) == (row.session_id, row.resume)
+    assert browser.table.resume == f"pi --session {path}"  # (a plain path needs no quotes)
     browser.selected_path = ""
     assert browser.explorer is None
+    assert browser.table.resume == browser.table.selected_id == ""
+
+
+def test_the_resume_command_without_the_column_is_quoted(tmp_path: Path) -> None:
+    odd = str(tmp_path / "it's here" / "s.jsonl")
+    browser = SessionBrowser(pd.DataFrame([{"path": odd, "session_id": "s1", "started": None}]))
+    browser.table.selected_path = odd
+    assert browser.table.resume == "pi --session " + shlex.quote(odd)
+    assert shlex.split(browser.table.resume) == ["pi", "--session", odd]
 
 
 def test_a_session_that_cannot_be_opened_shows_an_error(corpus: Corpus, tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 #: The columns of the ``sessions`` table ``pikit sessions`` reads, in the order of its JSON keys
 #: (each key is the column's name in camel case).
-SESSION_FIELDS = ("session_id", "path", "project", "cwd", "started", "last_activity", "parent_session", "version",
-                  "name", "first_user_message", "size", "entries", "messages", "user_messages",
-                  "assistant_messages", "models", "providers", "leaf_id", "leaves", "abandoned_branches",
-                  "compactions", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                  "total_tokens", "cost", "damaged_lines")
+SESSION_FIELDS = ("session_id", "path", "resume", "store", "project", "folder", "cwd", "started", "last_activity",
+                  "parent_session", "version", "name", "title", "first_user_message", "size", "entries", "messages",
+                  "user_messages", "assistant_messages", "models", "providers", "leaf_id", "leaves",
+                  "abandoned_branches", "compactions", "input_tokens", "output_tokens", "cache_read_tokens",
+                  "cache_write_tokens", "total_tokens", "cost", "damaged_lines")
 
 #: The columns of the ``problems`` table ``pikit problems`` reads, and its JSON keys.
 PROBLEM_FIELDS = ("path", "line", "kind", "message")
@@ -30,7 +30,8 @@ def problems(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
 
 
 def usage(rows: list[dict[str, Any]], totals: Mapping[str, Any]) -> dict[str, Any]:
-    """The report's rows as the corpus gives them (``Corpus.usage_rows``) and their totals."""
+    """The report's rows as the corpus gives them (``Corpus.usage_rows``: ``key``, or with several keys each under
+    its name) and their totals."""
     return {"rows": rows, "totals": totals}
 
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._formatting import fmt_int
-from ..._inert import visible
+from ..._inert import shell_quote, visible
 
-__all__ = ["BROWSER_COLUMNS", "BrowserColumn", "browser_rows"]
+__all__ = ["BROWSER_COLUMNS", "BrowserColumn", "browser_rows", "resume_command"]
 
 
 @dataclass(frozen=True)
@@ -60,18 +60,27 @@ def _shown(field: str, value: Any) -> str:
     return visible(" ".join(str(value).split())[:300])
 
 
+def resume_command(record: Mapping[str, Any]) -> str:
+    """The command that resumes a session: its ``resume`` column, else ``pi --session PATH``
+    (:func:`~pikit._inert.shell_quote`)."""
+    given = _value(record.get("resume"))
+    return str(given) if given else f"pi --session {shell_quote(str(record.get('path')))}"
+
+
 def browser_rows(sessions: Iterable[Mapping[str, Any]]) -> list[list[Any]]:
     """``[path, sort keys per column..., shown texts per column...]`` for each session row.
 
     ``sessions`` are records of the corpus ``sessions`` table. The session column shows its
-    name, else its first user message. Texts are plain, shown with :func:`pikit._inert.visible`
-    (control characters, bidi controls and lone surrogates made visible): the browser puts
+    title (a table without that column: its name, else its first user message). Texts are
+    plain, shown with :func:`pikit._inert.visible` (control characters, bidi controls and lone
+    surrogates made visible): the browser puts
     them in the page with ``textContent`` only. The path stays exact.
     """
     rows = []
     for record in sessions:
         values = {c.field: _value(record.get(c.field)) for c in BROWSER_COLUMNS if c.field != "title"}
-        values["title"] = _value(record.get("name")) or _value(record.get("first_user_message")) or ""
+        values["title"] = (_value(record.get("title")) or _value(record.get("name"))
+                           or _value(record.get("first_user_message")) or "")
         keys = [values[c.field] if c.numeric else visible(str(values[c.field] or "")).lower() for c in BROWSER_COLUMNS]
         shown = [_shown(c.field, values[c.field]) for c in BROWSER_COLUMNS]
         rows.append([str(record.get("path")), *keys, *shown])
