@@ -677,3 +677,40 @@ def test_v1_ids_are_derived_from_position_and_content() -> None:
     # Editing one line changes that entry's id only.
     changed = pikit.loads(text.replace('"same"', '"other"', 1))
     assert [e.id for e in changed.entries][1:] == ids[1:] and changed.entries[0].id != ids[0]
+
+
+def _omp_title_slot(title: str) -> bytes:
+    """oh-my-pi's first line: a ``title`` object padded to 256 bytes, rewritten in place when the title changes."""
+    slot = {"type": "title", "v": 1, "title": title, "source": "auto", "pad": ""}
+    slot["pad"] = " " * (255 - len(json.dumps(slot, separators=(",", ":")).encode()))
+    return json.dumps(slot, separators=(",", ":")).encode() + b"\n"
+
+
+def test_an_oh_my_pi_file_loads_with_its_title_line_as_the_name(tmp_path: Path) -> None:
+    from entries import asst, user
+
+    head = {"type": "session", "version": 3, "id": "s-omp", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    lines = [user("u1", None, 1, "Fix the login bug"),
+             {"type": "ttsr_injection", "id": "t1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+              "injectedRules": ["no-console"]},
+             asst("a1", "t1", 3, [{"type": "text", "text": "Fixed."}])]
+    path = tmp_path / "2026-01-01T00-00-00-000Z_s-omp.jsonl"
+    rest = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    body = json.dumps(head).encode() + b"\n" + rest
+    path.write_bytes(_omp_title_slot("Login bug") + body)
+    session = pikit.load(path)
+    assert session.title == "Login bug" and session.report.title == "Login bug"
+    assert [e.id for e in session.entries] == ["u1", "t1", "a1"] and session.leaf_id == "a1"
+    assert [e.line for e in session.entries] == [3, 4, 5] and not session.report.problems
+    assert [m["role"] for m in session.context().messages] == ["user", "assistant"]
+    # The title changes in place (same size): refreshing notices and reads the file again.
+    path.write_bytes(_omp_title_slot("Login bug, fixed") + body)
+    session.refresh()
+    assert session.title == "Login bug, fixed"
+    # Without the slot, the header's title names it; a title line anywhere but first is no header.
+    path.write_bytes(json.dumps({**head, "title": "From the header"}).encode() + b"\n" + rest)
+    plain = pikit.load(path)
+    assert plain.title == "From the header" and not plain.report.problems
+    path.write_bytes(b"\n" + _omp_title_slot("late") + body)
+    with pytest.raises(NotASessionError, match="line 2 is not a session header"):
+        pikit.load(path)

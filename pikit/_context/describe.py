@@ -139,10 +139,11 @@ def first_request(session: SessionTree) -> str | None:
 def session_title(session: SessionTree, width: int = TITLE_WIDTH) -> str:
     """What to call a session in listings, widgets and pages (one line, at most ``width`` characters).
 
-    See :func:`display_title`: the name, else the first user request (with the file name before it
+    See :func:`display_title`: the name (the latest ``session_info``, else the title an oh-my-pi
+    file holds), else the first user request (with the file name before it
     when the file is not named the way Pi names its files).
     """
-    name = session.name
+    name = session.name or session.report.title
     return display_title(name, session.path, None if name else first_request(session), width,
                          session_id=session.id)
 

@@ -66,6 +66,9 @@ class LoadReport:
     #: Whether a refresh keeps the entries it reads parsed (decided on the first refresh:
     #: a file past ``KEEP_ALL_BELOW`` keeps only what the index needs, as loading does).
     keeps_parsed: bool | None = field(default=None, repr=False)
+    #: The title of an oh-my-pi file: its first line, a fixed-width ``{"type":"title"}`` slot
+    #: before the header, else the header's ``title`` (``None`` for Pi's own files).
+    title: str | None = None
 
     @property
     def problems(self) -> list[Problem]:
@@ -191,6 +194,9 @@ class EntryBuilder:
             self.damaged(number, f"a JSON {_js_type(obj)}, not an entry object")
             return
         if self.header is None:
+            if number == 1 and obj.get("type") == "title":  # oh-my-pi's title slot, then Pi's header
+                self.report.title = _text(obj.get("title"))
+                return
             if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
                 raise NotASessionError(
                     self.source,
@@ -198,6 +204,7 @@ class EntryBuilder:
                     '{"type":"session","id":...}); is this a Pi session file?',
                 )
             self.header = obj
+            self.report.title = self.report.title or _text(obj.get("title"))
             if header_version(obj) < CURRENT_VERSION:
                 self.objects = [obj]
             return
@@ -227,6 +234,11 @@ class EntryBuilder:
                 if version is not None and (version < 2 or id(entry) in renamed):
                     entry.replace_data(entry.data)
         return self.header, self.entries, self.report
+
+
+def _text(value: Any) -> str | None:
+    """A title as given, or ``None`` when it is not a string with something in it."""
+    return value.strip(jsjson.JS_WHITESPACE) or None if isinstance(value, str) else None
 
 
 def _js_type(value: Any) -> str:
