@@ -20,7 +20,7 @@ import pytest
 
 from pikit import PikitError
 from pikit.corpus import TABLES, Corpus
-from pikit.corpus._indexfile import MARK, CorpusIndexError, IndexRebuiltWarning
+from pikit.corpus._indexfile import MARK, SCHEMA_VERSION, CorpusIndexError, IndexRebuiltWarning
 from tests.corpus.corpora import assistant, header, user, write
 from tests.procs import env, one_error_line, pikit
 
@@ -120,18 +120,19 @@ def _as_earlier(index: Path, version: str) -> None:
 
 
 def test_an_index_of_an_earlier_pikit_is_recognised_and_built_again(tmp_path: Path) -> None:
-    """An index of schema 5 (no mark) is built again; one of schema 6 made before the mark keeps its rows and is
-    marked; a user's own table in either stays."""
+    """An index of schema 5 or 6 made before the mark is built again (an earlier schema) and marked; a user's own
+    table in either stays."""
     root = tmp_path / "sessions"
     _sessions(root)
-    for version, read_whole in (("5", 3), ("6", 0)):
+    for version, read_whole in (("5", 3), ("6", 3)):
         index = tmp_path / f"v{version}.duckdb"
         with _open(root, index) as corpus:
             corpus.connection.execute("CREATE TABLE my_notes AS SELECT 'mine' AS note")
         _as_earlier(index, version)
         with _open(root, index) as corpus:
             assert corpus.last_scan is not None and corpus.last_scan.read_whole == read_whole, version
-            assert corpus.rows("SELECT key, value FROM meta ORDER BY key") == [("format", MARK), ("schema", "6")]
+            meta = corpus.rows("SELECT key, value FROM meta ORDER BY key")
+            assert meta == [("format", MARK), ("schema", SCHEMA_VERSION)]
             assert corpus.rows("SELECT note FROM my_notes") == [("mine",)]
             assert len(corpus.sessions) == 3 and corpus.search("alpha")
 
