@@ -64,7 +64,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "messages": (*_table("""
         session_id   string               the session (header id)
         path         string               the session file
-        entry_id     string               the entry id (<NA> in a version-1 file)
+        entry_id     string               the entry id (in a version-1 file, the one pikit's migration gives it)
         entry_index  Int64                position of the entry in the file (0 = first after the header)
         role         string               message role
         provider     string               provider (assistant messages)
