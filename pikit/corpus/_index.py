@@ -79,6 +79,25 @@ _SAME_AS_MIGRATED = """
         AND c.total_tokens = v.total_tokens AND c.cost IS NOT DISTINCT FROM v.cost
     WHERE v.usage_key IS NOT NULL AND c.usage_key IS NOT NULL
     GROUP BY v.rowid"""
+# The usage a session row shows is what counts of its file: its messages that count (and, of those no report
+# counts, the ones not copied from another file), their costs added in entry order as the file's rows add them
+# (so a file no copy touches keeps the numbers it was derived with). Brought up to date for the files recounted.
+_SESSION_USAGE = """
+    UPDATE sessions s SET input_tokens = u.i, output_tokens = u.o, cache_read_tokens = u.r,
+        cache_write_tokens = u.w, total_tokens = u.t, cost = u.c
+    FROM (SELECT file_id, CAST(coalesce(sum(input_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS i,
+                 CAST(coalesce(sum(output_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS o,
+                 CAST(coalesce(sum(cache_read_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS r,
+                 CAST(coalesce(sum(cache_write_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS w,
+                 CAST(coalesce(sum(total_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS t,
+                 CASE WHEN count(*) FILTER (WHERE mine) = 0 THEN 0.0
+                      ELSE list_reduce(list(cost ORDER BY entry_index) FILTER (WHERE mine), lambda a, b: a + b) END AS c
+          FROM (SELECT file_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens,
+                       cost, entry_index, role = 'assistant' AND input_tokens IS NOT NULL
+                       AND CASE WHEN countable THEN counted ELSE NOT copied END AS mine
+                FROM messages_raw WHERE file_id IN (SELECT DISTINCT file_id FROM recounted))
+          GROUP BY file_id) u
+    WHERE s.file_id = u.file_id"""
 
 
 @dataclass
@@ -217,15 +236,16 @@ class Index:
         The keys these files held before they were read again count too (table ``dropped_keys``,
         :meth:`note_keys`): a key a file no longer holds may now count in another file. ``fresh``:
         every row was just written (counted where countable), so only the keys found more than
-        once need looking at. A message's key is its ``usage_key``, or for a version-1 file's
-        message the key of the same message in its migrated copy (:data:`_SAME_AS_MIGRATED`).
-        Among the occurrences of one key, the one not copied from another file counts (the
-        original), then the first in file order.
+        once need looking at, and copies (one without its original counts, in its session row
+        too). A message's key is its ``usage_key``, or for a version-1 file's message the key of
+        the same message in its migrated copy (:data:`_SAME_AS_MIGRATED`). Among the occurrences
+        of one key, the one not copied from another file counts (the original), then the first
+        in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`).
         """
         if keys_of is not None and not keys_of and not self._dropped():
             return
         if fresh:
-            scope = "eff IN (SELECT eff FROM keyed GROUP BY eff HAVING count(*) > 1)"
+            scope = "copied OR eff IN (SELECT eff FROM keyed GROUP BY eff HAVING count(*) > 1)"
         elif keys_of is None:
             scope = "true"
         else:  # (the messages of version-1 files and their copies are few: looked at every time)
@@ -235,19 +255,20 @@ class Index:
                        OR legacy OR eff <> own)"""
         # (joined on rowid: several times faster than on file_id and entry_index)
         self.con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE recounted AS
             WITH same AS ({_SAME_AS_MIGRATED}),
             keyed AS (
-                SELECT r.rowid AS row, r.usage_key AS own, coalesce(same.key, r.usage_key) AS eff,
+                SELECT r.rowid AS row, r.file_id, r.usage_key AS own, coalesce(same.key, r.usage_key) AS eff,
                        r.file_id IN (SELECT file_id FROM sessions WHERE version < 2) AS legacy,
                        r.countable, r.copied, f.path_order, r.entry_index
                 FROM messages_raw r JOIN files f USING (file_id) LEFT JOIN same ON same.row = r.rowid
                 WHERE r.usage_key IS NOT NULL)
-            UPDATE messages_raw m SET counted = w.first FROM (
-                SELECT row, countable AND row_number() OVER (
-                    PARTITION BY eff ORDER BY copied, path_order, entry_index) = 1 AS first
-                FROM keyed WHERE {scope}) w
-            WHERE m.rowid = w.row""", {"ids": keys_of} if keys_of is not None and not fresh else None)
-        self.con.execute("DELETE FROM dropped_keys")
+            SELECT row, file_id, countable AND row_number() OVER (
+                PARTITION BY eff ORDER BY copied, path_order, entry_index) = 1 AS first
+            FROM keyed WHERE {scope}""", {"ids": keys_of} if keys_of is not None and not fresh else None)
+        self.con.execute("UPDATE messages_raw m SET counted = w.first FROM recounted w WHERE m.rowid = w.row")
+        self.con.execute(_SESSION_USAGE)
+        self.con.execute("DELETE FROM dropped_keys; DROP TABLE recounted")
 
     def note_keys(self, file_ids: list[int]) -> None:
         """Remember the usage keys these files hold now (before their rows are replaced or removed)."""

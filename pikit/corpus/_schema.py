@@ -58,7 +58,8 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         abandoned_branches  Int64                branch tips other than the current leaf
         compactions         Int64                compaction entries
     """), *_USAGE, *_table("""
-        copied_cost    Float64  cost of messages copied here from another file (not counted again)
+        copied_cost    Float64  cost of messages copied here from another file (the usage columns above hold what
+                                  counts of the file: a copy only where its original is not in the corpus)
         damaged_lines  Int64    lines skipped as damaged
     """)),
     "messages": (*_table("""

@@ -187,3 +187,29 @@ def test_a_session_costs_the_same_everywhere(sample_corpus: Path, tmp_path: Path
         assert f"{record['cost']:,.2f}" in shown[record["path"]]
         copied += record["copied_cost"] > 0
     assert copied > 3  # the corpus holds forks, whose copies count in their originals
+
+
+def _session_costs(corpus: Corpus) -> tuple[dict[str, float], dict[str, float]]:
+    """Per session: the cost its session rows show, and the cost ``usage --by session`` reports."""
+    listed = dict(corpus.rows("SELECT session_id, fsum(cost) FROM sessions GROUP BY session_id"))
+    return listed, {row["key"]: row["cost"] for row in corpus.usage_rows("session")}
+
+
+def test_session_rows_show_what_counts(tmp_path: Path) -> None:
+    """A fork whose parent is not (or no longer) in the corpus shows its copies; a legacy file beside its copy
+    shows nothing the copy counts."""
+    root = tmp_path / "sessions"
+    parents = _forked_corpus(root, 3)
+    _legacy_and_copy(root, "pi")
+    index = tmp_path / "i.duckdb"
+    with Corpus.open(root, index=index, workers=1) as corpus:
+        listed, reported = _session_costs(corpus)
+        assert listed == pytest.approx(reported, rel=1e-12, abs=1e-12) and len(listed) == 7
+        assert corpus.rows("SELECT count(*) FROM sessions WHERE session_id = 'old' AND cost = 0") == [(1,)]
+    parents[0].unlink()
+    with Corpus.open(root, index=index, workers=1) as corpus:
+        listed, reported = _session_costs(corpus)
+        assert listed == pytest.approx(reported, rel=1e-12, abs=1e-12) and "p00" not in listed
+        assert listed["c00"] == pytest.approx(0.5 + 0.01 * sum(range(1, 9)))
+    with Corpus.open(root, index=tmp_path / "fresh.duckdb", workers=1) as corpus:
+        assert _session_costs(corpus)[0] == listed
