@@ -172,6 +172,18 @@ def test_where_ccusage20_counts_a_copy_twice(ccusage20: Path, tmp_path: Path) ->
     assert {r["key"]: r["inputTokens"] for r in ours["rows"]} == {"p": 300, "c": 400}
 
 
+def test_where_ccusage20_counts_a_backup_twice(ccusage20: Path, tmp_path: Path) -> None:
+    """A copy of a file under another name, without ``parentSession``: ccusage 20 keeps a session per file name and
+    counts both; pikit counts the message once."""
+    root = tmp_path / "sessions"
+    message = assistant("a1", None, "2026-11-02T08:11:00.000Z", 100, 1.0)
+    write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_p.jsonl", header("p"), message)
+    write(root / "backup" / "2026-11-02T08-00-00-000Z_p-copy.jsonl", header("p"), message)
+    theirs = _ccusage20(ccusage20, "daily", root, "UTC")
+    ours = _pikit("day", root, "UTC", tmp_path)
+    assert theirs["totals"]["inputTokens"] == 200 and ours["totals"]["inputTokens"] == 100
+
+
 def test_legacy_entries_sharing_a_raw_id(ccusage: Path, tmp_path: Path) -> None:
     """A version-1 file whose entries carry the same raw id (Pi's migration replaces them): per day, @ccusage/pi's."""
     root = tmp_path / "sessions"
