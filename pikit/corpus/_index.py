@@ -79,6 +79,7 @@ _SAME_AS_MIGRATED = """
         AND c.total_tokens = v.total_tokens AND c.cost IS NOT DISTINCT FROM v.cost
     WHERE v.usage_key IS NOT NULL AND c.usage_key IS NOT NULL
     GROUP BY v.rowid"""
+_DROPPED_KEYS = "CREATE TEMP TABLE IF NOT EXISTS dropped_keys (usage_key VARCHAR)"  # (see Index.recount)
 # The usage a session row shows is what counts of its file: its messages that count (and, of those no report
 # counts, the ones not copied from another file), their costs added in entry order as the file's rows add them
 # (so a file no copy touches keeps the numbers it was derived with). Brought up to date for the files recounted.
@@ -242,7 +243,9 @@ class Index:
         of one key, the one not copied from another file counts (the original), then the first
         in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`).
         """
-        if keys_of is not None and not keys_of and not self._dropped():
+        self.con.execute(_DROPPED_KEYS)
+        if keys_of is not None and not keys_of \
+                and not self.con.execute("SELECT count(*) FROM dropped_keys").fetchall()[0][0]:
             return
         if fresh:
             scope = "copied OR eff IN (SELECT eff FROM keyed GROUP BY eff HAVING count(*) > 1)"
@@ -272,14 +275,10 @@ class Index:
 
     def note_keys(self, file_ids: list[int]) -> None:
         """Remember the usage keys these files hold now (before their rows are replaced or removed)."""
-        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS dropped_keys (usage_key VARCHAR)")
+        self.con.execute(_DROPPED_KEYS)
         if file_ids:
             self.con.execute("INSERT INTO dropped_keys SELECT DISTINCT usage_key FROM messages_raw "
                              "WHERE usage_key IS NOT NULL AND file_id IN (SELECT unnest($ids))", {"ids": file_ids})
-
-    def _dropped(self) -> bool:
-        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS dropped_keys (usage_key VARCHAR)")
-        return bool(self.con.execute("SELECT count(*) FROM dropped_keys").fetchall()[0][0])
 
     def close(self) -> None:
         """Close the database."""
