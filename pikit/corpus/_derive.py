@@ -67,7 +67,7 @@ def _parents(state: FileState, plain_ids: bool) -> list[int]:
     """Each entry's parent as a position (-1: none, or not in the file); ``plain_ids``: every id a string or None."""
     ids, refs = state.ids, state.parents
     n = len(ids)
-    if not state.v1 and plain_ids and set(map(type, refs)) <= _PLAIN:  # the common case
+    if plain_ids and set(map(type, refs)) <= _PLAIN:  # the common case
         at = dict(zip(ids, range(n), strict=True))  # a later duplicate replaces the earlier one, as in Pi
         at.pop(None, None)
         parent = list(map(at.get, refs, repeat(-1, n)))
@@ -80,9 +80,8 @@ def _parents(state: FileState, plain_ids: bool) -> list[int]:
             position[entry_id] = i
     parent = [-1] * n
     for i, ref in enumerate(refs):
-        # (a version-1 entry names its parent by position: the entry before it)
-        p = ref if isinstance(ref, int) and ids[i] is None else position.get(ref, -1) if isinstance(ref, str) else -1
-        parent[i] = -1 if p is None or p == i else p
+        p = position.get(ref, -1) if isinstance(ref, str) else -1
+        parent[i] = -1 if p == i else p
     return parent
 
 
@@ -289,8 +288,6 @@ def _compactions(ctx: _Context) -> list[tuple[Any, ...]]:
         before = _int(c.tokens_before)
         over = before - threshold if before is not None and threshold is not None else None
         first = c.first_kept
-        if isinstance(first, str) and first.startswith("#") and state.ids[c.entry] is None:
-            first = None  # a version-1 position: the entry has no id to name
         summary = _usage_columns(c.usage)
         rows.append((info.file_id, ctx.session_id, info.path, ctx.entry_id(c.entry), ctx.times[c.entry], provider,
                      model, before, after.get(c.entry), first if isinstance(first, str) else None, c.summary_chars,

@@ -37,8 +37,8 @@ EXTRA_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "messages": (("usage_key", "string"), ("copied", "boolean")),
 }
 # Stored columns the index computes as it inserts a batch (SQL over the batch's columns, named in braces):
-# a message's identity across files is its timestamp and id (a version-1 entry's: timestamp and totalTokens),
-# for the messages @ccusage/pi would count.
+# a message's identity across files is its timestamp and id (an entry without a string id: timestamp and
+# totalTokens), for the messages @ccusage/pi would count.
 COMPUTED_COLUMNS: dict[str, dict[str, str]] = {
     "messages": {"usage_key": "CASE WHEN CAST({countable} AS BOOLEAN) THEN CAST({timestamp} AS VARCHAR) || CASE "
                               "WHEN {entry_id} IS NULL THEN ':' || CAST(CAST({total_tokens} AS BIGINT) AS VARCHAR) "

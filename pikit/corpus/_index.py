@@ -62,6 +62,43 @@ _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["I
 _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
+# A version-1 file beside its migrated copy (by ``pikit migrate``, or by Pi, which gives every entry a new random
+# id): the same session when both headers have the same id, timestamp and cwd. A message of the version-1 file is
+# the copy's message at the same entry position with the same timestamp, role, model and usage (every token count
+# and the cost): rowid of the version-1 message → usage key of the copy's.
+_SAME_AS_MIGRATED = """
+    SELECT v.rowid AS row, min(c.usage_key) AS key
+    FROM messages_raw v
+    JOIN sessions sv ON sv.file_id = v.file_id AND sv.version < 2
+    JOIN sessions sc ON sc.session_id = sv.session_id AND sc.file_id <> sv.file_id AND sc.version >= 2
+        AND sc.started IS NOT DISTINCT FROM sv.started AND sc.cwd IS NOT DISTINCT FROM sv.cwd
+    JOIN messages_raw c ON c.file_id = sc.file_id AND c.entry_index = v.entry_index
+        AND c.timestamp = v.timestamp AND c.role IS NOT DISTINCT FROM v.role AND c.model IS NOT DISTINCT FROM v.model
+        AND c.input_tokens = v.input_tokens AND c.output_tokens = v.output_tokens
+        AND c.cache_read_tokens = v.cache_read_tokens AND c.cache_write_tokens = v.cache_write_tokens
+        AND c.total_tokens = v.total_tokens AND c.cost IS NOT DISTINCT FROM v.cost
+    WHERE v.usage_key IS NOT NULL AND c.usage_key IS NOT NULL
+    GROUP BY v.rowid"""
+_DROPPED_KEYS = "CREATE TEMP TABLE IF NOT EXISTS dropped_keys (usage_key VARCHAR)"  # (see Index.recount)
+# The usage a session row shows is what counts of its file: its messages that count (and, of those no report
+# counts, the ones not copied from another file), their costs added in entry order as the file's rows add them
+# (so a file no copy touches keeps the numbers it was derived with). Brought up to date for the files recounted.
+_SESSION_USAGE = """
+    UPDATE sessions s SET input_tokens = u.i, output_tokens = u.o, cache_read_tokens = u.r,
+        cache_write_tokens = u.w, total_tokens = u.t, cost = u.c
+    FROM (SELECT file_id, CAST(coalesce(sum(input_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS i,
+                 CAST(coalesce(sum(output_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS o,
+                 CAST(coalesce(sum(cache_read_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS r,
+                 CAST(coalesce(sum(cache_write_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS w,
+                 CAST(coalesce(sum(total_tokens) FILTER (WHERE mine), 0) AS BIGINT) AS t,
+                 CASE WHEN count(*) FILTER (WHERE mine) = 0 THEN 0.0
+                      ELSE list_reduce(list(cost ORDER BY entry_index) FILTER (WHERE mine), lambda a, b: a + b) END AS c
+          FROM (SELECT file_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens,
+                       cost, entry_index, role = 'assistant' AND input_tokens IS NOT NULL
+                       AND CASE WHEN countable THEN counted ELSE NOT copied END AS mine
+                FROM messages_raw WHERE file_id IN (SELECT DISTINCT file_id FROM recounted))
+          GROUP BY file_id) u
+    WHERE s.file_id = u.file_id"""
 
 
 @dataclass
@@ -197,25 +234,51 @@ class Index:
     def recount(self, keys_of: list[int] | None, *, fresh: bool = False) -> None:
         """Set ``counted`` for every message sharing a usage key with these files' messages (None: all).
 
-        ``fresh``: every row was just written (counted where countable), so only the keys found
-        more than once need looking at.
+        The keys these files held before they were read again count too (table ``dropped_keys``,
+        :meth:`note_keys`): a key a file no longer holds may now count in another file. ``fresh``:
+        every row was just written (counted where countable), so only the keys found more than
+        once need looking at, and copies (one without its original counts, in its session row
+        too). A message's key is its ``usage_key``, or for a version-1 file's message the key of
+        the same message in its migrated copy (:data:`_SAME_AS_MIGRATED`). Among the occurrences
+        of one key, the one not copied from another file counts (the original), then the first
+        in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`).
         """
-        scope = ""
+        self.con.execute(_DROPPED_KEYS)
+        if keys_of is not None and not keys_of \
+                and not self.con.execute("SELECT count(*) FROM dropped_keys").fetchall()[0][0]:
+            return
         if fresh:
-            scope = ("AND usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
-                     "GROUP BY usage_key HAVING count(*) > 1)")
-        elif keys_of is not None:
-            if not keys_of:
-                return
-            scope = ("AND usage_key IN (SELECT usage_key FROM messages_raw WHERE usage_key IS NOT NULL "
-                     "AND file_id IN (SELECT unnest($ids)))")
+            scope = "copied OR eff IN (SELECT eff FROM keyed GROUP BY eff HAVING count(*) > 1)"
+        elif keys_of is None:
+            scope = "true"
+        else:  # (the messages of version-1 files and their copies are few: looked at every time)
+            scope = """eff IN (SELECT eff FROM keyed WHERE own IN (
+                           SELECT usage_key FROM messages_raw WHERE file_id IN (SELECT unnest($ids))
+                           UNION ALL SELECT usage_key FROM dropped_keys)
+                       OR legacy OR eff <> own)"""
         # (joined on rowid: several times faster than on file_id and entry_index)
         self.con.execute(f"""
-            UPDATE messages_raw m SET counted = w.first FROM (
-                SELECT messages_raw.rowid AS row, countable AND row_number() OVER (
-                    PARTITION BY usage_key ORDER BY f.path_order, entry_index) = 1 AS first
-                FROM messages_raw JOIN files f USING (file_id) WHERE usage_key IS NOT NULL {scope}) w
-            WHERE m.rowid = w.row""", {"ids": keys_of} if keys_of is not None and not fresh else None)
+            CREATE OR REPLACE TEMP TABLE recounted AS
+            WITH same AS ({_SAME_AS_MIGRATED}),
+            keyed AS (
+                SELECT r.rowid AS row, r.file_id, r.usage_key AS own, coalesce(same.key, r.usage_key) AS eff,
+                       r.file_id IN (SELECT file_id FROM sessions WHERE version < 2) AS legacy,
+                       r.countable, r.copied, f.path_order, r.entry_index
+                FROM messages_raw r JOIN files f USING (file_id) LEFT JOIN same ON same.row = r.rowid
+                WHERE r.usage_key IS NOT NULL)
+            SELECT row, file_id, countable AND row_number() OVER (
+                PARTITION BY eff ORDER BY copied, path_order, entry_index) = 1 AS first
+            FROM keyed WHERE {scope}""", {"ids": keys_of} if keys_of is not None and not fresh else None)
+        self.con.execute("UPDATE messages_raw m SET counted = w.first FROM recounted w WHERE m.rowid = w.row")
+        self.con.execute(_SESSION_USAGE)
+        self.con.execute("DELETE FROM dropped_keys; DROP TABLE recounted")
+
+    def note_keys(self, file_ids: list[int]) -> None:
+        """Remember the usage keys these files hold now (before their rows are replaced or removed)."""
+        self.con.execute(_DROPPED_KEYS)
+        if file_ids:
+            self.con.execute("INSERT INTO dropped_keys SELECT DISTINCT usage_key FROM messages_raw "
+                             "WHERE usage_key IS NOT NULL AND file_id IN (SELECT unnest($ids))", {"ids": file_ids})
 
     def close(self) -> None:
         """Close the database."""
@@ -373,7 +436,7 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
     # a mark: the next one then counts every message again.
     with transaction(index.con):
         interrupted = index.con.execute("SELECT count(*) FROM meta WHERE key = 'scanning'").fetchall()[0][0] > 0
-        gone_keys = _keys_of(index, gone)
+        index.note_keys([*changed, *gone])
         index.forget(gone)
         _register_files(index, todo)
         index.con.execute("INSERT OR REPLACE INTO meta VALUES ('scanning', '1')")
@@ -383,7 +446,7 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
         if report.read_whole == len(todo):  # every row is new (counted where countable): settle the copies
             index.recount(None, fresh=True)
         else:
-            index.recount(None if interrupted else changed + gone_keys)
+            index.recount(None if interrupted else changed)
         index.con.execute("DELETE FROM meta WHERE key = 'scanning'")
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
         # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
@@ -411,16 +474,6 @@ def _scanning(index: Index) -> Iterator[None]:
 def _same_files(index: Index, todo: list[Todo]) -> bool:
     stored = index.con.execute("SELECT file_id FROM files ORDER BY path_order").fetchall()
     return [row[0] for row in stored] == [t[1] for t in todo]
-
-
-def _keys_of(index: Index, gone: list[int]) -> list[int]:
-    """Files sharing a usage key with the removed files (their counting may change)."""
-    if not gone:
-        return []
-    rows = index.con.execute("""SELECT DISTINCT file_id FROM messages_raw WHERE usage_key IN (
-        SELECT usage_key FROM messages_raw WHERE file_id IN (SELECT unnest($ids)) AND usage_key IS NOT NULL)
-        AND file_id NOT IN (SELECT unnest($ids))""", {"ids": gone}).fetchall()
-    return [row[0] for row in rows]
 
 
 def _collect(index: Index, report: ScanReport, results: Iterable[FileResult], new: set[int]) -> None:

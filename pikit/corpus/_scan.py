@@ -328,9 +328,9 @@ def _message(state: FileState, line: Line, head: _Line, index: int) -> None:
 def _entry(state: FileState, line: Line, head: _Line, number: int) -> None:
     index = len(state.ids)
     kind = head.type if isinstance(head.type, str) else None
-    if state.v1 and head.id is None:
-        state.ids.append(None)
-        state.parents.append(index - 1 if index else None)  # v1: the previous entry (by position)
+    if state.v1:  # the migrated tree's ids (ids in the file are not Pi's: its migration replaces them)
+        state.ids.append(_legacy_id(state, line, index))
+        state.parents.append(state.ids[index - 1] if index else None)  # the previous entry
     else:
         state.ids.append(head.id)
         state.parents.append(head.parentId)
@@ -342,13 +342,35 @@ def _entry(state: FileState, line: Line, head: _Line, number: int) -> None:
         state.name = head.name.strip() if isinstance(head.name, str) and head.name.strip() else None
     elif kind == "compaction":
         first = head.firstKeptEntryId
-        if first is None and _number(head.firstKeptEntryIndex):
-            first = f"#{int(head.firstKeptEntryIndex) - 1}"  # a v1 position (header = 0): entry index
+        if state.v1:  # a position in the file (header = 0), as the migration turns it into an id
+            kept = head.firstKeptEntryIndex
+            at = int(kept) - 1 - _extra_headers(state) if _number(kept) and kept == int(kept) else -1
+            first = state.ids[at] if 0 <= at < index else None
         summary = head.summary if isinstance(head.summary, str) else ""
         state.compactions.append(Compaction(index, head.tokensBefore, first, utf16_len(summary), _usage(head.usage)))
         state.summaries.append([index, "compaction", _usage(head.usage)])
     elif kind == "branch_summary":
         state.summaries.append([index, "branch_summary", _usage(head.usage)])
+
+
+def _extra_headers(state: FileState) -> int:
+    return sum(1 for problem in state.problems if problem[1] == "extra-header")
+
+
+def _legacy_id(state: FileState, line: Line, index: int) -> str:
+    """The id pikit's migration gives a version-1 entry (:func:`pikit._format.migration.derived_id`): from its
+    position among the file's objects (header = 0; a second header takes a place) and its content."""
+    from .._format.migration import derived_id
+
+    global _taken
+    if _taken is None or _taken[0] is not state or len(_taken[1]) != index:  # (kept between entries of a file)
+        _taken = (state, set(state.ids))
+    entry_id = derived_id(1 + index + _extra_headers(state), _loads(line), _taken[1])
+    _taken[1].add(entry_id)
+    return entry_id
+
+
+_taken: tuple[FileState, set[Any]] | None = None  # the ids of the version-1 file being read
 
 
 def _tool_result(state: FileState, head: _Line, msg: _Msg) -> bool:
@@ -463,7 +485,8 @@ def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
             if isinstance(head, dict):
                 head = _from_dict(head)
         msg = head.message
-        if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None:
+        if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None \
+                and not state.v1:
             role = msg.role  # the common cases first, inline
             if (role == "toolResult" and _tool_result(state, head, msg)) or \
                     (role == "assistant" and _assistant(state, head, msg)):

@@ -68,13 +68,14 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         abandoned_branches  Int64                branch tips other than the current leaf
         compactions         Int64                compaction entries
     """), *_USAGE, *_table("""
-        copied_cost    Float64  cost of messages copied here from another file (not counted again)
+        copied_cost    Float64  cost of messages copied here from another file (the usage columns above hold what
+                                  counts of the file: a copy only where its original is not in the corpus)
         damaged_lines  Int64    lines skipped as damaged
     """)),
     "messages": (*_table("""
         session_id   string               the session (header id)
         path         string               the session file
-        entry_id     string               the entry id (<NA> in a version-1 file)
+        entry_id     string               the entry id (in a version-1 file, the one pikit's migration gives it)
         entry_index  Int64                position of the entry in the file (0 = first after the header)
         role         string               message role
         provider     string               provider (assistant messages)

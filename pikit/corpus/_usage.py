@@ -2,13 +2,14 @@
 
 **No double counting.** Pi's fork and clone copy entries into a new file with the same ids,
 timestamps and usage. A report counts each assistant message once: among the occurrences
-of one message (same entry timestamp and id; for a version-1 entry without an id, the same
-timestamp and totalTokens) the one in the file read first counts, files being read in
-``@ccusage/pi``'s order (:func:`pikit.corpus._discover.order_key`). This is the
-``messages.counted`` column. (``@ccusage/pi`` walks folders asynchronously: with several
-libuv threads, the order folder listings complete in decides which file comes first, so its
-per-session split of forked copies can change from run to run; with ``UV_THREADPOOL_SIZE=1``
-its order is pikit's. Per-day and per-month totals do not depend on the order.)
+of one message (same entry timestamp and id; a version-1 entry's id is the one pikit's
+migration gives it, and a version-1 file's message is the same message in its migrated
+copy: :mod:`pikit.corpus._index`) the original counts, the occurrence not copied from
+another file (a copy is older than the header of a file that has a ``parentSession``),
+else the one in the file read first (:func:`pikit.corpus._discover.order_key`). This is the
+``messages.counted`` column; it credits a copy to the session ccusage 20 credits it to where
+``parentSession`` paths resolve, and its per-day and per-month totals are ``@ccusage/pi``
+18's (which credits a copy to the file it read first).
 
 Which lines count at all follows ``@ccusage/pi`` too (an assistant message entry with numeric
 ``usage.input`` and ``usage.output`` and an ISO entry timestamp); days and months are the
@@ -17,7 +18,10 @@ timestamp's date in the report's time zone, the machine's by default.
 Deliberately more exact than ``@ccusage/pi``:
 
 * two *different* messages that share a timestamp and a token total are both counted
-  (``@ccusage/pi`` keys messages by timestamp and total only and drops the second);
+  (``@ccusage/pi`` 18 keys messages by timestamp and total only and drops the second);
+* copies are recognised by content, wherever the files are (ccusage 20 follows the header's
+  absolute ``parentSession`` path and counts copies again where it does not resolve, and
+  copies of a branch that is not the parent's active one);
 * costs are summed with compensated summation (``fsum``), not accumulated in file order;
   the two differ by floating-point rounding only;
 * a ``.jsonl`` file that is not a Pi session (no session header) counts nothing and is

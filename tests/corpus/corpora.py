@@ -37,3 +37,29 @@ def write(path: Path, *objects: dict[str, Any], tail: bytes = b"") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(json.dumps(o, separators=(",", ":")).encode() + b"\n" for o in objects) + tail)
     return path
+
+
+def legacy_header(session_id: str, cwd: str = "/home/dev/app", timestamp: str = "2026-11-02T08:00:00.000Z"
+                  ) -> dict[str, Any]:
+    """A version-1 session header (no version field)."""
+    return {"type": "session", "id": session_id, "timestamp": timestamp, "cwd": cwd}
+
+
+def legacy(entry: dict[str, Any], raw_id: str | None = None, raw_parent: str | None = None) -> dict[str, Any]:
+    """A version-1 entry made of a v3 one: no id and parent, or the raw ones given (ids Pi's migration replaces)."""
+    out = {k: v for k, v in entry.items() if k not in ("id", "parentId")}
+    if raw_id is not None:
+        out["id"] = raw_id
+        out["parentId"] = raw_parent
+    return out
+
+
+def pi_migrated(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A version-1 file's objects migrated as Pi migrates them: every entry a fresh random id."""
+    import copy
+
+    from pikit._format.migration import migrate, new_id
+
+    migrated = copy.deepcopy(objects)
+    migrate(migrated, lambda _position, _obj, taken: new_id(taken))
+    return migrated
