@@ -12,10 +12,19 @@ names, forks to another project (every entry copied, ``parentSession`` set) and 
 from a branch (the branch path copied), one damaged file (a garbage line, a torn last line)
 and one version-1 file (no ids, ``firstKeptEntryIndex``).
 
+The numbers are those a real Pi would record. The models are Pi 1.6 catalog entries with their
+windows and prices; each call's usage is what it sends (the messages since the latest
+compaction, plus a system prompt and tool definitions the file does not record, counted a few
+percent denser than Pi's chars / 4 estimate), split into cache reads and writes as Anthropic
+and OpenAI count them (a cache lasts 5 minutes), and its cost is the price per million tokens
+times the tokens, as Pi computes it. Tool results hold the text the usage counts (Pi's read
+limits: 2,000 lines, 50 KB). Pi's threshold check runs before each model call and after each
+turn; a compaction keeps the recent 20,000 tokens by Pi's cut-point rule and records the
+summarization call's usage. Session names are short names the user gives with /name.
+
 Every random choice comes from a seeded :class:`random.Random` and every time from a fixed
 start, so the same arguments give the same bytes. ``--mb`` sets the size of each session (tool
-outputs grow to reach it); without it, tool outputs are short excerpts and the usage still
-counts the full outputs the agent read (the bundled corpus stays small).
+outputs of about 4,000 characters; sessions grow to reach it).
 """
 
 from __future__ import annotations
@@ -208,14 +217,13 @@ class Writer:
 
     def assistant(self, content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
         provider, model_id = self.model[0], self.model[1]
-        message: dict[str, Any] = {"role": "assistant", "content": content, "api": "", "provider": provider,
+        api = "anthropic-messages" if provider == "anthropic" else "openai-responses"
+        message: dict[str, Any] = {"role": "assistant", "content": content, "api": api, "provider": provider,
                                    "model": model_id}
-        visible = math.ceil(_estimate(message) * self.density)
+        visible = math.ceil(_estimate(message) * self.density)  # what the next call sends back
         reasoning = {"off": 0, "low": self.rng.randint(20, 300), "medium": self.rng.randint(80, 1_200)}[self.thinking]
-        prompt = self.prompt()
-        usage = self.usage(self.model, prompt, visible + reasoning)
-        message.update(api="anthropic-messages" if provider == "anthropic" else "openai-responses", usage=usage,
-                       stopReason=stop, timestamp=self.ms())
+        usage = self.usage(self.model, self.prompt(), visible + reasoning)
+        message.update(usage=usage, stopReason=stop, timestamp=self.ms())
         entry = self.message(message)
         self.sent[-1].usage_total = usage["totalTokens"]
         return entry
@@ -270,7 +278,7 @@ class Writer:
         lines += ["", f" Tests  {failed} failed | {count - failed} passed ({count})"]
         return "\n".join(lines)
 
-    def reply(self, ask: str, path: str) -> str:
+    def reply(self, path: str) -> str:
         sentences = []
         for _ in range(self.rng.randint(2, 7)):
             sentences.append(self.rng.choice(SAYS).format(w=self.rng.choice(WORDS), w2=self.rng.choice(WORDS),
@@ -292,7 +300,7 @@ class Writer:
                           "content": [{"type": "text", "text": text}], "isError": False, "timestamp": self.ms()})
             self.maybe_compact()  # Pi checks before the next model call
         self.tick(2, 30)
-        self.assistant([{"type": "text", "text": self.reply(ask, path)}], "stop")
+        self.assistant([{"type": "text", "text": self.reply(path)}], "stop")
         self.maybe_compact()
 
     def maybe_compact(self) -> None:
@@ -303,8 +311,8 @@ class Writer:
         cut = self._cut_point()
         summarized, kept = self.sent[:cut], self.sent[cut:]
         files = sorted(set(self.rng.sample(FILES, 4)))
-        sections = ["## Goal\n" + self.reply("", files[0]), "## Progress\n" + self.reply("", files[1]),
-                    "## Key Decisions\n" + self.reply("", files[2]), "## Next Steps\n" + self.reply("", files[3])]
+        sections = ["## Goal\n" + self.reply(files[0]), "## Progress\n" + self.reply(files[1]),
+                    "## Key Decisions\n" + self.reply(files[2]), "## Next Steps\n" + self.reply(files[3])]
         summary = "\n\n".join(sections) + "\n\n<read-files>\n" + "\n".join(files) + "\n</read-files>"
         summary_tokens = math.ceil(_utf16(summary) / 4 * self.density)
         usage = _cost(self.model, sum(s.tokens for s in summarized) + 600, summary_tokens, 0, 0)
@@ -346,7 +354,7 @@ class Writer:
         self.cached = min(self.cached, self.prompt())
         if with_summary:
             text = ("The abandoned attempt changed " + ", ".join(self.rng.sample(FILES, 2)) + ". "
-                    + self.reply("", self.rng.choice(FILES)))
+                    + self.reply(self.rng.choice(FILES)))
             tokens = math.ceil(_utf16(text) / 4 * self.density)
             usage = _cost(self.model, sum(s.tokens for s in dropped) + 500, tokens, 0, 0)
             entry = self.add("branch_summary", fromId=abandoned, summary=text, usage=usage)
