@@ -232,7 +232,7 @@ class Writer:
         """One tool call (read, bash or edit) and the text it returns."""
         roll = self.rng.random()
         if roll < 0.65:
-            return {"name": "read", "arguments": {"path": path}}, self.file_text(path)
+            return {"name": "read", "arguments": {"path": path}}, self.file_text()
         if roll < 0.85:
             return {"name": "bash", "arguments": {"command": "npm test 2>&1 | tail -n 200"}}, self.test_log()
         old = self.code_line()
@@ -244,7 +244,7 @@ class Writer:
         w, w2 = self.rng.choice(WORDS), self.rng.choice(WORDS)
         return self.rng.choice(CODE).format(w=w, W=w.capitalize(), w2=w2)
 
-    def file_text(self, path: str) -> str:
+    def file_text(self) -> str:
         if self.body_chars > 0:
             target = self.rng.randint(self.body_chars // 2, self.body_chars * 3 // 2)
             lines = []
