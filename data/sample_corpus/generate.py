@@ -475,7 +475,9 @@ def _fork(rng: random.Random, root: Path, source: Made, project: str, whole: boo
             copied.append({**entry, "parentId": previous})
             previous = entry["id"]
     old = source.writer
-    w = Writer(rng, started, _pick_model(rng, old.pi_tokens()), body_chars, entries=copied,
+    fits = old.pi_tokens() < max(m[2] for m in MODELS) - RESERVE_TOKENS - 20_000
+    model = _pick_model(rng, old.pi_tokens()) if fits else old.model  # else only the same model goes on
+    w = Writer(rng, started, model, body_chars, entries=copied,
                leaf=copied[-1]["id"] if copied else None, ids={e["id"] for e in copied},
                sent=[dataclasses.replace(s) for s in old.sent], base=old.base, density=old.density,
                since_compaction=old.since_compaction, thinking=old.thinking)
