@@ -43,7 +43,7 @@ def big_session(folder: Path) -> Path:
 
 
 def big_corpus(root: Path) -> Path:
-    """The bundled corpus and four sessions of about 9 MB (copies of one of its sessions, padded): 35 MB or so."""
+    """The bundled corpus and four sessions of about 9 MB (copies of one of its sessions, padded): 60 MB or so."""
     shutil.copytree(SAMPLE_CORPUS, root)
     source = sorted(root.glob("--home-dev-shop-api--/*.jsonl"))[0]
     for k in range(4):
