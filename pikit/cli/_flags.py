@@ -17,6 +17,7 @@ __all__ = ["FLAGS", "in_flags"]
 
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
+    "agent_dir": "--agent-dir",  # model_catalog(agent_dir=...)
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)

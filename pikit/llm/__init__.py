@@ -38,6 +38,11 @@ if typing.TYPE_CHECKING:
     from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT, build_prompt as build_prompt
     from ._select import SUMMARIZERS as SUMMARIZERS, get_summarizer as get_summarizer
     from ._transport import RetryPolicy as RetryPolicy
+    from ._window import (
+        UNKNOWN_WINDOW_HINT as UNKNOWN_WINDOW_HINT,
+        ContextWindow as ContextWindow,
+        model_window as model_window,
+    )
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import PikitError, Wording
 from ._modelsjson import load_models_json
 from ._pricing import CostTier, Pricing
 
@@ -332,8 +333,12 @@ def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
     """The models Pi knows with the agent folder ``folder`` (default: :func:`agent_dir`).
 
     Built again when ``models.json`` or ``models-store.json`` has changed since the last call.
+    A ``folder`` given that is not a folder raises :class:`~pikit.errors.PikitError`.
     """
     where = agent_dir(folder)
+    if folder is not None and not where.is_dir():
+        what = "no such folder" if not where.exists() else "not a folder"
+        raise PikitError(Wording("{agent_dir} {path}: {what}", {"agent_dir": "agent_dir"}, path=str(where), what=what))
     stamp = (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE))
     cached = _CACHE.get(where)
     if cached is None or cached[0] != stamp:

@@ -159,7 +159,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         widgets.link((self.slider, "value"), (self, "step"))
         widgets.link((self.keep_box, "value"), (self, "keep_recent_tokens"))
         self.keep_recent_tokens = max(0, keep_recent_tokens)
-        self.context_window = window if context_window is None else context_window
+        self.context_window = (window.tokens or 0) if context_window is None else context_window
         self.reserve_tokens = reserve if reserve_tokens is None else reserve_tokens
         self.step = min(max(1, step), _STEPS)
         self.back_button.on_click(lambda _b: self.back())
