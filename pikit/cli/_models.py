@@ -54,8 +54,8 @@ def _table(catalog: ModelCatalog, found: list[ModelInfo]) -> None:
         print(f"{inert(info.key):<{width}} {_number(info.context_window):>10} {_number(info.max_output_tokens):>9}  "
               f"{prices:<34}  {_source(info)}")
         for tier in info.pricing.tiers if info.pricing is not None else ():
-            print(f"{'':<{width}} {'':>10} {'':>9}  {_rates(tier):<34}  above {fmt_int(round(tier.input_tokens_above))} "
-                  "input tokens")
+            above = fmt_int(round(tier.input_tokens_above))
+            print(f"{'':<{width}} {'':>10} {'':>9}  {_rates(tier):<34}  above {above} input tokens")
     print(f"{plural(len(found), 'model')}; prices in US dollars per million tokens; from {catalog_source()} and "
           f"{catalog.agent_dir}")
 

@@ -25,7 +25,8 @@ class Status:
     """One reading of the gauge (:func:`pikit.cli._json.watch.status` gives the ``--json`` object).
 
     ``context_window`` and ``threshold`` are ``None`` when the model's window is unknown;
-    ``window_source`` names where a known window came from. ``reloaded`` and ``branch_switch`` are what the change just shown did besides appending
+    ``window_source`` names where a known window came from. ``reloaded`` and ``branch_switch``
+    are what the change just shown did besides appending
     (the file loaded again whole, and why; Pi going on from another entry than the leaf).
     """
 

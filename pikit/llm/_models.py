@@ -204,7 +204,7 @@ def _override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
     """Pi's applyModelOverride (the fields pikit keeps)."""
     out = {**model, "name": override.get("name", model.get("name")), "source": MODELS_JSON}
     if "cost" in override:
-        base = model.get("cost") if isinstance(model.get("cost"), Mapping) else {}
+        base: Mapping[str, Any] = model["cost"] if isinstance(model.get("cost"), Mapping) else {}
         cost = {key: override["cost"].get(key, base.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite")}
         tiers = override["cost"].get("tiers", base.get("tiers"))
         out["cost"] = cost if tiers is None else {**cost, "tiers": tiers}
@@ -236,9 +236,9 @@ def _pricing(cost: Any) -> Pricing | None:
 
 
 def _info(provider: str, model: Mapping[str, Any]) -> ModelInfo:
-    return ModelInfo(provider, str(model["id"]), str(model.get("name", model["id"])), _count(model.get("contextWindow")),
-                     _count(model.get("maxTokens")), _pricing(model.get("cost")), model["source"],
-                     model["windowSource"], _type(model))
+    return ModelInfo(provider, str(model["id"]), str(model.get("name", model["id"])),
+                     _count(model.get("contextWindow")), _count(model.get("maxTokens")), _pricing(model.get("cost")),
+                     model["source"], model["windowSource"], _type(model))
 
 
 class ModelCatalog:
@@ -269,7 +269,8 @@ class ModelCatalog:
                     problems.append(f"{folder / MODELS_JSON}: provider {provider} ignored ({exc})")
             if base:
                 providers[provider] = base
-        self._models = {provider: [_info(provider, model) for model in models] for provider, models in providers.items()}
+        self._models = {provider: [_info(provider, model) for model in models]
+                        for provider, models in providers.items()}
         self._chat = {(info.provider, info.model_id): info for models in self._models.values()
                       for info in reversed(models) if info.type == "chat"}
         self.problems: tuple[str, ...] = tuple(problems)

@@ -161,7 +161,8 @@ class _Scale:
 def _stats(view: BudgetView) -> str:
     seg = view.segments
     if view.window is None or view.threshold is None:
-        return (f'<div class="pikit-stats"><span><b>{esc(view.title)}</b> · {esc(view.model or "model not recorded")} · '
+        model = esc(view.model or "model not recorded")
+        return (f'<div class="pikit-stats"><span><b>{esc(view.title)}</b> · {model} · '
                 f'<span class="pikit-warn">window unknown: {esc(UNKNOWN_WINDOW_HINT)}</span> · reserve '
                 f"{fmt_int(view.reserve)}</span>"
                 f'<span>context size <b class="pikit-budget-tokens">{fmt_int(seg.tokens)}</b></span>'

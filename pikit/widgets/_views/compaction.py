@@ -14,8 +14,8 @@ from typing import Any
 
 from ..._formatting import fmt_short, plural
 from ..._palette import LINES, SEGMENTS
-from ...llm._window import UNKNOWN_WINDOW_HINT
 from ...compaction._preparation import Preparation
+from ...llm._window import UNKNOWN_WINDOW_HINT
 from .._html import esc, fmt_int
 
 __all__ = [
