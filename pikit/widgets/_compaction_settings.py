@@ -93,7 +93,7 @@ class CompactionSettingsBox(widgets.VBox):
         provider = session_model.partition("/")[0] if "/" in session_model else None
         options.extend((f"{info.key} ({_window_text(info.context_window)})", info.key)
                        for info in model_catalog() if info.provider == provider and info.type == "chat"
-                       and info.key not in overrides and info.key != session_model)
+                       and info.key not in overrides)
         return options, problem
 
     def _start(self, session_model: str, problem: str | None, given: tuple[int | None, int | None, int | None]) -> None:

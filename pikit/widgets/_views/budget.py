@@ -232,9 +232,10 @@ def _legend(view: BudgetView) -> str:
         + (f' <span class="pikit-dim pikit-legend-note">({esc(_NOTES[key])})</span>' if key in _NOTES else "")
         + "</span>"
         for key, label, value, hint in _parts(view.segments) if value > 0 or key in ("system", "new"))
-    legend += ('<span title="Pi compacts when the context size passes it"><span class="pikit-swatch '
-               'pikit-swatch-line"></span>threshold = window − reserve</span>'
-               '<span title="the newest tokens a compaction keeps verbatim"><span class="pikit-swatch '
+    if view.threshold is not None:
+        legend += ('<span title="Pi compacts when the context size passes it"><span class="pikit-swatch '
+                   'pikit-swatch-line"></span>threshold = window − reserve</span>')
+    legend += ('<span title="the newest tokens a compaction keeps verbatim"><span class="pikit-swatch '
                f'pikit-swatch-keep"></span>keepRecentTokens {fmt_int(view.keep)}</span>')
     return f'<div class="pikit-legend">{legend}</div>'
 
