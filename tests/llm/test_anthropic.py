@@ -8,12 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from pikit.llm._client import DEFAULT_MAX_TOKENS
-
 from pikit.compaction import SummaryRequest
 from pikit.errors import SummarizerError
 from pikit.llm import AnthropicSummarizer, build_prompt
 from pikit.llm._anthropic import anthropic_usage
+from pikit.llm._client import DEFAULT_MAX_TOKENS
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)
