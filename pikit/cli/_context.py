@@ -10,6 +10,7 @@ from .._context.describe import leaf_text, message_preview
 from .._context.projection import Projection
 from .._context.tokens import message_usage, usage_total
 from .._formatting import fmt_int, plural
+from ..llm._window import model_spec, model_window
 from ._common import one_line, open_session, print_json, width
 from ._json import context as context_json
 from ._pager import paged
@@ -37,6 +38,10 @@ def run(args: Namespace) -> int:
     return 0
 
 
+#: What to do about an unknown window, for a command without ``--context-window``.
+NO_FLAG_HINT = "add the model to ~/.pi/agent/models.json"
+
+
 def model_text(model: Any) -> str:
     """``model provider/id`` of a projection, or that the branch records none."""
     if not isinstance(model, dict) or model.get("modelId") is None:
@@ -62,7 +67,8 @@ def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, ta
     """The readable context listing: header figures, then one row per message."""
     print(f"context at {leaf_text(ctx.leaf_id)}  ({plural(len(ctx.path), 'entry')} on the branch, "
           f"{plural(len(ctx.messages), 'message')})")
-    print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}")
+    print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}; "
+          f"{model_window(model_spec(ctx.model)).describe(NO_FLAG_HINT)}")
     print(size_text(ctx))
     if ctx.compaction is not None:
         print(f"compaction {ctx.compaction.id} summarizes {plural(len(ctx.summarized_ids), 'earlier entry')}; "

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from .._formatting import fmt_int
 
-__all__ = ["UNKNOWN_WINDOW_HINT", "ContextWindow", "model_window"]
+__all__ = ["UNKNOWN_WINDOW_HINT", "ContextWindow", "model_spec", "model_window"]
 
 UNKNOWN_WINDOW_HINT = "pass --context-window or add the model to ~/.pi/agent/models.json"
 """What to do about a model whose window no source knows."""
@@ -55,3 +56,11 @@ def model_window(model: str | None, *, given: int | None = None, given_source: s
         if info is not None and info.context_window is not None:
             return ContextWindow(info.context_window, info.window_source, model)
     return ContextWindow(None, None, model)
+
+
+def model_spec(model: Any) -> str | None:
+    """``"provider/modelId"`` of a projection's model (``{"provider", "modelId"}``), ``None`` when none is recorded."""
+    if not isinstance(model, dict) or model.get("modelId") is None:
+        return None
+    provider = model.get("provider")
+    return f"{provider}/{model['modelId']}" if provider else str(model["modelId"])

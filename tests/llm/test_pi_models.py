@@ -33,8 +33,8 @@ def _cost(cost: dict[str, Any] | None) -> dict[str, Any] | None:
     if cost is None:
         return None
     rates = ("input", "output", "cacheRead", "cacheWrite")
-    return {**{key: float(cost[key]) for key in rates},
-            "tiers": [{key: float(tier[key]) for key in ("inputTokensAbove", *rates)} for tier in cost.get("tiers", [])]}
+    tiers = [{key: float(tier[key]) for key in ("inputTokensAbove", *rates)} for tier in cost.get("tiers", [])]
+    return {**{key: float(cost[key]) for key in rates}, "tiers": tiers}
 
 
 def _pikit(agent: Path) -> list[dict[str, Any]]:
