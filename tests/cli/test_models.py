@@ -42,7 +42,8 @@ def test_a_query_filters_and_an_unknown_model_is_one_line(agent: Path) -> None:
     keys = [f"{m['provider']}/{m['id']}" for m in listing["models"]]
     assert "anthropic/claude-opus-4-5" in keys and all("opus-4-5" in key for key in keys)
     code, out, err = _run(agent, "models", "acme/mystery-1")
-    assert code == 1 and out == "" and err.count("\n") == 1 and err.startswith("pikit: error: unknown model acme/mystery-1")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err.startswith("pikit: error: unknown model acme/mystery-1")
 
 
 def test_models_json_and_agent_dir(agent: Path, tmp_path: Path) -> None:
@@ -70,7 +71,8 @@ def test_context_and_compact_name_the_window_or_say_it_is_unknown(agent: Path) -
     code, out, _ = _run(agent, "context", str(unknown), "--no-pager", "--limit", "1")
     assert code == 0 and "window unknown: add the model to ~/.pi/agent/models.json" in out
     code, out, _ = _run(agent, "compact", str(unknown), "--dry-run")
-    assert code == 0 and "  Pi's trigger: window unknown: add the model to ~/.pi/agent/models.json (no threshold)\n" in out
+    assert code == 0
+    assert "  Pi's trigger: window unknown: add the model to ~/.pi/agent/models.json (no threshold)\n" in out
     code, out, _ = _run(agent, "compact", str(QUICK), "--dry-run")
     assert "  Pi's trigger: threshold 183,616 = window 200,000 (catalog pi 1.6.0) − reserveTokens 16,384; " in out
     for argv in (("context", str(unknown), "--no-pager"), ("compact", str(unknown), "--dry-run")):
