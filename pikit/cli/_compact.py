@@ -13,7 +13,6 @@ from .._session import Session
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..compaction._settings import Settings
 from ..errors import PikitError
-from ..llm._window import model_spec, model_window
 from ._common import one_line, open_session, print_json, session_settings
 from ._context import NO_FLAG_HINT
 from ._json import compaction as compaction_json
@@ -65,6 +64,8 @@ def nothing_reason(trace: CompactionTrace) -> str:
 
 def _trigger(ctx: Projection, settings: Settings) -> str:
     """Where Pi's compaction threshold is for the leaf's model, with the window's source, or that it is unknown."""
+    from ..llm._window import model_spec, model_window  # (the model facts: read on first use)
+
     model = model_spec(ctx.model)
     window = model_window(model)
     if window.tokens is None:

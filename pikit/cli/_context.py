@@ -10,7 +10,6 @@ from .._context.describe import leaf_text, message_preview
 from .._context.projection import Projection
 from .._context.tokens import message_usage, usage_total
 from .._formatting import fmt_int, plural
-from ..llm._window import model_spec, model_window
 from ._common import one_line, open_session, print_json, width
 from ._json import context as context_json
 from ._pager import paged
@@ -65,6 +64,8 @@ def size_text(ctx: Projection) -> str:
 
 def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, tail: int | None = None) -> None:
     """The readable context listing: header figures, then one row per message."""
+    from ..llm._window import model_spec, model_window  # (the model facts: read on first use)
+
     print(f"context at {leaf_text(ctx.leaf_id)}  ({plural(len(ctx.path), 'entry')} on the branch, "
           f"{plural(len(ctx.messages), 'message')})")
     print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}; "
