@@ -29,15 +29,21 @@ PACKAGE = "@earendil-works/pi-coding-agent"
 
 def dump(version: str) -> dict:
     """Install Pi ``version`` into a temporary folder and return its catalogs, as dump.mjs prints them."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
         sys.exit("generate.py: npm and node are needed (Debian: apt-get install npm)")
     with tempfile.TemporaryDirectory(prefix="pikit-catalog-") as folder:
-        subprocess.run([npm, "install", "--prefix", folder, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
-                        f"{PACKAGE}@{version}"], check=True, stdout=subprocess.DEVNULL)
-        script = Path(folder) / "dump.mjs"
-        shutil.copyfile(HERE / "dump.mjs", script)
-        out = subprocess.run([node, str(script)], check=True, capture_output=True, text=True, cwd=folder)
+        subprocess.run([npm, "install", "--prefix", folder, "--no-audit", "--no-fund", "--ignore-scripts",
+                        "--loglevel=error", f"{PACKAGE}@{version}"], check=True, stdout=subprocess.DEVNULL)
+        return catalog_of(Path(folder), version)
+
+
+def catalog_of(folder: Path, version: str) -> dict:
+    """The catalogs of the Pi ``version`` installed in ``folder``, in the snapshot's shape."""
+    script = folder / "dump.mjs"
+    shutil.copyfile(HERE / "dump.mjs", script)
+    out = subprocess.run([shutil.which("node") or "node", str(script)], check=True, capture_output=True, text=True,
+                         cwd=folder)
     catalog = json.loads(out.stdout)
     return {"pi": version, **catalog}
 

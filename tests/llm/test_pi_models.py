@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -12,10 +13,12 @@ from typing import Any
 import pytest
 
 from pikit.llm import model_catalog, usage_with_cost
+from tests.llm.conftest import PI_VERSION
 
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).with_name("pi_models.mjs")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _pi(install: Path, agent: Path, usages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -112,3 +115,28 @@ def test_tiered_costs_as_pi_computes_them(pi_install: Path, tmp_path: Path) -> N
         theirs = case["cost"]
         for key in ("input", "output", "cacheRead", "cacheWrite", "total"):
             assert ours[key] == pytest.approx(theirs[key], rel=1e-12, abs=1e-15), (case, key)
+
+
+@pytest.mark.parametrize("config", [
+    {"providers": {"anthropic": {"modelOverrides": {"claude-opus-4-5": {"contextWindow": -5}}}}},  # refused whole
+    {"providers": {"anthropic": {"name": "a name only"}, "fresh": {"models": [{"id": "m"}]},  # not composable
+                   "openai": {"headers": {}, "modelOverrides": {"gpt-6.2-sol": {"contextWindow": 9}}}}},
+])
+def test_what_pi_ignores_pikit_ignores(pi_install: Path, tmp_path: Path, config: dict[str, Any]) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_text(json.dumps(config))
+    _compare(pi_install, agent)
+    assert model_catalog(agent).problems
+
+
+def test_the_snapshot_is_what_the_generator_writes_for_pi_1_6_0(pi_install: Path) -> None:
+    spec = importlib.util.spec_from_file_location("generate", REPO / "data" / "model_catalog" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    catalog = generate.catalog_of(pi_install, PI_VERSION)
+    assert catalog["pi"] == catalog["piAi"] == PI_VERSION
+    written = pi_install / "snapshot.json.gz"
+    generate.write(catalog, written)
+    assert written.read_bytes() == (REPO / "pikit" / "llm" / "_catalog.json.gz").read_bytes()
