@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -216,7 +217,7 @@ def _override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
 
 
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value in (float("inf"),):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return int(value)
 
