@@ -124,6 +124,23 @@ def test_cli_export(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "pikit export --help" in missing.stderr
 
 
+def test_cli_export_names_the_window_and_its_source(tmp_path: Path) -> None:
+    """claude-opus-4-5 is in Pi's catalog (window 200,000); a model no source knows has no window."""
+    sessions = Path(__file__).resolve().parents[1].parent / "shared" / "sessions"
+    out = tmp_path / "page.html"
+    done = subprocess.run([sys.executable, "-m", "pikit", "export", str(sessions / "before-compaction.jsonl"), "-o",
+                           str(out)], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+                          env={**child_env(), "PI_CODING_AGENT_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    page = out.read_text("utf-8")
+    assert "window 200,000 (from catalog pi 1.6.0)" in page and "window 200,000 (catalog pi 1.6.0)" in page
+    assert "128,000" not in page and "141.3%" not in page
+    unknown = render_page(pikit.load(str(SAMPLES / "quick-tour.jsonl")), PageSettings("acme/x", None, 3_000, 4_000))
+    assert "window unknown: pass --context-window or add the model to ~/.pi/agent/models.json" in unknown
+    assert "pikit-budget-threshold" not in unknown and "pikit-mark-threshold" not in unknown
+    assert ">threshold" not in unknown  # neither on the bar, its legend, the size chart nor the compaction chart
+
+
 def test_empty_session_page() -> None:
     page = render_page(Session.from_entries([]), SETTINGS)
     assert "No messages: the model would get an empty context." in page

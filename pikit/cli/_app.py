@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
                    help="which entries the tree shows (Pi's filter modes)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
-    p.add_argument("--context-window", type=_tokens, metavar="N", help="default: the model's known window")
+    p.add_argument("--context-window", type=_tokens, metavar="N", help="default: the model's window, as Pi resolves it")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.set_defaults(run=_lazy("export:run"))
 
@@ -201,10 +201,19 @@ def build_parser() -> argparse.ArgumentParser:
     _json_arg(p)
     p.set_defaults(run=_lazy("files:run_info"))
 
+    p = sub.add_parser("models", help="the models Pi knows: window, output limit, prices, and where each comes from")
+    p.add_argument("query", nargs="?", metavar="QUERY",
+                   help="PROVIDER/ID for one model, or any part of provider/id to filter the list")
+    p.add_argument("--agent-dir", metavar="DIR",
+                   help="Pi's agent folder (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("models:run"))
+
     p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
     _session_arg(p, progress=False)
     p.add_argument("--context-window", type=_window, metavar="N",
-                   help="the context window in tokens (default: the leaf's model, if known, else 128000)")
+                   help="the context window in tokens (default: the leaf's model's, as Pi resolves it; "
+                        "unknown without it for a model no source knows)")
     p.add_argument("--reserve-tokens", type=_tokens, metavar="N",
                    help="tokens reserved for the answer (default: the effective setting)")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")

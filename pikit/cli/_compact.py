@@ -7,11 +7,14 @@ from argparse import Namespace
 from typing import Any
 
 from .._context.describe import leaf_text
+from .._context.projection import Projection
 from .._formatting import fmt_int, plural
 from .._session import Session
 from ..compaction._preparation import CompactionTrace, trace_compaction
+from ..compaction._settings import Settings
 from ..errors import PikitError
 from ._common import one_line, open_session, print_json, session_settings
+from ._context import NO_FLAG_HINT
 from ._json import compaction as compaction_json
 
 
@@ -59,6 +62,22 @@ def nothing_reason(trace: CompactionTrace) -> str:
             f"falls at {kept}, with no message before it to summarize")
 
 
+def _trigger(ctx: Projection, settings: Settings) -> str:
+    """Where Pi's compaction threshold is for the leaf's model, with the window's source, or that it is unknown."""
+    from ..llm._window import model_spec, model_window  # (the model facts: read on first use)
+
+    model = model_spec(ctx.model)
+    window = model_window(model)
+    if window.tokens is None:
+        return f"{window.describe(NO_FLAG_HINT)} (no threshold)"
+    reserve = settings.for_model(model).reserve_tokens
+    threshold = window.tokens - reserve
+    where = ("above it: Pi compacts at its next check" if ctx.tokens > threshold
+             else f"{plural(threshold - ctx.tokens, 'token')} below it")
+    return (f"threshold {fmt_int(threshold)} = window {fmt_int(window.tokens)} ({window.source}) − reserveTokens "
+            f"{fmt_int(reserve)}; {where}")
+
+
 def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
     keeps = keep_values(args, session)
     results: dict[Any, dict[str, CompactionTrace]] = {}
@@ -74,6 +93,7 @@ def _dry_run(session: Session, leaves: list[Any], args: Namespace) -> int:
         ctx = session.context(leaf)
         print(f"compaction preparation at {leaf_text(leaf)}: {plural(len(ctx.messages), 'message')}, "
               f"{fmt_int(ctx.tokens)} tokens in context")
+        print(f"  Pi's trigger: {_trigger(ctx, session_settings(args, session))}")
         print(f"{'keepRecent':>10}  {'firstKept':<9} {'split':<5} {'summarize':>9} {'prefix':>6} "
               f"{'kept≈':>8}  files (read/modified)")
         for keep, trace in per.items():

@@ -12,7 +12,7 @@ from .._format.write import Appender, check_target
 from .._formatting import fmt_int, plural
 from .._session import Session
 from ..compaction._entries import build_branch_summary, build_compaction, last_line_is_whole, write_entry
-from ..errors import WriteError
+from ..errors import PikitError, WriteError
 from ._common import print_json, session_settings
 from ._json import compaction as compaction_json
 
@@ -93,11 +93,14 @@ def _branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None,
                     appender: Appender | None) -> int:
     old, target = pair
     if budget is None:
-        from ..llm._models import lookup_model
+        from ..llm._window import model_window
 
         spec = _model_spec(args, session, old)
-        window = lookup_model(spec).context_window if spec else 128000
-        budget = max(0, window - session_settings(args, session).branch_summary_reserve_tokens)
+        window = model_window(spec)
+        if window.tokens is None:
+            raise PikitError(f"window unknown for {spec or 'a model not recorded'}: pass --budget N or add the model "
+                             "to ~/.pi/agent/models.json")
+        budget = max(0, window.tokens - session_settings(args, session).branch_summary_reserve_tokens)
     summarizer = _summarizer(args)
     result = build_branch_summary(session, old, target, summarizer=summarizer, budget=budget,
                                   instructions=args.instructions)

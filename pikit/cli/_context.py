@@ -37,6 +37,10 @@ def run(args: Namespace) -> int:
     return 0
 
 
+#: What to do about an unknown window, for a command without ``--context-window``.
+NO_FLAG_HINT = "add the model to ~/.pi/agent/models.json"
+
+
 def model_text(model: Any) -> str:
     """``model provider/id`` of a projection, or that the branch records none."""
     if not isinstance(model, dict) or model.get("modelId") is None:
@@ -60,9 +64,12 @@ def size_text(ctx: Projection) -> str:
 
 def print_context(ctx: Projection, counter: Any, *, limit: int | None = None, tail: int | None = None) -> None:
     """The readable context listing: header figures, then one row per message."""
+    from ..llm._window import model_spec, model_window  # (the model facts: read on first use)
+
     print(f"context at {leaf_text(ctx.leaf_id)}  ({plural(len(ctx.path), 'entry')} on the branch, "
           f"{plural(len(ctx.messages), 'message')})")
-    print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}")
+    print(f"{model_text(ctx.model)}, thinking {ctx.thinking_level}; "
+          f"{model_window(model_spec(ctx.model)).describe(NO_FLAG_HINT)}")
     print(size_text(ctx))
     if ctx.compaction is not None:
         print(f"compaction {ctx.compaction.id} summarizes {plural(len(ctx.summarized_ids), 'earlier entry')}; "

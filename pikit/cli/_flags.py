@@ -17,7 +17,7 @@ __all__ = ["FLAGS", "in_flags"]
 
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
-    "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...)
+    "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...), model_catalog(agent_dir=...)
     "by": "--by",                # Corpus.usage(by=...)
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)

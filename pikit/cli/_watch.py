@@ -24,6 +24,7 @@ from .._session import Session
 from .._tree.refresh import Refresh
 from ..compaction._settings import DEFAULTS, CompactionSettings, Settings
 from ..errors import NotASessionError, PikitError, SessionFileError, SettingsError
+from ..llm._window import UNKNOWN_WINDOW_HINT, model_window
 from ._common import session_settings
 from ._flags import in_flags
 from ._json import watch as watch_json
@@ -66,7 +67,7 @@ class _Gauge:
         leaf = session.leaf_id
         projection = session.context(leaf)
         model = _model_key(projection.model)
-        window = self.window if self.window is not None else _known_window(model)
+        window = model_window(model, given=self.window)
         settings = self._settings_for(model)
         reserve = self.reserve if self.reserve is not None else settings.reserve_tokens
         tokens = projection.tokens
@@ -80,10 +81,11 @@ class _Gauge:
         entry = session.leaf
         kind = MISSING if entry is None else str(entry.type if entry.role is None else entry.role)
         change = self.change
-        return Status(leaf, len(session), tokens, window, window - reserve,
-                      settings.enabled and tokens > window - reserve, _compactions(session, head), last, model, kind,
-                      change.reloaded if change is not None else None,
-                      change.branch_switch if change is not None else None)
+        threshold = window.threshold(reserve)
+        return Status(leaf, len(session), tokens, window.tokens, threshold,
+                      settings.enabled and threshold is not None and tokens > threshold, _compactions(session, head),
+                      last, model, kind, change.reloaded if change is not None else None,
+                      change.branch_switch if change is not None else None, window.source)
 
 
 def _model_key(model: dict[str, Any] | None) -> str | None:
@@ -92,12 +94,6 @@ def _model_key(model: dict[str, Any] | None) -> str | None:
     if model_id is None:
         return None
     return f"{provider}/{model_id}" if provider else str(model_id)
-
-
-def _known_window(model: str | None) -> int:
-    from ..llm._models import DEFAULT_CONTEXT_WINDOW, lookup_model
-
-    return lookup_model(model).context_window if model else DEFAULT_CONTEXT_WINDOW
 
 
 def _compactions(session: Session, head: Any) -> int:
@@ -128,6 +124,8 @@ def _rgb(color: str, text: str, enabled: bool) -> str:
 
 
 def _bar(status: Status, color: bool) -> str:
+    if status.context_window is None or status.threshold is None:
+        return "[" + "?" * _BAR + "]"
     window = max(status.context_window, 1)
     filled = min(_BAR, round(_BAR * status.tokens / window))
     mark = min(_BAR - 1, max(0, round(_BAR * status.threshold / window)))
@@ -144,12 +142,14 @@ def _bar(status: Status, color: bool) -> str:
 
 def render(status: Status, path: str, engine: str, notice: str | None, color: bool) -> list[str]:
     """The status block, one string per line (session text made visible, never raw)."""
-    left = status.threshold - status.tokens
-    if status.would_compact:
-        until = _rgb(LINES["threshold"], f"over the threshold by {fmt_int(-left)}: Pi compacts at its next check",
-                     color)
+    if status.context_window is None or status.threshold is None:
+        size = f"{fmt_int(status.tokens)} tokens; window unknown: {UNKNOWN_WINDOW_HINT}"
+        until = "unknown: no window, no threshold"
     else:
-        until = f"{plural(left, 'token')} until Pi compacts"
+        size = (f"{fmt_int(status.tokens)} / {fmt_int(status.context_window)} tokens "
+                f"({fmt_percent(status.tokens, status.context_window)}), threshold {fmt_int(status.threshold)} "
+                f"(window from {status.window_source})")
+        until = _until(status, color)
     last = status.last_compaction
     if last is None:
         compaction = "none on this branch"
@@ -160,8 +160,7 @@ def render(status: Status, path: str, engine: str, notice: str | None, color: bo
         f"pikit watch  {inert(path)}  ({engine}; Ctrl-C ends)",
         f"  leaf        {inert(str(status.leaf_id))}  {inert(status.leaf_kind)}",
         f"  entries     {fmt_int(status.entries)}",
-        f"  context     {_bar(status, color)} {fmt_int(status.tokens)} / {fmt_int(status.context_window)} tokens "
-        f"({fmt_percent(status.tokens, status.context_window)}), threshold {fmt_int(status.threshold)}",
+        f"  context     {_bar(status, color)} {size}",
         f"  compaction  {until}",
         f"  last        {compaction}",
         f"  model       {inert(status.model) if status.model else MISSING}",
@@ -169,6 +168,13 @@ def render(status: Status, path: str, engine: str, notice: str | None, color: bo
     if notice:
         lines.append(f"  note        {inert(notice)}")
     return lines
+
+
+def _until(status: Status, color: bool) -> str:
+    left = (status.threshold or 0) - status.tokens
+    if status.would_compact:
+        return _rgb(LINES["threshold"], f"over the threshold by {fmt_int(-left)}: Pi compacts at its next check", color)
+    return f"{plural(left, 'token')} until Pi compacts"
 
 
 class _Screen:

@@ -24,15 +24,17 @@ class LastCompaction:
 class Status:
     """One reading of the gauge (:func:`pikit.cli._json.watch.status` gives the ``--json`` object).
 
-    ``reloaded`` and ``branch_switch`` are what the change just shown did besides appending
+    ``context_window`` and ``threshold`` are ``None`` when the model's window is unknown;
+    ``window_source`` names where a known window came from. ``reloaded`` and ``branch_switch``
+    are what the change just shown did besides appending
     (the file loaded again whole, and why; Pi going on from another entry than the leaf).
     """
 
     leaf_id: Any
     entries: int
     tokens: int
-    context_window: int
-    threshold: int
+    context_window: int | None
+    threshold: int | None
     would_compact: bool
     compactions: int
     last_compaction: LastCompaction | None
@@ -40,3 +42,4 @@ class Status:
     leaf_kind: str
     reloaded: str | None = None
     branch_switch: BranchSwitch | None = None
+    window_source: str | None = None

@@ -119,7 +119,7 @@ def _threshold(cwd: Any, provider: Any, model: Any) -> tuple[int | None, int | N
     from ..llm._models import lookup_model
 
     info = lookup_model(f"{provider}/{model}" if provider else str(model))
-    window = info.context_window if info.known else None
+    window = info.context_window if info is not None else None  # unknown: NULL, never a guess
     try:  # the project's .pi/settings.json where the session's cwd exists here, else the global file
         project = cwd if isinstance(cwd, str) and cwd else "/nonexistent"
         reserve = load_settings(cwd=project).for_model(f"{provider}/{model}").reserve_tokens

@@ -16,6 +16,7 @@ from .._version import __version__
 from ..compaction._settings import CompactionSettings
 from ..compaction._simulate import simulate
 from ..compaction._summarizer import SummaryRequest, SummaryResult
+from ..llm._window import UNKNOWN_WINDOW_HINT
 from ..widgets._html import CSS, esc
 from ..widgets._runs import compaction_history
 from ..widgets._views import (
@@ -60,12 +61,17 @@ _NO_COMPACTION = "This branch has no compaction yet: what the model sees at the 
 
 @dataclass(frozen=True)
 class PageSettings:
-    """The settings the page's budget bar and size chart are drawn with."""
+    """The settings the page's budget bar and size chart are drawn with.
+
+    ``context_window`` is ``None`` when the window is unknown (the page then draws no threshold
+    and says so); ``window_source`` names where a known window came from.
+    """
 
     model: str
-    context_window: int
+    context_window: int | None
     reserve_tokens: int
     keep_recent_tokens: int
+    window_source: str | None = None
 
 
 class _NoSummary:
@@ -79,7 +85,9 @@ class _NoSummary:
 
 def _growth(session: Session, leaf: Any, settings: PageSettings, marks: Sequence[tuple[int, Any]]) -> str:
     """Pi's context size after each assistant message along the branch, with the threshold, as SVG."""
-    result = simulate(session, _NoSummary(), context_window=settings.context_window, leaf=leaf, keep_existing=True,
+    # (Compaction is off: the window only places the threshold line, none when it is unknown.)
+    result = simulate(session, _NoSummary(), context_window=settings.context_window or 0, leaf=leaf,
+                      keep_existing=True,
                       settings=CompactionSettings(False, settings.reserve_tokens, settings.keep_recent_tokens))
     trace = result.trace
     if len(trace) < 2:
@@ -103,7 +111,7 @@ def _growth(session: Session, leaf: Any, settings: PageSettings, marks: Sequence
         parts.append(f'<line x1="{left}" x2="{width - 8}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                      f'stroke="{LINES["grid"]}" stroke-opacity="0.35"/><text x="{left - 4}" y="{y(value) + 4:.1f}" '
                      f'font-size="10" text-anchor="end">{fmt_int(round(value))}</text>')
-    if 0 < result.threshold < top:
+    if settings.context_window is not None and 0 < result.threshold < top:
         parts.append(f'<line x1="{left}" x2="{width - 8}" y1="{y(result.threshold):.1f}" '
                      f'y2="{y(result.threshold):.1f}" stroke="{LINES["threshold"]}" stroke-dasharray="6 3"/>'
                      f'<text x="{width - 10}" y="{y(result.threshold) - 4:.1f}" font-size="10" text-anchor="end" '
@@ -127,9 +135,15 @@ def _leaf_html(leaf: Any) -> str:
 def _head(session: Session, leaf: Any, settings: PageSettings) -> str:
     where = esc(os.path.basename(session.path)) if session.path else "a session held in memory"
     return (f"<header><h1>{esc(session.title)}</h1><div class=\"pikit-sub\">{where} · leaf "
-            f"{_leaf_html(leaf)} · model {esc(settings.model or 'not recorded')} · window "
-            f"{fmt_int(settings.context_window)}, reserveTokens {fmt_int(settings.reserve_tokens)}, "
+            f"{_leaf_html(leaf)} · model {esc(settings.model or 'not recorded')} · {_window_html(settings)}, "
+            f"reserveTokens {fmt_int(settings.reserve_tokens)}, "
             f"keepRecentTokens {fmt_int(settings.keep_recent_tokens)}</div></header>")
+
+
+def _window_html(settings: PageSettings) -> str:
+    if settings.context_window is None:
+        return f'<span class="pikit-warn">window unknown: {esc(UNKNOWN_WINDOW_HINT)}</span>'
+    return f"window {fmt_int(settings.context_window)} (from {esc(settings.window_source or 'the settings')})"
 
 
 def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *, tree_filter: str = "default") -> str:
@@ -138,15 +152,15 @@ def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *
     projection = session.context(leaf_id)
     budget = render_budget(budget_view(projection, model=settings.model, window=settings.context_window,
                                        reserve=settings.reserve_tokens, keep=settings.keep_recent_tokens,
-                                       title="Budget at the leaf"))
+                                       title="Budget at the leaf", window_source=settings.window_source))
     leaf_entry = session.entry(leaf_id) if leaf_id is not None else None
     kind = (leaf_entry.role or leaf_entry.type) if leaf_entry is not None else None
     rows = context_rows(projection)
     header = render_header(context_header(projection, labels=session.labels, kind=kind))
     table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels))
     history = compaction_history(session, leaf_id)
-    chart = render_chart([ChartGroup("this branch", tuple(history))],
-                         settings.context_window - settings.reserve_tokens, empty=_NO_COMPACTION)
+    threshold = None if settings.context_window is None else settings.context_window - settings.reserve_tokens
+    chart = render_chart([ChartGroup("this branch", tuple(history))], threshold, empty=_NO_COMPACTION)
     branch_index = {entry.id: i for i, entry in enumerate(session.branch(leaf_id))} if leaf_id is not None else {}
     marks = [(branch_index[p.id], p.id) for p in history if p.id in branch_index]
     growth = _growth(session, leaf_id, settings, marks)

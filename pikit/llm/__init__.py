@@ -8,7 +8,9 @@ to the core so that compaction never depends on this layer):
 - :class:`OpenAISummarizer` and :class:`AnthropicSummarizer`: the two wire protocols over one
   small HTTP client (retries, backoff, time and size limits, secret-free errors);
 - :func:`get_summarizer`: one of them by name; :func:`build_prompt`: pikit's instruction texts;
-- :func:`lookup_model`: context windows and output budgets of well-known models.
+- :func:`lookup_model` and :func:`model_catalog`: context windows, output limits and prices of
+  models, resolved as Pi resolves them (its built-in catalogs, ``models-store.json``,
+  ``models.json``); an unknown model is ``None``, never a guessed window.
 
 Importing this package does not import httpx; the clients import it when they first send a
 request (install it with ``pip install 'pikit[llm]'``). Every failure raises
@@ -24,18 +26,23 @@ from .. import _lazy
 if typing.TYPE_CHECKING:
     from ._anthropic import AnthropicSummarizer as AnthropicSummarizer
     from ._models import (
-        DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW,
-        DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS,
-        MODELS as MODELS,
+        ModelCatalog as ModelCatalog,
         ModelInfo as ModelInfo,
-        Pricing as Pricing,
+        agent_dir as agent_dir,
         lookup_model as lookup_model,
+        model_catalog as model_catalog,
     )
     from ._offline import OfflineSummarizer as OfflineSummarizer
     from ._openai import OpenAISummarizer as OpenAISummarizer
+    from ._pricing import CostTier as CostTier, Pricing as Pricing, usage_with_cost as usage_with_cost
     from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT, build_prompt as build_prompt
     from ._select import SUMMARIZERS as SUMMARIZERS, get_summarizer as get_summarizer
     from ._transport import RetryPolicy as RetryPolicy
+    from ._window import (
+        UNKNOWN_WINDOW_HINT as UNKNOWN_WINDOW_HINT,
+        ContextWindow as ContextWindow,
+        model_window as model_window,
+    )
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

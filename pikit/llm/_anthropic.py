@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from pikit.compaction._summarizer import SummaryResult
 from pikit.llm._client import HTTPSummarizer
-from pikit.llm._models import usage_with_cost
+from pikit.llm._pricing import usage_with_cost
 from pikit.llm._transport import token_count
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicSummarizer", "anthropic_usage"]
@@ -137,5 +137,5 @@ class AnthropicSummarizer(HTTPSummarizer):
             raise self._fail("the model returned an empty summary; retry, or use another model")
         usage = anthropic_usage(data.get("usage"))
         if usage is not None:
-            usage = usage_with_cost(usage, self.model_info.pricing)
+            usage = usage_with_cost(usage, self.pricing)
         return SummaryResult(text=text, usage=usage, model=self._model_label(data))

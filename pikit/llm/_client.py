@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerConfigError, SummarizerError, SummarizerOutputError
 from pikit.llm._models import ModelInfo, lookup_model
+from pikit.llm._pricing import Pricing
 from pikit.llm._prompts import build_prompt
 from pikit.llm._secrets import Secret, contains_key, normalize_key
 from pikit.llm._transport import RetryingClient, RetryPolicy
@@ -24,7 +25,10 @@ from pikit.llm._transport import RetryingClient, RetryPolicy
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HTTPSummarizer"]
+__all__ = ["DEFAULT_MAX_TOKENS", "HTTPSummarizer"]
+
+DEFAULT_MAX_TOKENS = 8_192
+"""The answer budget asked for a model whose output limit no source knows (pass ``max_tokens``)."""
 
 
 class HTTPSummarizer(abc.ABC):
@@ -66,8 +70,9 @@ class HTTPSummarizer(abc.ABC):
         self.model = model
         self.base_url = self._normalize_base_url(base_url or self.default_base_url)
         self.provider = provider or self.name
-        self.model_info: ModelInfo = self._lookup(model)
-        self.max_tokens = max_tokens if max_tokens is not None else self.model_info.max_output_tokens
+        self.model_info: ModelInfo | None = self._lookup(model)
+        known = self.model_info.max_output_tokens if self.model_info is not None else None
+        self.max_tokens = max_tokens if max_tokens is not None else (known or DEFAULT_MAX_TOKENS)
         raw = api_key if api_key else os.environ.get(self.api_key_env) or None
         # Every form of the key as given (a trailing CR included) is redacted, not only the stripped one.
         key = normalize_key(raw, "api_key" if api_key else f"${self.api_key_env}")
@@ -91,11 +96,18 @@ class HTTPSummarizer(abc.ABC):
         """The API root as the requests need it (no trailing slash)."""
         return base_url.rstrip("/")
 
-    def _lookup(self, model: str) -> ModelInfo:
+    def _lookup(self, model: str) -> ModelInfo | None:
+        """The model as Pi resolves it (``provider/model``, else ``model`` when it names a provider
+        itself), or ``None``: then ``max_tokens`` is :data:`DEFAULT_MAX_TOKENS` and the cost unknown."""
         info = lookup_model(f"{self.provider}/{model}")
-        if not info.known and "/" in model:
+        if info is None and "/" in model:
             info = lookup_model(model)
         return info
+
+    @property
+    def pricing(self) -> Pricing | None:
+        """The model's prices as Pi resolves them (``None``: unknown, and so is the cost of a call)."""
+        return self.model_info.pricing if self.model_info is not None else None
 
     @property
     def is_official(self) -> bool:

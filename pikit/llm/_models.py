@@ -1,167 +1,358 @@
-"""A small table of well-known models: context window, output budget and list prices.
+"""Model facts (context window, output limit, prices), resolved from the sources Pi resolves them from.
 
-Keys are ``"provider/modelId"`` (the form Pi uses in ``compaction.modelOverrides``). The HTTP
-summarizers ask for ``max_tokens`` = the model's :attr:`ModelInfo.max_output_tokens`, and
-fill the ``cost`` part of the usage from :attr:`ModelInfo.pricing` when it is known.
+1. Pi's built-in provider catalogs: a snapshot of ``@earendil-works/pi-ai``'s
+   ``providers/data/*.json`` ships with pikit (``_catalog.json.gz``, written by
+   ``data/model_catalog/generate.py``; source ``"catalog pi 1.6.0"``).
+2. The refreshed catalogs Pi saves in ``models-store.json`` (source ``"models-store.json"``):
+   a provider's stored models replace or add to its built-in ones when the entry's
+   ``lastModified`` is newer than the built-in data's generation time; OpenRouter's stored list
+   (narrowed to the user's key) replaces its built-in models whatever its time.
+3. The user's ``models.json`` (source ``"models.json"``): ``providers.X.models[]`` add or replace
+   models (a field left out takes Pi's default: a 128,000-token window, 16,384 output tokens,
+   prices 0), then ``providers.X.modelOverrides`` change fields of a model (prices one by one).
+   A provider whose entry Pi cannot compose keeps its models as they were; a file Pi would
+   refuse is ignored whole. Either way the reason is in :attr:`ModelCatalog.problems`.
 
-Models that are not in the table get :data:`DEFAULT_CONTEXT_WINDOW` (128000) and
-:data:`DEFAULT_MAX_OUTPUT_TOKENS` (8192), and no pricing (cost 0). Prices are the providers'
-published list prices in US dollars per million tokens at the time of writing; they are
-informative only.
+The files are read from the agent folder, ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` (Pi's
+``getAgentDir``), or the folder given; they are only read, never locked or written. A model
+that no source knows is *unknown*: :func:`lookup_model` returns ``None`` and nothing guesses
+its window.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+import gzip
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from functools import cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from pikit.compaction._summarizer import empty_usage
+from ..errors import PikitError, Wording
+from ._modelsjson import load_models_json
+from ._pricing import CostTier, Pricing
 
 __all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
-    "DEFAULT_MAX_OUTPUT_TOKENS",
-    "MODELS",
+    "ModelCatalog",
     "ModelInfo",
-    "Pricing",
+    "agent_dir",
+    "catalog_source",
     "lookup_model",
-    "usage_with_cost",
+    "model_catalog",
 ]
 
-DEFAULT_CONTEXT_WINDOW = 128_000
-"""Context window assumed for a model that is not in :data:`MODELS`."""
-
-DEFAULT_MAX_OUTPUT_TOKENS = 8_192
-"""Output budget assumed for a model that is not in :data:`MODELS`."""
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """List prices in US dollars per million tokens."""
-
-    input: float
-    output: float
-    cache_read: float = 0.0
-    cache_write: float = 0.0
+MODELS_JSON = "models.json"
+MODELS_STORE = "models-store.json"
+_KNOWN_TYPES = ("chat", "image", "classifier")
+# Providers whose stored catalog replaces the built-in one (Pi's withPersonalizedCatalog), and
+# providers that take no stored catalog at all.
+_PERSONALIZED = ("openrouter",)
+_NO_STORE = ("radius",)
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What pikit knows about one model.
+    """What pikit knows about one model, and where each part came from.
 
     Attributes:
-        provider: Pi's provider name (``"openai"``, ``"anthropic"``, ``"google"``, …).
+        provider: Pi's provider id (``"openai"``, ``"anthropic"``, …).
         model_id: the provider's model id.
-        context_window: how many tokens the model accepts (prompt + output).
-        max_output_tokens: the most tokens the model may produce in one answer.
-        pricing: list prices, or ``None`` when unknown (costs are then 0).
-        known: ``False`` for the default returned for a model missing from the table.
+        name: the display name.
+        context_window: the tokens the model accepts (``None`` when its source gives none).
+        max_output_tokens: the most tokens it may produce in one answer (``None``: not given).
+        pricing: its prices, or ``None`` when its source gives none.
+        source: the last source that defined or changed the model (``"catalog pi 1.6.0"``,
+            ``"models-store.json"`` or ``"models.json"``).
+        window_source: the source its ``context_window`` came from.
+        type: ``"chat"``, or ``"image"`` / ``"classifier"`` for Pi's other model types.
     """
 
     provider: str
     model_id: str
-    context_window: int
-    max_output_tokens: int
-    pricing: Pricing | None = None
-    known: bool = True
+    name: str
+    context_window: int | None
+    max_output_tokens: int | None
+    pricing: Pricing | None
+    source: str
+    window_source: str
+    type: str = "chat"
 
     @property
     def key(self) -> str:
         """``"provider/modelId"``."""
         return f"{self.provider}/{self.model_id}"
 
-
-def _entry(provider: str, model_id: str, window: int, output: int, pricing: Pricing | None) -> tuple[str, ModelInfo]:
-    info = ModelInfo(provider, model_id, window, output, pricing)
-    return info.key, info
-
-
-MODELS: Mapping[str, ModelInfo] = MappingProxyType(
-    dict(
-        [
-            _entry("openai", "gpt-5", 400_000, 128_000, Pricing(1.25, 10.0, 0.125)),
-            _entry("openai", "gpt-5-mini", 400_000, 128_000, Pricing(0.25, 2.0, 0.025)),
-            _entry("openai", "gpt-4.1", 1_047_576, 32_768, Pricing(2.0, 8.0, 0.5)),
-            _entry("openai", "gpt-4.1-mini", 1_047_576, 32_768, Pricing(0.4, 1.6, 0.1)),
-            _entry("openai", "gpt-4o", 128_000, 16_384, Pricing(2.5, 10.0, 1.25)),
-            _entry("openai", "gpt-4o-mini", 128_000, 16_384, Pricing(0.15, 0.6, 0.075)),
-            _entry("openai", "o3", 200_000, 100_000, Pricing(2.0, 8.0, 0.5)),
-            _entry("anthropic", "claude-opus-4-1", 200_000, 32_000, Pricing(15.0, 75.0, 1.5, 18.75)),
-            _entry("anthropic", "claude-sonnet-4-5", 200_000, 64_000, Pricing(3.0, 15.0, 0.3, 3.75)),
-            _entry("anthropic", "claude-sonnet-4-0", 200_000, 64_000, Pricing(3.0, 15.0, 0.3, 3.75)),
-            _entry("anthropic", "claude-haiku-4-5", 200_000, 64_000, Pricing(1.0, 5.0, 0.1, 1.25)),
-            _entry("google", "gemini-2.5-pro", 1_048_576, 65_536, None),
-            _entry("google", "gemini-2.5-flash", 1_048_576, 65_536, None),
-        ]
-    )
-)
-"""The known models, keyed ``"provider/modelId"`` (read-only)."""
-
-# A dated snapshot or a "-latest" alias resolves to its base id:
-# claude-sonnet-4-5-20250929 → claude-sonnet-4-5, gpt-4o-2024-08-06 → gpt-4o.
-_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+    def to_json(self) -> dict[str, Any]:
+        """``{"provider", "id", "contextWindow", "maxTokens", "cost", "source"}`` (``pikit models --json``)."""
+        return {"provider": self.provider, "id": self.model_id, "contextWindow": self.context_window,
+                "maxTokens": self.max_output_tokens,
+                "cost": None if self.pricing is None else self.pricing.to_json(), "source": self.source}
 
 
-def _by_model_id(model_id: str) -> ModelInfo | None:
-    for info in MODELS.values():
-        if info.model_id == model_id:
-            return info
-    return None
+@cache
+def _snapshot() -> dict[str, Any]:
+    data = resources.files("pikit.llm").joinpath("_catalog.json.gz").read_bytes()
+    snapshot: dict[str, Any] = json.loads(gzip.decompress(data))
+    return snapshot
 
 
-def lookup_model(spec: str) -> ModelInfo:
-    """Return what is known about ``spec`` (``"provider/modelId"`` or a bare model id).
-
-    Resolution, first match wins:
-
-    1. ``spec`` is a key of :data:`MODELS`;
-    2. the model id (``spec`` after its first ``/``, or ``spec`` itself when it has no ``/``)
-       is a key of :data:`MODELS` (routers such as OpenRouter use ``provider/model`` ids);
-    3. a table entry has that model id, whatever its provider;
-    4. steps 1–3 again with a dated-snapshot or ``-latest`` suffix removed;
-    5. otherwise a default :class:`ModelInfo` with ``known=False``, a 128000-token window, an
-       8192-token output budget and no pricing.
-    """
-    provider, sep, model_id = spec.partition("/")
-    if not sep:
-        provider, model_id = "", spec
-    for candidate_spec, candidate_id in ((spec, model_id), _strip_snapshot(spec, model_id)):
-        if candidate_spec in MODELS:
-            return MODELS[candidate_spec]
-        if candidate_id in MODELS:
-            return MODELS[candidate_id]
-        found = _by_model_id(candidate_id)
-        if found is not None:
-            return found
-    return ModelInfo(
-        provider or "unknown",
-        model_id,
-        DEFAULT_CONTEXT_WINDOW,
-        DEFAULT_MAX_OUTPUT_TOKENS,
-        None,
-        known=False,
-    )
+def catalog_source() -> str:
+    """The source name of the bundled catalogs: ``"catalog pi VERSION"``."""
+    return f"catalog pi {_snapshot()['pi']}"
 
 
-def _strip_snapshot(spec: str, model_id: str) -> tuple[str, str]:
-    return _SNAPSHOT.sub("", spec), _SNAPSHOT.sub("", model_id)
+def _generated_at_ms() -> float | None:
+    from datetime import datetime
+
+    stamp = _snapshot()["generatedAt"]
+    return None if stamp is None else datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
 
 
-def usage_with_cost(usage: Mapping[str, Any], pricing: Pricing | None) -> dict[str, Any]:
-    """A copy of ``usage`` (Pi's shape) with its ``cost`` computed from ``pricing``.
+def agent_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """Pi's agent folder: ``path``, else ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent`` (``~`` expanded)."""
+    if path is not None:
+        return Path(path).expanduser()
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
 
-    Without pricing every cost is 0. Token fields are copied as they are.
-    """
-    out = empty_usage()
-    for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
-        out[key] = int(usage.get(key, 0) or 0)
-    if pricing is not None:
-        cost = out["cost"]
-        cost["input"] = out["input"] * pricing.input / 1e6
-        cost["output"] = out["output"] * pricing.output / 1e6
-        cost["cacheRead"] = out["cacheRead"] * pricing.cache_read / 1e6
-        cost["cacheWrite"] = out["cacheWrite"] * pricing.cache_write / 1e6
-        cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+
+def _type(model: Mapping[str, Any]) -> str:
+    kind = model.get("type")
+    return "chat" if kind is None else str(kind)
+
+
+def _merge(baseline: list[dict[str, Any]], dynamic: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pi's mergeModels: one model per (type, id), a later one replacing an earlier one in place."""
+    merged: dict[tuple[str, Any], dict[str, Any]] = {}
+    for model in [*baseline, *dynamic]:
+        merged[(_type(model), model.get("id"))] = model
+    return list(merged.values())
+
+
+def _stored(provider: str, entry: Any, source: str) -> list[dict[str, Any]]:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("models"), list):
+        return []
+    return [{**model, "source": source, "windowSource": source} for model in entry["models"]
+            if isinstance(model, Mapping) and "id" in model and model.get("provider") == provider
+            and _type(model) in _KNOWN_TYPES]
+
+
+def _with_store(provider: str, builtin: list[dict[str, Any]], entry: Any) -> list[dict[str, Any]]:
+    if provider in _NO_STORE or entry is None:
+        return builtin
+    stored = _stored(provider, entry, MODELS_STORE)
+    if provider in _PERSONALIZED:
+        return stored or builtin
+    generated_at = _generated_at_ms()
+    last_modified = entry.get("lastModified") if isinstance(entry, Mapping) else None
+    newer = generated_at is None or (isinstance(last_modified, int | float) and not isinstance(last_modified, bool)
+                                     and last_modified > generated_at)
+    return _merge(builtin, stored) if newer else builtin
+
+
+def _custom_model(provider: str, definition: Mapping[str, Any], config: Mapping[str, Any],
+                  has_defaults: bool) -> dict[str, Any]:
+    """Pi's modelFromJson (the fields pikit keeps); raises ValueError where Pi cannot compose."""
+    if definition.get("api") is None and config.get("api") is None and not has_defaults:
+        raise ValueError(f'Provider {provider}, model {definition["id"]}: no "api" specified. '
+                         "Set at provider or model level.")
+    if definition.get("baseUrl") is None and config.get("baseUrl") is None and not has_defaults:
+        raise ValueError(f'Provider {provider}: "baseUrl" is required when defining custom models.')
+    return {"id": definition["id"], "name": definition.get("name", definition["id"]),
+            "contextWindow": definition.get("contextWindow", 128000),
+            "maxTokens": definition.get("maxTokens", 16384),
+            "cost": definition.get("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}),
+            "source": MODELS_JSON, "windowSource": MODELS_JSON}
+
+
+_CONFIG_FIELDS = ("models", "baseUrl", "headers", "compat", "apiKey", "oauth")
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness for JSON values: an empty object or array is true, an empty list's length is not."""
+    return value not in (None, False, 0, "") if not isinstance(value, list | Mapping) else True
+
+
+def _with_models_json(provider: str, base: list[dict[str, Any]], config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Pi's applyModelsJson, then its modelOverrides (composeModelProvider)."""
+    if _truthy(config.get("oauth")) and not _truthy(config.get("baseUrl")):
+        raise ValueError(f'Provider {provider}: "baseUrl" is required when "oauth" is set.')
+    specified = [_truthy(config.get(key)) for key in _CONFIG_FIELDS]
+    specified[0] = bool(config.get("models"))  # (Pi tests models?.length)
+    if not any(specified) and not config.get("modelOverrides") and config.get("authHeader") is None:
+        raise ValueError(f'Provider {provider}: must specify "baseUrl", "headers", "compat", "modelOverrides", '
+                         'or "models".')
+    models = list(base)
+    for definition in config.get("models", []):
+        chat = [model for model in models if _type(model) == "chat"]
+        model = _custom_model(provider, definition, config, bool(chat))
+        index = next((i for i, existing in enumerate(models)
+                      if _type(existing) == "chat" and existing.get("id") == definition["id"]), None)
+        if index is None:
+            models.append(model)
+        else:
+            models[index] = model
+    overrides = config.get("modelOverrides", {})
+    return [_override(model, overrides[model.get("id")]) if _type(model) == "chat" and model.get("id") in overrides
+            else model for model in models]
+
+
+def _override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Pi's applyModelOverride (the fields pikit keeps)."""
+    out = {**model, "name": override.get("name", model.get("name")), "source": MODELS_JSON}
+    if "cost" in override:
+        base: Mapping[str, Any] = model["cost"] if isinstance(model.get("cost"), Mapping) else {}
+        cost = {key: override["cost"].get(key, base.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite")}
+        tiers = override["cost"].get("tiers", base.get("tiers"))
+        out["cost"] = cost if tiers is None else {**cost, "tiers": tiers}
+    if "contextWindow" in override:
+        out["contextWindow"], out["windowSource"] = override["contextWindow"], MODELS_JSON
+    if "maxTokens" in override:
+        out["maxTokens"] = override["maxTokens"]
     return out
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return int(value)
+
+
+def _rate(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _pricing(cost: Any) -> Pricing | None:
+    if not isinstance(cost, Mapping):
+        return None
+    tiers = tuple(CostTier(_rate(t.get("inputTokensAbove")), _rate(t.get("input")), _rate(t.get("output")),
+                           _rate(t.get("cacheRead")), _rate(t.get("cacheWrite")))
+                  for t in cost.get("tiers") or () if isinstance(t, Mapping))
+    return Pricing(_rate(cost.get("input")), _rate(cost.get("output")), _rate(cost.get("cacheRead")),
+                   _rate(cost.get("cacheWrite")), tiers)
+
+
+def _info(provider: str, model: Mapping[str, Any]) -> ModelInfo:
+    return ModelInfo(provider, str(model["id"]), str(model.get("name", model["id"])),
+                     _count(model.get("contextWindow")), _count(model.get("maxTokens")), _pricing(model.get("cost")),
+                     model["source"], model["windowSource"], _type(model))
+
+
+class ModelCatalog:
+    """Every model Pi would know with one agent folder, resolved as Pi resolves it.
+
+    Build one with :func:`model_catalog`. :attr:`problems` holds one line per thing Pi would
+    ignore (a ``models.json`` it refuses, a provider entry it cannot compose, an unreadable
+    ``models-store.json``).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.agent_dir = folder
+        problems: list[str] = []
+        store = self._read_store(folder / MODELS_STORE, problems)
+        config, problem = load_models_json(folder / MODELS_JSON)
+        if problem is not None:
+            problems.append(problem)
+        builtin = {provider: [{**model, "source": catalog_source(), "windowSource": catalog_source()}
+                              for model in models]
+                   for provider, models in _snapshot()["providers"].items()}
+        providers: dict[str, list[dict[str, Any]]] = {}
+        for provider in [*builtin, *(p for p in config if p not in builtin)]:
+            base = _with_store(provider, builtin.get(provider, []), store.get(provider))
+            if provider in config:
+                try:
+                    base = _with_models_json(provider, base, config[provider])
+                except ValueError as exc:
+                    problems.append(f"{folder / MODELS_JSON}: provider {provider} ignored ({exc})")
+            if base:
+                providers[provider] = base
+        self._models = {provider: [_info(provider, model) for model in models]
+                        for provider, models in providers.items()}
+        self._chat = {(info.provider, info.model_id): info for models in self._models.values()
+                      for info in reversed(models) if info.type == "chat"}
+        self.problems: tuple[str, ...] = tuple(problems)
+
+    @staticmethod
+    def _read_store(path: Path, problems: list[str]) -> Mapping[str, Any]:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: ignored, it cannot be read ({exc.__class__.__name__})")
+            return {}
+        try:
+            data = json.loads(text.removeprefix("\ufeff")) if text else {}
+        except ValueError as exc:
+            problems.append(f"{path}: ignored, it is not JSON ({str(exc).splitlines()[0]})")
+            return {}
+        if not isinstance(data, Mapping):
+            problems.append(f"{path}: ignored, it is not a JSON object")
+            return {}
+        return data
+
+    def __iter__(self) -> Iterator[ModelInfo]:
+        """Every model, provider by provider, in Pi's order."""
+        for models in self._models.values():
+            yield from models
+
+    def get(self, provider: str, model_id: str) -> ModelInfo | None:
+        """The chat model ``model_id`` of ``provider`` (Pi's ``getModel``), or ``None``."""
+        return self._chat.get((provider, model_id))
+
+    def lookup(self, spec: str) -> ModelInfo | None:
+        """The chat model ``spec`` names, or ``None`` when no source knows it.
+
+        ``spec`` is ``"provider/modelId"`` (the provider may be followed by a model id that has
+        slashes itself, as OpenRouter's do) or a bare model id, which must name one model of one
+        provider only.
+        """
+        provider, sep, model_id = spec.partition("/")
+        if sep:
+            found = self.get(provider, model_id)
+            if found is not None:
+                return found
+        matches = [info for (_, model_id), info in self._chat.items() if model_id == spec]
+        return matches[0] if len(matches) == 1 else None
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+_CACHE: dict[Path, tuple[Any, ModelCatalog]] = {}
+
+
+def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
+    """The models Pi knows with the agent folder ``folder`` (default: :func:`agent_dir`).
+
+    Built again when ``models.json`` or ``models-store.json`` has changed since the last call.
+    A ``folder`` given that is not a folder raises :class:`~pikit.errors.PikitError`.
+    """
+    where = agent_dir(folder)
+    if folder is not None and not where.is_dir():
+        what = "no such folder" if not where.exists() else "not a folder"
+        raise PikitError(Wording("{agent_dir} {path}: {what}", {"agent_dir": "agent_dir"}, path=str(where), what=what))
+    stamp = (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE))
+    cached = _CACHE.get(where)
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, ModelCatalog(where))
+        _CACHE[where] = cached
+    return cached[1]
+
+
+def lookup_model(spec: str, *, agent_dir: str | os.PathLike[str] | None = None) -> ModelInfo | None:
+    """The chat model ``spec`` (``"provider/modelId"`` or a bare id) names, or ``None`` when unknown.
+
+    See :meth:`ModelCatalog.lookup`; ``agent_dir`` is Pi's agent folder (default
+    ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``).
+    """
+    return model_catalog(agent_dir).lookup(spec)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pikit.compaction._summarizer import SummaryResult
 from pikit.llm._client import HTTPSummarizer
-from pikit.llm._models import usage_with_cost
+from pikit.llm._pricing import usage_with_cost
 from pikit.llm._transport import token_count
 
 if TYPE_CHECKING:
@@ -181,5 +181,5 @@ class OpenAISummarizer(HTTPSummarizer):
             raise self._fail("the model returned an empty summary; retry, or use another model")
         usage = openai_usage(data.get("usage"))
         if usage is not None:
-            usage = usage_with_cost(usage, self.model_info.pricing)
+            usage = usage_with_cost(usage, self.pricing)
         return SummaryResult(text=text, usage=usage, model=self._model_label(data))

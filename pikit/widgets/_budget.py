@@ -12,11 +12,15 @@ from .._session import Session
 from .._tree.sessiontree import CURRENT
 from ..compaction._settings import DEFAULTS, Settings, load_settings
 from ..errors import SettingsError
+from ..llm._window import ContextWindow, model_window
 from ._base import LeafWidget
 from ._html import error_box, style_widget
 from ._views.budget import BudgetSegments, BudgetView, budget_segments, budget_view, render_budget
 
-__all__ = ["BudgetBar", "BudgetSegments", "budget_segments", "model_key", "resolve_budget"]
+GIVEN = "a setting/argument"
+"""The source of a window given to a widget or set on it by hand."""
+
+__all__ = ["GIVEN", "BudgetBar", "BudgetSegments", "budget_segments", "model_key", "resolve_budget"]
 
 
 def model_key(projection: Projection) -> str | None:
@@ -28,12 +32,11 @@ def model_key(projection: Projection) -> str | None:
     return f"{provider}/{model_id}" if provider else str(model_id)
 
 
-def resolve_budget(model: str | None, settings: Settings | None) -> tuple[int, int, int, str | None]:
+def resolve_budget(model: str | None, settings: Settings | None) -> tuple[ContextWindow, int, int, str | None]:
     """``(context_window, reserve_tokens, keep_recent_tokens, problem)`` for ``model`` from the
-    settings (defaults when they cannot be read; ``problem`` then says why)."""
-    from ..llm._models import DEFAULT_CONTEXT_WINDOW, lookup_model
-
-    window = lookup_model(model).context_window if model else DEFAULT_CONTEXT_WINDOW
+    settings (defaults when they cannot be read; ``problem`` then says why). The window is the
+    model's as Pi resolves it, with its source, or unknown."""
+    window = model_window(model)
     problem = None
     try:
         resolved = (settings if settings is not None else load_settings()).for_model(model)
@@ -51,17 +54,21 @@ class BudgetBar(LeafWidget, widgets.VBox):
     the ``keep_recent_tokens`` span a compaction would keep.
 
     ``model`` (``provider/modelId``), ``context_window``, ``reserve_tokens`` and
-    ``keep_recent_tokens`` are traitlets; left out, they come from the leaf's model, the known
-    model table and the settings (``~/.pi/agent/settings.json`` + project, with overrides),
+    ``keep_recent_tokens`` are traitlets; left out, they come from the leaf's model (its window
+    as Pi resolves it: ``None`` when no source knows the model, and then no threshold is drawn)
+    and the settings (``~/.pi/agent/settings.json`` + project, with overrides),
     and follow the model of the projection shown: a leaf move or a refresh of a followed file
     that reaches another model (or the first recorded one) resolves them again. A value given
-    or set by hand stays. ``view`` is the :class:`~.views.budget.BudgetView` drawn last.
+    or set by hand stays. ``window_source`` names where the window came from (a model source, or
+    ``"a setting/argument"`` for one given or set by hand). ``view`` is the
+    :class:`~.views.budget.BudgetView` drawn last.
     """
 
     _SETTINGS = ("model", "context_window", "reserve_tokens", "keep_recent_tokens")
 
     model = traitlets.Unicode("")
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
+    window_source = traitlets.Unicode(None, allow_none=True)
     reserve_tokens = traitlets.Int(16_384)
     keep_recent_tokens = traitlets.Int(20_000)
 
@@ -98,14 +105,15 @@ class BudgetBar(LeafWidget, widgets.VBox):
         return budget_segments(self.projection)
 
     @property
-    def threshold(self) -> int:
-        """``context_window - reserve_tokens``: above it Pi compacts."""
-        return self.context_window - self.reserve_tokens
+    def threshold(self) -> int | None:
+        """``context_window - reserve_tokens``: above it Pi compacts (``None``: the window is unknown)."""
+        return None if self.context_window is None else self.context_window - self.reserve_tokens
 
     def build(self) -> BudgetView:
         """The view model of the projection shown, with this bar's settings."""
         return budget_view(self.projection, model=self.model, window=self.context_window,
-                           reserve=self.reserve_tokens, keep=self.keep_recent_tokens, problem=self.settings_problem)
+                           reserve=self.reserve_tokens, keep=self.keep_recent_tokens, problem=self.settings_problem,
+                           window_source=self.window_source)
 
     def _resolve(self, model: str) -> None:
         """Take ``model`` and the window, reserve and keep it implies (those not given by hand)."""
@@ -113,15 +121,18 @@ class BudgetBar(LeafWidget, widgets.VBox):
         self._resolving = True
         try:
             with self.hold_trait_notifications():
-                for name, value in zip(self._SETTINGS, (model, window, reserve, keep), strict=True):
+                for name, value in zip(self._SETTINGS, (model, window.tokens, reserve, keep), strict=True):
                     if name not in self._given:
                         setattr(self, name, value)
+                self.window_source = GIVEN if "context_window" in self._given else window.source
         finally:
             self._resolving = False
 
     def _on_setting(self, change: dict[str, Any]) -> None:
         if not self._resolving:
             self._given.add(change["name"])  # set by hand: it stays when the leaf's model changes
+            if change["name"] == "context_window":
+                self.window_source = GIVEN
             self.refresh()
 
     def refresh(self) -> None:

@@ -51,9 +51,10 @@ class CompactionPanel(LeafWidget, widgets.VBox):
 
     Sliders set ``keep_recent_tokens``, ``reserve_tokens`` and ``context_window`` (also
     traitlets); the model picker loads a model's settings (``compaction.modelOverrides`` and
-    the known context window); ``context_window``, ``reserve_tokens`` and ``keep_recent_tokens``
-    given to the constructor override the settings. The preview shows, live, where the cut would fall and what
-    would be summarized and kept. **Run compaction** summarizes with the chosen summarizer
+    its context window as Pi resolves it, ``None`` when unknown: then no threshold is drawn);
+    ``context_window``, ``reserve_tokens`` and ``keep_recent_tokens`` given to the constructor
+    override the settings. The preview shows, live, where the cut would fall and what would be
+    summarized and kept. **Run compaction** summarizes with the chosen summarizer
     and writes the entry to a *new file* (a copy of the source plus one line) unless *append
     to the source* is ticked. Every failure is shown in the panel; nothing is raised.
 
@@ -83,7 +84,7 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     model = traitlets.Unicode("")
     keep_recent_tokens = traitlets.Int(20_000)
     reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
     in_place = traitlets.Bool(False)
     allow_larger_summary = traitlets.Bool(False)
     status = traitlets.Unicode("idle")

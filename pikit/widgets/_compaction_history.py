@@ -34,9 +34,9 @@ class CompactionHistory(LeafWidget):
 
     model = traitlets.Unicode("")
     reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
 
-    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, context_window: int = 128_000,
+    def __init__(self, session: Session, leaf_id: Any = CURRENT, *, context_window: int | None = None,
                  reserve_tokens: int = 16_384, model: str = "") -> None:
         leaf = self._bind(session, leaf_id)
         super().__init__(context_window=context_window, reserve_tokens=reserve_tokens, model=model)
@@ -100,7 +100,8 @@ class CompactionHistory(LeafWidget):
     def update_chart(self) -> None:
         """Redraw the tokensBefore/tokensAfter chart: the branch, then every run."""
         try:
-            self.chart.value = render_chart(self.chart_groups, self.context_window - self.reserve_tokens)
+            threshold = None if self.context_window is None else self.context_window - self.reserve_tokens
+            self.chart.value = render_chart(self.chart_groups, threshold)
         except Exception as exc:
             self.chart.value = error_box("Cannot draw the compaction chart", exc)
 

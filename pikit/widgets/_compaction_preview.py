@@ -23,7 +23,8 @@ class CompactionPreview(LeafWidget, widgets.HTML):
     """Where a compaction of ``leaf_id`` with these settings would cut, redrawn as they change.
 
     ``keep_recent_tokens``, ``reserve_tokens`` and ``context_window`` are traitlets (the
-    threshold is ``context_window - reserve_tokens``), as is ``problem`` (why the settings could
+    threshold is ``context_window - reserve_tokens``; a window of ``None`` is unknown, and then
+    there is no threshold), as is ``problem`` (why the settings could
     not be read, shown with the preview; ``""``: nothing to say). After each redraw,
     ``preparation`` is Pi's preparation (``None``: nothing to compact), ``view`` the
     :class:`~pikit.widgets._views.compaction.CutPreview` drawn and ``ms`` the time it took.
@@ -31,11 +32,11 @@ class CompactionPreview(LeafWidget, widgets.HTML):
 
     keep_recent_tokens = traitlets.Int(20_000)
     reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
     problem = traitlets.Unicode("")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, keep_recent_tokens: int = 20_000,
-                 reserve_tokens: int = 16_384, context_window: int = 128_000, problem: str = "",
+                 reserve_tokens: int = 16_384, context_window: int | None = None, problem: str = "",
                  **kwargs: Any) -> None:
         leaf = self._bind(session, leaf_id)
         self.preparation: Preparation | None = None
@@ -54,7 +55,10 @@ class CompactionPreview(LeafWidget, widgets.HTML):
 
     def __repr__(self) -> str:
         return (f"<CompactionPreview leaf={self.leaf_id!r} keep={self.keep_recent_tokens} "
-                f"threshold={self.context_window - self.reserve_tokens}>")
+                f"threshold={self._threshold()}>")
+
+    def _threshold(self) -> int | None:
+        return None if self.context_window is None else self.context_window - self.reserve_tokens
 
     def leaf_changed(self) -> None:
         self._branch_cache = None
@@ -78,7 +82,7 @@ class CompactionPreview(LeafWidget, widgets.HTML):
             projection = self.projection
             self.preparation = prepare_compaction(self._branch(), max(0, self.keep_recent_tokens), projection) \
                 if self.leaf_id is not None else None
-            self.view = cut_preview(self.preparation, projection.tokens, self.context_window - self.reserve_tokens,
+            self.view = cut_preview(self.preparation, projection.tokens, self._threshold(),
                                     problem=self.problem or None, describe=self._describe)
             self.value = render_preview(self.view)
         except Exception as exc:

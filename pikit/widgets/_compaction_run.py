@@ -55,7 +55,7 @@ class CompactionRunner(LeafWidget, widgets.VBox):
 
     keep_recent_tokens = traitlets.Int(20_000)
     reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
     in_place = traitlets.Bool(False)
     allow_larger_summary = traitlets.Bool(False)
     status = traitlets.Unicode("idle")

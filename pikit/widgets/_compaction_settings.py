@@ -14,7 +14,7 @@ from .._formatting import fmt_int
 from .._inert import visible
 from ..compaction._settings import Settings
 from ..errors import SettingsError
-from ._budget import resolve_budget
+from ._budget import GIVEN, resolve_budget
 
 __all__ = ["CompactionSettingsBox"]
 
@@ -26,8 +26,10 @@ class CompactionSettingsBox(widgets.VBox):
 
     ``model`` (``""``: the session's model), ``keep_recent_tokens``, ``reserve_tokens`` and
     ``context_window`` are traitlets: the sliders set them and follow them. Picking a model
-    loads its settings from ``settings`` (``compaction.modelOverrides``, the known context
-    window); values given to the constructor override the settings at first. ``problem``
+    loads its settings from ``settings`` (``compaction.modelOverrides``) and its context window
+    as Pi resolves it (``None`` when no source knows the model: the window slider then says
+    "window unknown" until it is moved); values given to the constructor override the settings
+    at first. ``window_source`` names where the window came from. ``problem``
     says why the settings could not be read (``""`` when they could); ``leaf_model()`` names
     the model the session uses now (what the *session model* entry stands for). A model
     whose settings cannot be loaded calls the callbacks of :meth:`on_error` with the error.
@@ -36,13 +38,15 @@ class CompactionSettingsBox(widgets.VBox):
     model = traitlets.Unicode("")
     keep_recent_tokens = traitlets.Int(20_000)
     reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
+    window_source = traitlets.Unicode(None, allow_none=True)
     problem = traitlets.Unicode("")
 
     def __init__(self, session_model: str = "", *, settings: Settings | None = None, problem: str | None = None,
                  leaf_model: Callable[[], str] | None = None, context_window: int | None = None,
                  reserve_tokens: int | None = None, keep_recent_tokens: int | None = None, **kwargs: Any) -> None:
         self.settings = settings
+        self._placing = False  # the window slider is being moved to the window, not by hand
         self._leaf_model = leaf_model or (lambda: session_model)
         self._errors = widgets.CallbackDispatcher()
         options, overrides_problem = self._model_options(session_model)
@@ -75,7 +79,7 @@ class CompactionSettingsBox(widgets.VBox):
 
     def _model_options(self, session_model: str) -> tuple[list[tuple[str, str]], str | None]:
         """The picker's entries, and why the settings' overrides could not be read (``None`` if they could)."""
-        from ..llm._models import MODELS
+        from ..llm._models import model_catalog
 
         options = [(visible(f"session model ({session_model or 'not recorded'})"), "")]
         overrides: Mapping[str, Any] = {}
@@ -86,8 +90,10 @@ class CompactionSettingsBox(widgets.VBox):
             except SettingsError as exc:
                 problem = str(exc)
         options.extend((f"override: {key}", key) for key in overrides)
-        options.extend((f"{key} ({fmt_int(info.context_window)})", key)
-                       for key, info in MODELS.items() if key not in overrides)
+        provider = session_model.partition("/")[0] if "/" in session_model else None
+        options.extend((f"{info.key} ({_window_text(info.context_window)})", info.key)
+                       for info in model_catalog() if info.provider == provider and info.type == "chat"
+                       and info.key not in overrides)
         return options, problem
 
     def _start(self, session_model: str, problem: str | None, given: tuple[int | None, int | None, int | None]) -> None:
@@ -97,7 +103,8 @@ class CompactionSettingsBox(widgets.VBox):
         window, reserve, keep = given
         with self.hold_trait_notifications():
             self.problem = problem or resolve_problem or ""
-            self.context_window = window if window is not None else resolved_window
+            self.context_window = window if window is not None else resolved_window.tokens
+            self.window_source = GIVEN if window is not None else resolved_window.source
             self.reserve_tokens = reserve if reserve is not None else resolved_reserve
             self.keep_recent_tokens = keep if keep is not None else resolved_keep
         self._sync_sliders()
@@ -105,7 +112,7 @@ class CompactionSettingsBox(widgets.VBox):
     def _wire(self) -> None:
         for slider, name in ((self.keep_slider, "keep_recent_tokens"), (self.reserve_slider, "reserve_tokens")):
             widgets.link((slider, "value"), (self, name))
-        self.window_slider.observe(lambda c: setattr(self, "context_window", round(c["new"])), names="value")
+        self.window_slider.observe(self._on_window_slider, names="value")
         self.model_picker.observe(self._on_model, names="value")
         self.observe(self._on_window, names="context_window")
 
@@ -116,31 +123,46 @@ class CompactionSettingsBox(widgets.VBox):
             with self.hold_trait_notifications():
                 self.problem = problem or self.problem
                 self.model = key
-                self.context_window = window
+                self.context_window, self.window_source = window.tokens, window.source
                 self.reserve_tokens = reserve
                 self.keep_recent_tokens = keep
             self._sync_sliders()
         except Exception as exc:
             self._errors(exc)
 
+    def _on_window_slider(self, change: dict[str, Any]) -> None:
+        if self._placing:
+            return
+        with self.hold_trait_notifications():
+            self.context_window, self.window_source = round(change["new"]), GIVEN
+
     def _on_window(self, change: dict[str, Any]) -> None:
-        top = max(change["new"], self.keep_recent_tokens, self.reserve_tokens)
+        top = max(change["new"] or 0, self.keep_recent_tokens, self.reserve_tokens)
         self.keep_slider.max = top
         self.reserve_slider.max = top
         self._set_window_slider(change["new"])
 
     def _sync_sliders(self) -> None:
-        window = max(self.context_window, 1)
-        top = max(window, self.keep_recent_tokens, self.reserve_tokens)
+        window = None if self.context_window is None else max(self.context_window, 1)
+        top = max(window or 0, self.keep_recent_tokens, self.reserve_tokens)
         self.keep_slider.max = top
         self.reserve_slider.max = top
         self.keep_slider.value = self.keep_recent_tokens
         self.reserve_slider.value = self.reserve_tokens
         self._set_window_slider(window)
 
-    def _set_window_slider(self, window: int) -> None:
-        if round(self.window_slider.value) != window:
+    def _set_window_slider(self, window: int | None) -> None:
+        self.window_slider.description = "context window" if window is not None else "window unknown"
+        if window is not None and round(self.window_slider.value) != window:
             exponent = math.log2(max(window, 1))
-            self.window_slider.min = min(12.0, exponent)
-            self.window_slider.max = max(math.log2(_WINDOW_MAX), exponent)
-            self.window_slider.value = float(window)
+            self._placing = True
+            try:
+                self.window_slider.min = min(12.0, exponent)
+                self.window_slider.max = max(math.log2(_WINDOW_MAX), exponent)
+                self.window_slider.value = float(window)
+            finally:
+                self._placing = False
+
+
+def _window_text(window: int | None) -> str:
+    return "window unknown" if window is None else fmt_int(window)

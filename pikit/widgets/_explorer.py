@@ -53,7 +53,8 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     it; every part follows. The session's own ``leaf_id`` is kept in step.
 
     ``model``, ``context_window``, ``reserve_tokens`` and ``keep_recent_tokens`` set the budget
-    bar (by default: the leaf's model, its known window and the Pi settings).
+    bar (by default: the leaf's model, its window as Pi resolves it, unknown when no source
+    knows the model, and the Pi settings).
 
     Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``,
     and ``extras`` (a box under the context, for views that follow the same leaf: it holds the

@@ -64,7 +64,8 @@ class LiveBar(widgets.VBox):
     to the newest entry; set from outside (someone chose another entry), it stays there until
     **back to live**. ``following`` says whether the file is followed at all. ``repaints``
     counts the changes shown (one per change of the file, however many lines it brought).
-    ``context_window`` and ``reserve_tokens`` set the chart's threshold.
+    ``context_window`` and ``reserve_tokens`` set the chart's threshold (a window of ``None`` is
+    unknown: no threshold is drawn).
 
     For each change, inside the held sync of the widgets of ``hold`` (each sends the page one
     update for the whole change), the leaf moves, the callbacks of :meth:`on_relayout` lay out
@@ -74,13 +75,13 @@ class LiveBar(widgets.VBox):
     live = traitlets.Bool(False)
     following = traitlets.Bool(False)
     leaf_id = traitlets.Any(None)
-    context_window = traitlets.Int(128_000)
+    context_window = traitlets.Int(None, allow_none=True)
     reserve_tokens = traitlets.Int(16_384)
     #: Seconds a layout may take before layouts are spaced out (see :meth:`_relayout`).
     layout_budget = 0.1
 
     def __init__(self, session: Session, follower: Follower | None = None, *, leaf_id: Any = CURRENT,
-                 hold: Sequence[widgets.Widget] = (), context_window: int = 128_000,
+                 hold: Sequence[widgets.Widget] = (), context_window: int | None = None,
                  reserve_tokens: int = 16_384) -> None:
         self.session = session
         self.follower: Follower | None = None
@@ -287,7 +288,7 @@ class LiveBar(widgets.VBox):
         self._chart_key = key
         try:
             points = compaction_history(session, leaf, new_ids=(self.callout_id,) if self.callout_id else ())
-            threshold = self.context_window - self.reserve_tokens
+            threshold = None if self.context_window is None else self.context_window - self.reserve_tokens
             self.chart.value = render_chart([ChartGroup("this branch", tuple(points))], threshold) if points else ""
         except Exception as exc:
             self.chart.value = error_box("Cannot draw the compaction chart", exc)

@@ -86,8 +86,8 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     With ``highlight_scope`` set to a CSS class of an enclosing widget (the explorer does this),
     the entries of each step are highlighted in its tree and context rows too.
 
-    ``context_window`` and ``reserve_tokens`` (by default the leaf's model's and Pi's settings; 0:
-    unknown) only decide whether step 1 says Pi's trigger fires at this leaf.
+    ``context_window`` and ``reserve_tokens`` (by default the leaf's model's and Pi's settings; 0
+    or ``None``: unknown) only decide whether step 1 says Pi's trigger fires at this leaf.
 
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
     current :class:`~pikit.compaction._walkthrough.Walkthrough`, ``highlighted`` the entries of the current
@@ -98,7 +98,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
 
     step = traitlets.Int(1)
     keep_recent_tokens = traitlets.Int(20_000)
-    context_window = traitlets.Int(0)
+    context_window = traitlets.Int(0, allow_none=True)
     reserve_tokens = traitlets.Int(0)
     status = traitlets.Unicode("ready")
 
@@ -159,7 +159,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         widgets.link((self.slider, "value"), (self, "step"))
         widgets.link((self.keep_box, "value"), (self, "keep_recent_tokens"))
         self.keep_recent_tokens = max(0, keep_recent_tokens)
-        self.context_window = window if context_window is None else context_window
+        self.context_window = (window.tokens or 0) if context_window is None else context_window
         self.reserve_tokens = reserve if reserve_tokens is None else reserve_tokens
         self.step = min(max(1, step), _STEPS)
         self.back_button.on_click(lambda _b: self.back())

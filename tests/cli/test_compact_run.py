@@ -153,9 +153,13 @@ def test_branch_summary_written_at_the_new_position(server: FakeLLMServer, sessi
     session = pikit.load(session_copy)
     old, target = "5c9c1898", "b3df44a4"
     out = session_copy.parent / "out.jsonl"
-    result = pikit_cli("branch-summary", str(session_copy), "--pair", f"{old}:{target}", "--summarizer", server.wire,
-                       "--base-url", server.base_url, "--model", f"{server.wire}/test-model", "-o", str(out),
-                       "--json", cwd=session_copy.parent)
+    args = ("branch-summary", str(session_copy), "--pair", f"{old}:{target}", "--summarizer", server.wire,
+            "--base-url", server.base_url, "--model", f"{server.wire}/test-model", "-o", str(out), "--json")
+    unknown = pikit_cli(*args, cwd=session_copy.parent)  # no source knows test-model: no budget is guessed
+    assert unknown.returncode == 1 and not out.exists() and server.requests == []
+    assert unknown.stderr == (f"pikit: error: window unknown for {server.wire}/test-model: pass --budget N or add "
+                              "the model to ~/.pi/agent/models.json\n")
+    result = pikit_cli(*args, "--budget", "100000", cwd=session_copy.parent)
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["entry"]
     # Selecting a user message puts the leaf on its parent: the summary goes there.

@@ -52,6 +52,8 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                         ["", "effective", "effective.sources", "branchSummary"])],
     "pikit watch": [(["watch", str(REFACTOR), "--idle-exit", "0", "--context-window", "16384"],
                      ["", "lastCompaction"])],
+    "pikit models": [(["models", "openai-codex/gpt-6.2-sol"], ["", "cost", "cost.tiers.*"]),
+                     (["models", "opus-4-5", "--agent-dir", "{tmp}"], ["", "models.*", "models.*.cost"])],
     "pikit sessions": [(["sessions", str(CORPUS), "--index", "{tmp}/index.duckdb"], ["", "sessions.*"])],
     "pikit usage": [(["usage", str(CORPUS), "--by", "month", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"]),
@@ -147,7 +149,7 @@ def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_pa
 
 def test_every_family_module_points_to_the_doc() -> None:
     names = [m.name for m in pkgutil.iter_modules(_json.__path__)]
-    assert sorted(names) == ["compaction", "context", "corpus", "tree", "watch"]
+    assert sorted(names) == ["compaction", "context", "corpus", "models", "tree", "watch"]
     for name in names:
         module = importlib.import_module(f"pikit.cli._json.{name}")
         assert module.__doc__ is not None and "docs/json.md" in module.__doc__, name

@@ -20,8 +20,8 @@ from tests.procs import one_error_line, pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = {"type": "session", "version": 3, "id": "s-watch", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
-KEYS = {"leafId", "entries", "tokens", "contextWindow", "threshold", "wouldCompact", "compactions", "lastCompaction",
-        "event"}
+KEYS = {"leafId", "entries", "tokens", "contextWindow", "windowSource", "threshold", "wouldCompact", "compactions",
+        "lastCompaction", "event"}
 
 # A separate process that performs a plan: write bytes, sleep, truncate; it reports each write's time.
 WRITER = r"""
@@ -116,6 +116,7 @@ def test_each_new_leaf_is_reported_within_a_second(tmp_path: Path) -> None:
     first = watch.lines[0][1]
     assert set(first) == KEYS and first["leafId"] == "e1" and first["entries"] == 2
     assert first["contextWindow"] == 20000 and first["threshold"] == 18000 and first["lastCompaction"] is None
+    assert first["windowSource"] == "--context-window"
     plan: list[Any] = []
     for entry in entries(6):
         plan += [["write", line(entry).hex(), entry["id"]], ["sleep", 0.4]]
@@ -287,8 +288,22 @@ def test_the_human_display_is_one_block(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env(), cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "leaf        e1" in out and "entries     2" in out and "threshold 1\n" in out
+    assert "leaf        e1" in out and "entries     2" in out and "threshold 1 (window from --context-window)\n" in out
     assert "over the threshold" in out and "\x1b" not in out  # not a terminal: no escapes
+
+
+def test_an_unknown_window_is_unknown(tmp_path: Path) -> None:
+    path = start_file(tmp_path)  # no model recorded: no window is known
+    done = subprocess.run([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "0.3"],
+                          capture_output=True, text=True, env=env(), cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert ("window unknown: pass --context-window or add the model to ~/.pi/agent/models.json" in done.stdout
+            and "compaction  unknown: no window, no threshold" in done.stdout and "128,000" not in done.stdout)
+    done = subprocess.run([sys.executable, "-m", "pikit", "watch", str(path), "--idle-exit", "0.3", "--json"],
+                          capture_output=True, text=True, env=env(), cwd=REPO, timeout=60)
+    first = json.loads(done.stdout.splitlines()[0])
+    assert (first["contextWindow"], first["windowSource"], first["threshold"], first["wouldCompact"]) == (
+        None, None, None, False)
 
 
 def test_bad_arguments_are_one_line(tmp_path: Path) -> None:

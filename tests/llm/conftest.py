@@ -1,8 +1,11 @@
-"""Fixtures of the llm tests: local fake API servers, summarizer factories, a clean environment."""
+"""Fixtures of the llm tests: local fake API servers, summarizer factories, a clean environment, Pi from npm."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,3 +88,20 @@ def make_openai() -> Iterator[SummarizerFactory]:
 def make_anthropic() -> Iterator[SummarizerFactory]:
     """Build :class:`AnthropicSummarizer` s with test defaults (key, short timeout, tiny backoff)."""
     yield from _factory(AnthropicSummarizer)
+
+
+PI_VERSION = "1.6.0"
+
+
+@pytest.fixture(scope="session")
+def pi_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``@earendil-works/pi-coding-agent`` installed from npm into a temporary folder (that folder)."""
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.fail("npm and node are needed to install Pi (Debian: apt-get install npm)")
+    prefix = tmp_path_factory.mktemp("pi")
+    result = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--ignore-scripts",
+                             "--loglevel=error", f"@earendil-works/pi-coding-agent@{PI_VERSION}"],
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return prefix

@@ -12,6 +12,7 @@ from pikit.compaction import SummaryRequest
 from pikit.errors import SummarizerError
 from pikit.llm import AnthropicSummarizer, build_prompt
 from pikit.llm._anthropic import anthropic_usage
+from pikit.llm._client import DEFAULT_MAX_TOKENS
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
 pytestmark = pytest.mark.timeout(30)
@@ -59,13 +60,23 @@ def test_request_and_result(
     assert summarizer.last_attempts == 1
 
 
-def test_dated_snapshot_uses_base_budget(
+def test_dated_id_takes_its_own_catalog_entry(
     anthropic_server: FakeLLMServer, make_anthropic: Any, summary_request: SummaryRequest
 ) -> None:
-    summarizer = make_anthropic("claude-opus-4-1-20250805", anthropic_server.base_url)
+    summarizer = make_anthropic("claude-sonnet-4-5-20250929", anthropic_server.base_url)
     result = summarizer.summarize(summary_request)
-    assert anthropic_server.requests[0].body["max_tokens"] == 32000
-    assert result.model == "anthropic/claude-opus-4-1-20250805"
+    assert anthropic_server.requests[0].body["max_tokens"] == 64000
+    assert result.model == "anthropic/claude-sonnet-4-5-20250929"
+
+
+def test_unknown_model_has_no_price_and_the_default_budget(
+    anthropic_server: FakeLLMServer, make_anthropic: Any, summary_request: SummaryRequest
+) -> None:
+    summarizer = make_anthropic("claude-nobody-knows", anthropic_server.base_url)
+    assert summarizer.model_info is None and summarizer.pricing is None
+    result = summarizer.summarize(summary_request)
+    assert anthropic_server.requests[0].body["max_tokens"] == DEFAULT_MAX_TOKENS == 8192
+    assert result.usage is not None and result.usage["cost"]["total"] == 0.0
 
 
 def test_overloaded_529_is_retried(

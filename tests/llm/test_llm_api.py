@@ -11,20 +11,25 @@ from pathlib import Path
 import pikit.llm
 
 EXPECTED = {
-    "DEFAULT_CONTEXT_WINDOW",
-    "DEFAULT_MAX_OUTPUT_TOKENS",
-    "MODELS",
     "SUMMARIZERS",
     "SYSTEM_PROMPT",
+    "UNKNOWN_WINDOW_HINT",
     "AnthropicSummarizer",
+    "ContextWindow",
+    "CostTier",
+    "ModelCatalog",
     "ModelInfo",
     "OfflineSummarizer",
     "OpenAISummarizer",
     "Pricing",
     "RetryPolicy",
+    "agent_dir",
     "build_prompt",
     "get_summarizer",
     "lookup_model",
+    "model_catalog",
+    "model_window",
+    "usage_with_cost",
 }
 
 REPO = Path(pikit.llm.__file__).resolve().parents[2]

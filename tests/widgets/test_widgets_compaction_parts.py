@@ -99,8 +99,8 @@ def test_a_model_that_cannot_be_loaded_goes_to_the_error_callbacks() -> None:
     def broken() -> str:
         raise RuntimeError("no projection here")
 
-    box = CompactionSettingsBox("", settings=Settings({}), leaf_model=broken)
-    box.model_picker.value = "openai/gpt-4o"
+    box = CompactionSettingsBox("openai/gpt-4o-mini", settings=Settings({}), leaf_model=broken)
+    box.model_picker.value = "openai/gpt-4o"  # (the picker lists the models of the session model's provider)
     errors: list[Exception] = []
     box.on_error(errors.append)
     box.model_picker.value = ""  # asks the leaf's model, which fails

@@ -252,7 +252,8 @@ def test_the_budget_names_the_model_the_context_shows(tmp_path: Path) -> None:
     assert model and budget.model == model and "model not recorded" not in budget.html.value
     assert budget.projection is context.projection is explorer.projection is stepper.projection
     settings = (budget.context_window, budget.reserve_tokens, budget.keep_recent_tokens)
-    assert settings == resolve_budget(model, None)[:3]
+    window, reserve, keep, _ = resolve_budget(model, None)
+    assert settings == (window.tokens, reserve, keep) and budget.window_source == window.source
     assert (stepper.context_window, stepper.reserve_tokens) == settings[:2]
     # Moving the leaf back before the model change: the bar follows there too.
     explorer.leaf_id = follower.session.entries[0].id

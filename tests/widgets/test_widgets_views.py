@@ -134,11 +134,12 @@ def test_budget_bar_html_and_traits(compaction_chain: Session) -> None:
     for css in ("pikit-budget-summary", "pikit-budget-kept", "pikit-budget-new", "pikit-budget-threshold",
                 "pikit-budget-keep", "pikit-budget-size"):
         assert css in html
-    assert "threshold 183,616" in html
+    assert "threshold 183,616" in html and "window 200,000 (catalog pi 1.6.0)" in html
+    assert bar.window_source == "catalog pi 1.6.0"
     bar.reserve_tokens = 190_000  # threshold 10 000: now over it
     assert "over the threshold" in bar.html.value
     bar.context_window = 1_000_000
-    assert "window 1,000,000" in bar.html.value
+    assert "window 1,000,000 (a setting/argument)" in bar.html.value and bar.window_source == "a setting/argument"
     bar.leaf_id = None
     assert "context size <b class=\"pikit-budget-tokens\">0</b>" in bar.html.value
 
@@ -150,6 +151,17 @@ def test_budget_bar_uses_model_overrides(compaction_chain: Session) -> None:
     assert (bar.reserve_tokens, bar.keep_recent_tokens) == (5000, 3000)
     bar2 = BudgetBar(compaction_chain, model="openai/gpt-4o", settings=settings)
     assert bar2.context_window == 128_000 and bar2.reserve_tokens == 16_384
+
+
+def test_budget_bar_of_an_unknown_model_draws_no_threshold(compaction_chain: Session) -> None:
+    bar = BudgetBar(compaction_chain, model="acme/mystery-1", settings=Settings({}))
+    assert (bar.context_window, bar.window_source, bar.threshold) == (None, None, None)
+    html = bar.html.value
+    assert "window unknown: pass --context-window or add the model to ~/.pi/agent/models.json" in html
+    assert "pikit-budget-threshold" not in html and "128,000" not in html and "over the threshold" not in html
+    assert bar.view is not None and not bar.view.over
+    bar.context_window = 50_000  # given by hand: now there is a threshold, named as given
+    assert "threshold 33,616" in bar.html.value and "(a setting/argument)" in bar.html.value
 
 
 def test_budget_bar_bad_settings_are_reported_not_raised(compaction_chain: Session, tmp_path: Path,

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 def status(reading: Status) -> dict[str, Any]:
     """One reading of the gauge: the leaf, the context against the threshold, the last compaction, the event."""
     return {"leafId": reading.leaf_id, "entries": reading.entries, "tokens": reading.tokens,
-            "contextWindow": reading.context_window, "threshold": reading.threshold,
+            "contextWindow": reading.context_window, "windowSource": reading.window_source,
+            "threshold": reading.threshold,
             "wouldCompact": reading.would_compact, "compactions": reading.compactions,
             "lastCompaction": last_compaction(reading.last_compaction), "event": event(reading)}
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..._context.projection import Projection
 from ..._context.tokens import estimate_tokens
 from ..._palette import SEGMENT_LABELS
+from ...llm._window import UNKNOWN_WINDOW_HINT
 from .._html import esc, fmt_int
 from .context import zones
 
@@ -90,35 +91,39 @@ class BudgetView:
 
     segments: BudgetSegments
     model: str
-    window: int
+    window: int | None
     reserve: int
     keep: int
     problem: str | None = None
     title: str = "Budget"
     scale: int = 0
+    window_source: str | None = None
 
     @property
-    def threshold(self) -> int:
-        """``window - reserve``: above it Pi compacts."""
-        return self.window - self.reserve
+    def threshold(self) -> int | None:
+        """``window - reserve``: above it Pi compacts (``None``: the window is unknown)."""
+        return None if self.window is None else self.window - self.reserve
 
     @property
     def natural_scale(self) -> int:
         """The smallest scale that holds the window and the whole bar."""
         seg = self.segments
-        return max(self.window, seg.end, seg.tokens, 1)
+        return max(self.window or 0, seg.end, seg.tokens, 1)
 
     @property
     def over(self) -> bool:
         """Whether the context size passes the threshold (Pi compacts before the next call)."""
-        return self.segments.tokens > self.threshold
+        threshold = self.threshold
+        return threshold is not None and self.segments.tokens > threshold
 
 
-def budget_view(projection: Projection, *, model: str, window: int, reserve: int, keep: int,
-                problem: str | None = None, title: str = "Budget", scale: int = 0) -> BudgetView:
-    """The budget of ``projection`` with these settings."""
-    return BudgetView(budget_segments(projection), model, max(0, window), reserve, max(0, keep), problem,
-                      title, scale)
+def budget_view(projection: Projection, *, model: str, window: int | None, reserve: int, keep: int,
+                problem: str | None = None, title: str = "Budget", scale: int = 0,
+                window_source: str | None = None) -> BudgetView:
+    """The budget of ``projection`` with these settings (``window`` ``None``: unknown, no threshold
+    is drawn; ``window_source`` names where a known window came from)."""
+    return BudgetView(budget_segments(projection), model, None if window is None else max(0, window), reserve,
+                      max(0, keep), problem, title, scale, window_source)
 
 
 _HINTS = {
@@ -155,6 +160,13 @@ class _Scale:
 
 def _stats(view: BudgetView) -> str:
     seg = view.segments
+    if view.window is None or view.threshold is None:
+        model = esc(view.model or "model not recorded")
+        return (f'<div class="pikit-stats"><span><b>{esc(view.title)}</b> · {model} · '
+                f'<span class="pikit-warn">window unknown: {esc(UNKNOWN_WINDOW_HINT)}</span> · reserve '
+                f"{fmt_int(view.reserve)}</span>"
+                f'<span>context size <b class="pikit-budget-tokens">{fmt_int(seg.tokens)}</b></span>'
+                "<span>no threshold without a window</span></div>")
     if view.over:
         verdict = (f'<span class="pikit-warn"><b>over the threshold</b> by {fmt_int(seg.tokens - view.threshold)}: '
                    "Pi compacts before the next model call</span>")
@@ -162,13 +174,16 @@ def _stats(view: BudgetView) -> str:
         verdict = f"<span>room before Pi compacts: <b>{fmt_int(view.threshold - seg.tokens)}</b> tokens</span>"
     share = 100 * seg.tokens / view.window if view.window else 0.0
     return (f'<div class="pikit-stats"><span><b>{esc(view.title)}</b> · {esc(view.model or "model not recorded")} · '
-            f"window {fmt_int(view.window)} · reserve {fmt_int(view.reserve)}</span>"
+            f"window {fmt_int(view.window)} ({esc(view.window_source or 'given')}) · reserve "
+            f"{fmt_int(view.reserve)}</span>"
             f'<span>context size <b class="pikit-budget-tokens">{fmt_int(seg.tokens)}</b> ({share:.1f}%)</span>'
             f"{verdict}</div>")
 
 
 def _threshold_mark(view: BudgetView, scale: _Scale) -> str:
     # The label sits on the side of the line with room for it, so it is never cut off at an edge.
+    if view.threshold is None:
+        return ""
     share = scale.share(view.threshold)
     side = "pikit-mark-left" if share > 50 else "pikit-mark-right"
     text = f"threshold {fmt_int(view.threshold)} ▾" if share > 50 else f"▾ threshold {fmt_int(view.threshold)}"
@@ -182,21 +197,24 @@ def _track(view: BudgetView, scale: _Scale) -> str:
     bars = "".join(
         f'<div class="pikit-budget-seg pikit-budget-{key}" style="width:{scale.pct(value)}" '
         f'title="{esc(label)}: {fmt_int(value)} tokens"></div>' for key, label, value, _ in _parts(seg) if value > 0)
-    lines = (
-        f'<div class="pikit-budget-line pikit-budget-threshold" style="left:{scale.pct(view.threshold)}" '
-        f'title="threshold {fmt_int(view.threshold)} = window {fmt_int(view.window)} − reserve '
-        f'{fmt_int(view.reserve)}"></div>'
-        f'<div class="pikit-budget-line pikit-budget-size" style="left:{scale.pct(seg.tokens)}" '
-        f'title="context size by Pi\'s rule: {fmt_int(seg.tokens)}"></div>'
-        f'<div class="pikit-budget-line pikit-budget-window" style="left:{scale.pct(view.window)}" '
-        f'title="context window {fmt_int(view.window)}"></div>')
+    size = (f'<div class="pikit-budget-line pikit-budget-size" style="left:{scale.pct(seg.tokens)}" '
+            f'title="context size by Pi\'s rule: {fmt_int(seg.tokens)}"></div>')
+    if view.window is None or view.threshold is None:
+        lines = size
+    else:
+        lines = (
+            f'<div class="pikit-budget-line pikit-budget-threshold" style="left:{scale.pct(view.threshold)}" '
+            f'title="threshold {fmt_int(view.threshold)} = window {fmt_int(view.window)} − reserve '
+            f'{fmt_int(view.reserve)}"></div>{size}'
+            f'<div class="pikit-budget-line pikit-budget-window" style="left:{scale.pct(view.window)}" '
+            f'title="context window {fmt_int(view.window)} ({esc(view.window_source or "given")})"></div>')
     keep_left = max(0, seg.end - view.keep)
     keep_span = (f'<div class="pikit-budget-keep" style="left:{scale.pct(keep_left)};'
                  f'width:{scale.pct(seg.end - keep_left)}" title="keepRecentTokens {fmt_int(view.keep)}: '
                  'the newest messages a compaction keeps"></div>')
-    axis = (f'<span style="left:0;transform:none">0</span>'
-            f'<span style="left:{scale.pct(view.window)};transform:translateX(-100%)">window '
-            f"{fmt_int(view.window)}</span>")
+    axis = '<span style="left:0;transform:none">0</span>' + (
+        "" if view.window is None else f'<span style="left:{scale.pct(view.window)};transform:translateX(-100%)">'
+        f"window {fmt_int(view.window)}</span>")
     return (f'<div class="pikit-budget-marks">{_threshold_mark(view, scale)}</div>'
             f'<div style="position:relative"><div class="pikit-budget-track">{bars}</div>{lines}</div>'
             f'<div style="position:relative;height:12px">{keep_span}</div>'
@@ -214,9 +232,10 @@ def _legend(view: BudgetView) -> str:
         + (f' <span class="pikit-dim pikit-legend-note">({esc(_NOTES[key])})</span>' if key in _NOTES else "")
         + "</span>"
         for key, label, value, hint in _parts(view.segments) if value > 0 or key in ("system", "new"))
-    legend += ('<span title="Pi compacts when the context size passes it"><span class="pikit-swatch '
-               'pikit-swatch-line"></span>threshold = window − reserve</span>'
-               '<span title="the newest tokens a compaction keeps verbatim"><span class="pikit-swatch '
+    if view.threshold is not None:
+        legend += ('<span title="Pi compacts when the context size passes it"><span class="pikit-swatch '
+                   'pikit-swatch-line"></span>threshold = window − reserve</span>')
+    legend += ('<span title="the newest tokens a compaction keeps verbatim"><span class="pikit-swatch '
                f'pikit-swatch-keep"></span>keepRecentTokens {fmt_int(view.keep)}</span>')
     return f'<div class="pikit-legend">{legend}</div>'
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..._formatting import fmt_short, plural
 from ..._palette import LINES, SEGMENTS
 from ...compaction._preparation import Preparation
+from ...llm._window import UNKNOWN_WINDOW_HINT
 from .._html import esc, fmt_int
 
 __all__ = [
@@ -36,10 +37,11 @@ class CutPreview:
 
     Token figures leave system messages out (they are never summarized or kept). Without a
     preparation (nothing to compact) only ``tokens``, ``threshold`` and ``problem`` are set.
+    ``threshold`` is ``None`` when the context window is unknown.
     """
 
     tokens: int
-    threshold: int
+    threshold: int | None
     problem: str | None = None
     ready: bool = False
     first_kept_id: Any = None
@@ -60,8 +62,8 @@ class CutPreview:
 
     @property
     def fires(self) -> bool:
-        """Whether Pi would compact at this context size."""
-        return self.tokens > self.threshold
+        """Whether Pi would compact at this context size (never, as far as is known, without a threshold)."""
+        return self.threshold is not None and self.tokens > self.threshold
 
 
 def _per_entry(prep: Preparation) -> list[int]:
@@ -75,7 +77,7 @@ def _per_entry(prep: Preparation) -> list[int]:
     return out
 
 
-def cut_preview(prep: Preparation | None, tokens: int, threshold: int, *, problem: str | None = None,
+def cut_preview(prep: Preparation | None, tokens: int, threshold: int | None, *, problem: str | None = None,
                 describe: Callable[[Any], tuple[str, str]] | None = None) -> CutPreview:
     """The preview of ``prep`` (``describe(entry_id) -> (role, one-line text)`` names the first kept entry)."""
     if prep is None:
@@ -95,6 +97,9 @@ def cut_preview(prep: Preparation | None, tokens: int, threshold: int, *, proble
 
 
 def _verdict(view: CutPreview) -> str:
+    if view.threshold is None:
+        return (f'<div class="pikit-sub">context size {fmt_int(view.tokens)}; window unknown: '
+                f"{esc(UNKNOWN_WINDOW_HINT)} (no threshold); below is what a compaction run now would do.</div>")
     if view.fires:
         return (f'<div class="pikit-warn"><b>Pi would compact here</b>: context size {fmt_int(view.tokens)} &gt; '
                 f"threshold {fmt_int(view.threshold)}.</div>")
@@ -160,7 +165,7 @@ class RunSettings:
 
     keep_recent_tokens: int
     reserve_tokens: int
-    context_window: int
+    context_window: int | None
     summarizer: str
 
     @property
