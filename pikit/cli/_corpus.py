@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .._formatting import fmt_int
+from .._formatting import fmt_int, plural
 from .._inert import echo
 from ..errors import PikitError
 from ._common import terminal_progress
@@ -180,16 +180,20 @@ def run_sessions(args: argparse.Namespace) -> int:
             paths = corpus.search(args.search)
             where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
         limit = f" LIMIT {args.limit}" if args.limit is not None else ""
+        # A version-1 file beside its migrated copy is the same session: the copy stands for both.
+        where = f"{where} AND migrated_to IS NULL" if where else "WHERE migrated_to IS NULL"
         rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{limit}", params)
+        merged = corpus.rows("SELECT count(*) FROM sessions WHERE migrated_to IS NOT NULL")[0][0]
     if args.json:
         _dump(corpus_json.sessions(rows))
         return 0
-    _print_sessions(rows)
+    _print_sessions(rows, merged)
     return 0
 
 
-def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
-    """Two lines a session: when, project, counts, cost and title; below, its id and file in full."""
+def _print_sessions(rows: list[tuple[Any, ...]], merged: int) -> None:
+    """Two lines a session: when, project, counts, cost and title; below, its id and file in full (``merged``:
+    version-1 files not listed, their migrated copy standing for them)."""
     if not rows:
         print("no sessions")
         return
@@ -204,7 +208,9 @@ def _print_sessions(rows: list[tuple[Any, ...]]) -> None:
         print(f"{when:<17} {project:<24} {row[field['entries']]:>7,} {row[field['leaves']]:>8,} "
               f"{row[field['compactions']]:>7,} {row[field['cost']] or 0:>9,.2f}  {row[field['title']] or ''}")
         print(f"{'':<17} {row[field['session_id']]} · {row[field['path']]}")
-    print(f"{len(rows):,} session(s)")
+    also = (f" (and {plural(merged, 'version-1 file')} not listed: the same session as "
+            f"{'its migrated copy' if merged == 1 else 'their migrated copies'})") if merged else ""
+    print(f"{len(rows):,} session(s){also}")
 
 
 def run_problems(args: argparse.Namespace) -> int:

@@ -388,7 +388,7 @@ def _session(ctx: _Context, rows: Rows) -> tuple[Any, ...]:
             _iso(info.mtime_ms), state.lines, len(state.ids), json.dumps(counts), counts.get("message", 0), users,
             len(assistants), ", ".join(models), ", ".join(providers),
             ctx.entry_id(tree.leaf) if tree.leaf >= 0 else None, leaves, abandoned, len(state.compactions),
-            *_usage_columns(own), copied_cost, damaged)
+            *_usage_columns(own), copied_cost, damaged, None)  # (migrated_to: set once the corpus is counted)
 
 
 def _resume(path: str, store: str | None) -> str | None:

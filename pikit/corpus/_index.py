@@ -79,6 +79,13 @@ _SAME_AS_MIGRATED = """
         AND c.total_tokens = v.total_tokens AND c.cost IS NOT DISTINCT FROM v.cost
     WHERE v.usage_key IS NOT NULL AND c.usage_key IS NOT NULL
     GROUP BY v.rowid"""
+# The migrated copy of each version-1 file, by the same header rule (set again whenever usage is recounted).
+_MIGRATED_TO = """
+    UPDATE sessions sv SET migrated_to = (
+        SELECT min(sc.path) FROM sessions sc
+        WHERE sc.session_id = sv.session_id AND sc.file_id <> sv.file_id AND sc.version >= 2
+            AND sc.started IS NOT DISTINCT FROM sv.started AND sc.cwd IS NOT DISTINCT FROM sv.cwd)
+    WHERE sv.version < 2"""
 _DROPPED_KEYS = "CREATE TEMP TABLE IF NOT EXISTS dropped_keys (usage_key VARCHAR)"  # (see Index.recount)
 # The usage a session row shows is what counts of its file: its messages that count (and, of those no report
 # counts, the ones not copied from another file), their costs added in entry order as the file's rows add them
@@ -241,7 +248,8 @@ class Index:
         too). A message's key is its ``usage_key``, or for a version-1 file's message the key of
         the same message in its migrated copy (:data:`_SAME_AS_MIGRATED`). Among the occurrences
         of one key, the one not copied from another file counts (the original), then the first
-        in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`).
+        in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`), and
+        every version-1 file's ``migrated_to`` (:data:`_MIGRATED_TO`).
         """
         self.con.execute(_DROPPED_KEYS)
         if keys_of is not None and not keys_of \
@@ -271,6 +279,7 @@ class Index:
             FROM keyed WHERE {scope}""", {"ids": keys_of} if keys_of is not None and not fresh else None)
         self.con.execute("UPDATE messages_raw m SET counted = w.first FROM recounted w WHERE m.rowid = w.row")
         self.con.execute(_SESSION_USAGE)
+        self.con.execute(_MIGRATED_TO)
         self.con.execute("DELETE FROM dropped_keys; DROP TABLE recounted")
 
     def note_keys(self, file_ids: list[int]) -> None:

@@ -71,6 +71,8 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         copied_cost    Float64  cost of messages copied here from another file (the usage columns above hold what
                                   counts of the file: a copy only where its original is not in the corpus)
         damaged_lines  Int64    lines skipped as damaged
+        migrated_to    string   a version-1 file's migrated copy, where the corpus holds it (the same session, whose
+                                  messages count there; pikit sessions lists the copy only)
     """)),
     "messages": (*_table("""
         session_id   string               the session (header id)

@@ -142,7 +142,8 @@ class SessionBrowser(widgets.VBox):
     ``detail`` (the box the explorer goes in, or the error when a session cannot be opened),
     ``explorer`` (the open :class:`SessionExplorer`, or ``None``); ``open_ms`` is the kernel
     time the last open took.
-    ``explorer_options`` are passed to each :class:`SessionExplorer`.
+    ``explorer_options`` are passed to each :class:`SessionExplorer`. A version-1 file whose
+    migrated copy the corpus holds (``migrated_to``) is not listed: the copy is the same session.
     """
 
     selected_path = traitlets.Unicode("")
@@ -151,7 +152,8 @@ class SessionBrowser(widgets.VBox):
                  explorer_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         self.corpus = cast("Corpus", source) if hasattr(source, "sessions") else None
         sessions = cast("pd.DataFrame", source) if self.corpus is None else self.corpus.sessions
-        records = sessions.to_dict("records")
+        # A version-1 file beside its migrated copy is the same session: the copy stands for both.
+        records = [r for r in sessions.to_dict("records") if not isinstance(r.get("migrated_to"), str)]
         self.table = SessionTable(browser_rows(records), height=height, searchable=self.corpus is not None,
                                   sessions={str(r.get("path")): (visible(str(r.get("session_id") or "")),
                                                                  resume_command(r)) for r in records})

@@ -125,6 +125,28 @@ def test_a_real_legacy_file_beside_pis_migration(tmp_path: Path) -> None:
     assert alone[next(iter(alone))]["cost"] > 1
 
 
+@pytest.mark.parametrize("how", ["pikit", "pi"])
+def test_sessions_list_a_legacy_file_and_its_copy_as_one(tmp_path: Path, how: str) -> None:
+    """The listing and the browser show the migrated copy only; the table keeps both rows, and says which is which."""
+    from pikit.widgets import SessionBrowser
+
+    root = tmp_path / "sessions"
+    copy = _legacy_and_copy(root, how)
+    run = [sys.executable, "-m", "pikit", "sessions", str(root), "--index", str(tmp_path / "i.duckdb")]
+    listed = json.loads(subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout)
+    assert [s["path"] for s in listed["sessions"]] == [str(copy)]
+    text = subprocess.run(run, capture_output=True, text=True, check=True).stdout
+    assert text.endswith("1 session(s) (and 1 version-1 file not listed: the same session as its migrated copy)\n")
+    with Corpus.open(root, index=":memory:") as corpus:
+        table = corpus.sessions
+        legacy = table[table.version == 1]
+        assert list(legacy.migrated_to) == [str(copy)] and table[table.version == 3].migrated_to.isna().all()
+        assert [row[0] for row in SessionBrowser(corpus).table.rows] == [str(copy)]
+    copy.unlink()
+    with Corpus.open(root, index=str(tmp_path / "i.duckdb")) as corpus:
+        assert corpus.sessions.migrated_to.isna().all()  # the copy gone, the old file stands alone again
+
+
 def _forked_corpus(root: Path, n: int) -> list[Path]:
     """``n`` sessions, each forked into another folder (the fork copies its parent's entries); the parents."""
     parents = []
