@@ -177,7 +177,7 @@ def test_cut_echoes_cuts_only_long_values_given() -> None:
     [
         (["usage", "{dir}", "--index", "{index}", "--since", LONG], "is not a date"),
         (["usage", "{dir}", "--index", "{index}", "--until", LONG], "is not a date"),
-        (["usage", "{dir}", "--index", "{index}", "--by", LONG], "invalid choice"),
+        (["usage", "{dir}", "--index", "{index}", "--by", LONG], "--by must be one of"),
         (["context", "{file}", "--leaf", LONG], "no entry id is or starts with"),
         (["branch-summary", "{file}", "--dry-run", "--pair", LONG], "FROM:TO"),
         (["context", "{dir}/" + LONG], "cannot be read"),
