@@ -67,3 +67,17 @@ def test_the_complexity_measure_sees_methods_and_closures() -> None:
             f"def f():\n    def g(x):\n{branches}\n    return g\n")
     found = {fn.name: fn.complexity for fn in _functions(cc_visit(code))}
     assert found["m"] > MAX_COMPLEXITY and found["g"] > MAX_COMPLEXITY
+
+
+def test_every_data_file_of_the_package_is_installed() -> None:
+    """Each file in pikit/ that is not Python is declared package data, so a wheel carries it."""
+    import fnmatch
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    data = [p for p in (REPO / "pikit").rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
+            and "__pycache__" not in p.parts]
+    assert data, "the package has data files (the catalog snapshot, the widgets' front ends)"
+    for path in data:
+        package = ".".join(path.parent.relative_to(REPO).parts)
+        assert any(fnmatch.fnmatch(path.name, pattern) for pattern in declared.get(package, [])), path
