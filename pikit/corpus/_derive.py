@@ -13,7 +13,7 @@ import re
 import time
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache, reduce
 from itertools import compress, filterfalse, repeat
@@ -25,7 +25,7 @@ from .._inert import shell_quote
 from ._discover import store_of
 from ._scan import FileState, Message
 
-__all__ = ["FileInfo", "Rows", "derive"]
+__all__ = ["FileInfo", "Rows", "compaction_windows", "derive", "models_fingerprint"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,8 @@ def _walk_up(tree: _Tree, start: int, stop: Callable[[int], bool]) -> int:
 
 @lru_cache(maxsize=256)
 def _threshold(cwd: Any, provider: Any, model: Any) -> tuple[int | None, int | None]:
-    """The model's context window (if known) and the reserveTokens Pi would use for it."""
+    """The model's context window (if known) and the reserveTokens Pi would use for it (kept: see
+    :func:`compaction_windows`, which asks afresh)."""
     from ..compaction._settings import load_settings
     from ..errors import PikitError
     from ..llm._models import lookup_model
@@ -126,6 +127,23 @@ def _threshold(cwd: Any, provider: Any, model: Any) -> tuple[int | None, int | N
     except (PikitError, OSError, ValueError):  # ValueError: a NUL in the cwd, which names no folder
         reserve = None
     return window, reserve
+
+
+def compaction_windows(keys: Iterable[tuple[Any, Any, Any]]) -> Iterator[tuple[Any, ...]]:
+    """For each ``(cwd, provider, model)``: the key, the window, reserveTokens and the threshold, asked afresh
+    (after the user's ``models.json`` or settings changed)."""
+    _threshold.cache_clear()
+    for cwd, provider, model in keys:
+        window, reserve = _threshold(cwd, provider, model)
+        yield cwd, provider, model, window, reserve, window - reserve if window is not None and reserve is not None \
+            else None
+
+
+def models_fingerprint() -> str:
+    """What the compactions' windows were derived from (:attr:`pikit.llm.ModelCatalog.fingerprint`)."""
+    from ..llm._models import model_catalog
+
+    return model_catalog().fingerprint
 
 
 def _int(value: Any) -> int | None:

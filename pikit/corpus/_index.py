@@ -32,6 +32,7 @@ import msgspec
 from .._format.tail import FileMark
 from .._formatting import plural
 from .._progress import BYTES, Progress, tracked
+from ._derive import compaction_windows, models_fingerprint
 from ._discover import find_files, is_url
 from ._filescan import (
     COMPUTED_COLUMNS,
@@ -424,7 +425,8 @@ def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
         "SELECT path, kind, message FROM problems WHERE file_id = 0").fetchall()}
     if not changed and not gone and listed == set(listing) and _same_files(index, todo):
         report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
-        return report  # nothing to write
+        refresh_windows(index)
+        return report  # nothing else to write
     continued = [t[1] for t in changed if t[2] is not None]
     blobs, messages = index.states(continued), index.messages(continued)
     jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen, messages.get(file_id, []))
@@ -434,6 +436,7 @@ def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
                       lambda result: result.bytes_read)
     with _scanning(index):
         _write_scan(index, report, todo, listing, gone, new, [job[1] for job in jobs], results)
+    refresh_windows(index)
     report.problems = index.con.execute("SELECT count(*) FROM problems").fetchall()[0][0]
     return report
 
@@ -460,6 +463,26 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
     if report.bytes_read > _CHECKPOINT_BYTES or report.read_whole or gone:
         # (small appends stay in the write-ahead log until it grows; the workers are done: every CPU helps)
         index.con.execute(f"SET threads = {os.cpu_count() or 1}; CHECKPOINT")
+
+
+def refresh_windows(index: Index) -> None:
+    """Derive the compactions' windows and thresholds again when the model facts changed since they were
+    derived (the user's ``models.json`` or ``models-store.json``, or pikit's catalog snapshot)."""
+    fingerprint = models_fingerprint()
+    if index.con.execute("SELECT value FROM meta WHERE key = 'model_facts'").fetchall() == [(fingerprint,)]:
+        return
+    keys = index.con.execute("""SELECT DISTINCT s.cwd, c.provider, c.model FROM compactions c
+                                JOIN sessions s USING (file_id) WHERE c.model IS NOT NULL""").fetchall()
+    with transaction(index.con):
+        for cwd, provider, model, window, reserve, threshold in compaction_windows(keys):
+            index.con.execute("""
+                UPDATE compactions SET context_window = $window, reserve_tokens = $reserve, threshold = $threshold,
+                    over_threshold = tokens_before - $threshold
+                WHERE provider IS NOT DISTINCT FROM $provider AND model = $model
+                    AND file_id IN (SELECT file_id FROM sessions WHERE cwd IS NOT DISTINCT FROM $cwd)""",
+                {"window": window, "reserve": reserve, "threshold": threshold, "provider": provider, "model": model,
+                 "cwd": cwd})
+        index.con.execute("INSERT OR REPLACE INTO meta VALUES ('model_facts', $f)", {"f": fingerprint})
 
 
 @contextlib.contextmanager

@@ -252,6 +252,8 @@ class ModelCatalog:
 
     def __init__(self, folder: Path) -> None:
         self.agent_dir = folder
+        #: What the facts were built from: the two files' modification times and sizes (``None``: absent).
+        self.stamp = (_stamp(folder / MODELS_JSON), _stamp(folder / MODELS_STORE))
         problems: list[str] = []
         store = self._read_store(folder / MODELS_STORE, problems)
         config, problem = load_models_json(folder / MODELS_JSON)
@@ -295,6 +297,11 @@ class ModelCatalog:
             return {}
         return data
 
+    @property
+    def fingerprint(self) -> str:
+        """One line that changes when the facts may: the snapshot's source and the user's two files' stamps."""
+        return f"{catalog_source()} {self.stamp}"
+
     def __iter__(self) -> Iterator[ModelInfo]:
         """Every model, provider by provider, in Pi's order."""
         for models in self._models.values():
@@ -328,7 +335,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
-_CACHE: dict[Path, tuple[Any, ModelCatalog]] = {}
+_CACHE: dict[Path, ModelCatalog] = {}
 
 
 def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
@@ -341,12 +348,10 @@ def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
     if folder is not None and not where.is_dir():
         what = "no such folder" if not where.exists() else "not a folder"
         raise PikitError(Wording("{agent_dir} {path}: {what}", {"agent_dir": "agent_dir"}, path=str(where), what=what))
-    stamp = (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE))
     cached = _CACHE.get(where)
-    if cached is None or cached[0] != stamp:
-        cached = (stamp, ModelCatalog(where))
-        _CACHE[where] = cached
-    return cached[1]
+    if cached is None or cached.stamp != (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE)):
+        cached = _CACHE[where] = ModelCatalog(where)
+    return cached
 
 
 def lookup_model(spec: str, *, agent_dir: str | os.PathLike[str] | None = None) -> ModelInfo | None:
