@@ -26,3 +26,12 @@ def shared_sessions() -> Path:
 def sample_sessions() -> Path:
     """The project's own generated sample sessions."""
     return SAMPLES
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Pi agent folder that ``PI_CODING_AGENT_DIR`` points at."""
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
+    return folder

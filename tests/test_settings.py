@@ -23,15 +23,6 @@ def write_json(path: Path, data: Any) -> Path:
 
 
 @pytest.fixture
-def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Pi agent folder that ``PI_CODING_AGENT_DIR`` points at."""
-    folder = tmp_path / "agent"
-    folder.mkdir()
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()

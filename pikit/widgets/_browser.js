@@ -15,32 +15,31 @@
 // Written back: render_ms (view creation to first paint).
 // Session text only ever reaches the DOM through textContent, never innerHTML.
 
+// A new element of the page, with its class.
+function part(tag, className) {
+  const element = document.createElement(tag);
+  element.className = className;
+  return element;
+}
+
 function render({ model, el }) {
   const t0 = performance.now();
-  const root = document.createElement("div");
-  root.className = "pikit-browser";
-  const bar = document.createElement("div");
-  bar.className = "pikit-browser-bar";
+  const root = part("div", "pikit-browser");
+  const bar = part("div", "pikit-browser-bar");
   const search = document.createElement("input");
   search.type = "search";
   search.className = "pikit-browser-search";
   search.value = model.get("search") || "";
-  const count = document.createElement("span");
-  count.className = "pikit-browser-count";
+  const count = part("span", "pikit-browser-count");
   bar.appendChild(search);
   bar.appendChild(count);
-  const head = document.createElement("div");
-  head.className = "pikit-browser-head";
-  const viewport = document.createElement("div");
-  viewport.className = "pikit-browser-viewport";
+  const head = part("div", "pikit-browser-head");
+  const viewport = part("div", "pikit-browser-viewport");
   viewport.setAttribute("role", "grid");
-  const spacer = document.createElement("div");
-  spacer.className = "pikit-browser-spacer";
+  const spacer = part("div", "pikit-browser-spacer");
   viewport.appendChild(spacer);
-  const resumeBar = document.createElement("div");
-  resumeBar.className = "pikit-browser-resume";
-  const sessionId = document.createElement("span");
-  sessionId.className = "pikit-browser-id";
+  const resumeBar = part("div", "pikit-browser-resume");
+  const sessionId = part("span", "pikit-browser-id");
   const command = document.createElement("input");
   command.type = "text";
   command.readOnly = true;

@@ -5,21 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from corpora import assistant, header, user, write
 
 from pikit.corpus import Corpus
 
 DAY = "2026-11-02T"
-
-
-@pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Pi's agent folder of this test (no models.json yet), and no project settings (the cwd names no folder)."""
-    folder = tmp_path / "agent"
-    folder.mkdir()
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
-    return folder
 
 
 def _models_json(agent: Path, window: int) -> None:
@@ -37,7 +27,8 @@ def _corpus(root: Path) -> None:
            "summary": "## Goal", "firstKeptEntryId": "a1", "tokensBefore": 90_000})
 
 
-def test_a_models_json_written_later_gives_the_windows_on_the_next_scan(tmp_path: Path, agent: Path) -> None:
+def test_a_models_json_written_later_gives_the_windows_on_the_next_scan(tmp_path: Path, agent_dir: Path) -> None:
+    agent = agent_dir  # (the session's cwd names no folder: no project settings)
     root, index = tmp_path / "sessions", tmp_path / "index.duckdb"
     _corpus(root)
     columns = ["context_window", "reserve_tokens", "threshold", "over_threshold"]
