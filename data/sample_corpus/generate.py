@@ -8,9 +8,10 @@
 several days (some crossing midnight UTC), several providers and models, branches abandoned
 with ``/tree`` (some with a branch summary whose summarization call's usage is recorded),
 compactions where Pi's threshold check (context > window − 16,384) fires, labels, session
-names, forks to another project (every entry copied, ``parentSession`` set) and new sessions
-from a branch (the branch path copied), one damaged file (a garbage line, a torn last line)
-and one version-1 file (no ids, ``firstKeptEntryIndex``).
+names, forks to another project (every entry copied, ``parentSession`` set; in the bundled
+corpus only of sessions that are one branch) and new sessions from a branch (the branch path
+copied), one damaged file (a garbage line, a torn last line) and one version-1 file (no ids,
+``firstKeptEntryIndex``).
 
 The numbers are those a real Pi would record. The models are Pi 1.6 catalog entries with their
 windows and prices; each call's usage is what it sends (the messages since the latest
@@ -449,6 +450,17 @@ def _new_session(rng: random.Random, root: Path, project: str, started: datetime
     return Made(path, header, w)
 
 
+def _one_branch(made: Made) -> bool:
+    """Whether every entry of the file is on its current branch (no path was abandoned with /tree)."""
+    by_id = {e["id"]: e for e in made.entries}
+    on_branch = set()
+    node = by_id.get(made.writer.leaf) if made.writer.leaf else None
+    while node is not None:
+        on_branch.add(node["id"])
+        node = by_id.get(node["parentId"])
+    return all(e["id"] in on_branch for e in made.entries)
+
+
 def _fork(rng: random.Random, root: Path, source: Made, project: str, whole: bool, body_chars: int) -> Made:
     """A fork to another project (every entry copied) or a new session from the current branch."""
     last = max(datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")) for e in source.entries)
@@ -536,7 +548,10 @@ def generate(root: Path, *, sessions: int = 30, mb: float = 0.0, seed: int = 3) 
         made.append(_new_session(rng, root, project, started, body_chars, turns, target))
     forks = []
     for index, source in enumerate(made[: max(len(made) // 5, 1)]):
-        whole = index % 2 == 0
+        # ccusage 20 counts a whole-file fork's copies again from the first entry off the source's current
+        # branch on: the bundled corpus forks whole only a source that is all one branch, so that it gives
+        # ccusage 20's totals where the parentSession paths resolve
+        whole = index % 2 == 0 and (mb > 0 or _one_branch(source))
         project = PROJECTS[(PROJECTS.index(source.header["cwd"].rsplit("/", 1)[1]) + (1 if whole else 0))
                            % len(PROJECTS)]
         forks.append(_fork(rng, root, source, project, whole, body_chars))

@@ -42,7 +42,7 @@ def test_costs_are_the_list_prices_times_the_tokens(sample_corpus: Path) -> None
     counted = 0
     for model, usage in _usages(sample_corpus):
         info = lookup_model(model)
-        assert info.known and info.pricing is not None, model
+        assert info is not None and info.pricing is not None, model
         price = info.pricing
         expected = {"input": price.input * usage["input"], "output": price.output * usage["output"],
                     "cacheRead": price.cache_read * usage["cacheRead"],
