@@ -66,6 +66,11 @@ def test_a_folder_or_an_unwritable_path_is_one_line_not_a_traceback(tmp_path: Pa
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and done.stderr == (f"pikit.replay: error: {tmp_path}: is a folder; give the path "
                                                     "of a new file to replay into\n")
+    long = str(tmp_path / ("x" * 300) / "y.jsonl")  # a value the user gave is echoed short, as by pikit
+    done = subprocess.run([sys.executable, "-m", "pikit.replay", str(SAMPLE), long], capture_output=True, text=True,
+                          cwd=REPO, timeout=60, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and f"…' ({len(long)} characters): cannot be written" in done.stderr
+    assert len(done.stderr) < 200 and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("options", "message"), [

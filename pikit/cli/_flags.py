@@ -8,12 +8,13 @@ parameter (``--speed must be more than 0``, ``pass --force to replace it``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
+from .._inert import cut_echoes
 from ..errors import PikitError
 
-__all__ = ["FLAGS", "in_flags"]
+__all__ = ["FLAGS", "error_line", "in_flags"]
 
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
@@ -32,3 +33,8 @@ FLAGS: Mapping[str, str] = MappingProxyType({
 def in_flags(error: PikitError) -> str:
     """The message of ``error`` with the command line's flags for the parameters it names."""
     return error.worded(FLAGS)
+
+
+def error_line(program: str, error: PikitError, argv: Sequence[str]) -> str:
+    """The one line a program prints for ``error``: in flags, the user's values in ``argv`` echoed shortened."""
+    return f"{program}: error: {cut_echoes(in_flags(error), argv)}"

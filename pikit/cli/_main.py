@@ -12,8 +12,8 @@ from types import FrameType
 
 from ..errors import PikitError
 from ._app import build_parser
-from ._flags import in_flags
-from ._terminal import cut_echoes, inert_streams
+from ._flags import error_line
+from ._terminal import inert_streams
 
 __all__ = ["main", "run"]
 
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.run(args) or 0)
         except PikitError as exc:
-            print(f"pikit: error: {cut_echoes(in_flags(exc), argv)}", file=sys.stderr)
+            print(error_line("pikit", exc, argv), file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             print("pikit: interrupted", file=sys.stderr)

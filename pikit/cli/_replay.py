@@ -9,7 +9,7 @@ from typing import NoReturn
 
 from .._replaying import replay
 from ..errors import PikitError
-from ._flags import in_flags
+from ._flags import error_line
 from ._terminal import cut_echoes
 
 __all__ = ["main"]
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         count = replay(args.session, args.out, speed=args.speed, max_gap=args.max_gap, torn=args.torn,
                        force=args.force, on_line=progress)
     except PikitError as exc:
-        print(f"pikit.replay: error: {in_flags(exc)}", file=sys.stderr)
+        print(error_line("pikit.replay", exc, parser.argv), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\npikit.replay: interrupted", file=sys.stderr)
