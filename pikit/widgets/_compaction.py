@@ -29,7 +29,7 @@ from ._base import LeafWidget
 from ._budget import BudgetBar, model_key
 from ._compaction_history import CompactionHistory
 from ._compaction_preview import CompactionPreview
-from ._compaction_run import CompactionRunner
+from ._compaction_run import CompactionRunner, RunTraits
 from ._compaction_settings import CompactionSettingsBox
 from ._html import esc, style_widget
 from ._runs import CompactionRun, SummarizerFactory, compaction_history
@@ -46,7 +46,7 @@ __all__ = ["CompactionPanel", "CompactionPoint", "CompactionRun", "compaction_hi
 _SETTINGS = ("keep_recent_tokens", "reserve_tokens", "context_window")
 
 
-class CompactionPanel(LeafWidget, widgets.VBox):
+class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     """Try compaction settings on a leaf and run a compaction.
 
     Sliders set ``keep_recent_tokens``, ``reserve_tokens`` and ``context_window`` (also
@@ -82,12 +82,6 @@ class CompactionPanel(LeafWidget, widgets.VBox):
     """
 
     model = traitlets.Unicode("")
-    keep_recent_tokens = traitlets.Int(20_000)
-    reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(None, allow_none=True)
-    in_place = traitlets.Bool(False)
-    allow_larger_summary = traitlets.Bool(False)
-    status = traitlets.Unicode("idle")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, settings: Settings | None = None,
                  output_dir: str | os.PathLike[str] | None = None, summarizer: Summarizer | None = None,

@@ -26,7 +26,7 @@ from ._views.runs import RunDone, render_run_done, render_run_step
 if TYPE_CHECKING:
     from ..compaction._entries import CompactionResult
 
-__all__ = ["CompactionRunner"]
+__all__ = ["CompactionRunner", "RunTraits"]
 
 _SUMMARIZERS = ("offline", "openai", "anthropic")
 _OVERRIDE = "tick “allow a larger summary” or press “Write it anyway” to write it"
@@ -34,7 +34,19 @@ _OVERRIDE = "tick “allow a larger summary” or press “Write it anyway” to
 Produce = Callable[[], "tuple[CompactionResult, str, Reporting]"]
 
 
-class CompactionRunner(LeafWidget, widgets.VBox):
+class RunTraits(traitlets.HasTraits):
+    """What a compaction run is set with and where it stands: the runner's traitlets, which the panel
+    holding a runner shares (linked to its runner's)."""
+
+    keep_recent_tokens = traitlets.Int(20_000)
+    reserve_tokens = traitlets.Int(16_384)
+    context_window = traitlets.Int(None, allow_none=True)
+    in_place = traitlets.Bool(False)
+    allow_larger_summary = traitlets.Bool(False)
+    status = traitlets.Unicode("idle")
+
+
+class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
     """Summarize the branch at ``leaf_id`` and write the compaction entry.
 
     **Run compaction** (:meth:`run`) summarizes with the chosen summarizer (``summarizer``
@@ -52,13 +64,6 @@ class CompactionRunner(LeafWidget, widgets.VBox):
     those of :meth:`on_compacted` are called with its result and path after. ``controls``
     are placed at the end of the button row.
     """
-
-    keep_recent_tokens = traitlets.Int(20_000)
-    reserve_tokens = traitlets.Int(16_384)
-    context_window = traitlets.Int(None, allow_none=True)
-    in_place = traitlets.Bool(False)
-    allow_larger_summary = traitlets.Bool(False)
-    status = traitlets.Unicode("idle")
 
     def __init__(self, session: Session, leaf_id: Any = CURRENT, *, output_dir: str | os.PathLike[str] | None = None,
                  summarizer: Summarizer | None = None, summarizer_factory: SummarizerFactory | None = None,
