@@ -8,35 +8,11 @@ import pytest
 
 import pikit
 from pikit.compaction._settings import Settings
-from pikit.compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
+from pikit.compaction._summarizer import Summarizer
 from pikit.errors import SummarizerError
 from pikit.widgets import CompactionPanel, compaction_history
 from pikit.widgets._views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart
-
-
-class FakeSummarizer:
-    """Answers every request with a fixed summary (and records what it was asked)."""
-
-    name = "fake"
-
-    def __init__(self, text: str = "## Goal\nRefactor the auth module.") -> None:
-        self.text = text
-        self.requests: list[SummaryRequest] = []
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        self.requests.append(request)
-        return SummaryResult(self.text, None)
-
-
-class FailingSummarizer:
-    name = "failing"
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        raise SummarizerError("the model stopped for length: nothing was written")
-
-
-def files_in(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
+from tests.widgets.summarizers import FailingSummarizer, FakeSummarizer, files_in
 
 
 def _panel_writing_to(out: Path, source: Path, summarizer: Summarizer) -> CompactionPanel:

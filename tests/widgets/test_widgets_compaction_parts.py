@@ -9,8 +9,6 @@ import pytest
 
 from pikit import Session, load
 from pikit.compaction._settings import Settings
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
-from pikit.errors import SummarizerError
 from pikit.widgets._compaction_history import CompactionHistory
 from pikit.widgets._compaction_preview import CompactionPreview
 from pikit.widgets._compaction_run import CompactionRunner
@@ -20,35 +18,11 @@ from pikit.widgets._state import state_for
 from pikit.widgets._views.budget import budget_view
 from pikit.widgets._views.compaction import RunSettings
 from pikit.widgets._views.runs import RunDone, before_after, render_before_after, render_run_done, render_run_step
+from tests.widgets.summarizers import FailingSummarizer, FakeSummarizer, files_in
 
 SONNET = "anthropic/claude-sonnet-4-5"
 OVERRIDES = Settings({"compaction": {"keepRecentTokens": 9000, "modelOverrides": {
     "openai/gpt-4o": {"reserveTokens": 4096, "keepRecentTokens": 1500}}}})
-
-
-class Fake:
-    """Answers every request with a short summary (and counts the calls)."""
-
-    name = "fake"
-
-    def __init__(self, text: str = "## Goal\nRefactor the auth module.") -> None:
-        self.text = text
-        self.calls = 0
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        self.calls += 1
-        return SummaryResult(self.text, None)
-
-
-class Failing:
-    name = "failing"
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        raise SummarizerError("the model stopped for length")
-
-
-def files_in(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
 
 
 # ---------------------------------------------------------------------------------- settings box
@@ -143,7 +117,7 @@ def runner_on(compaction_copy: Path, tmp_path: Path) -> Any:
 
 def test_the_runner_writes_a_run_and_hands_it_over(runner_on: Any, compaction_copy: Path) -> None:
     original = compaction_copy.read_bytes()
-    fake = Fake()
+    fake = FakeSummarizer()
     runner, out = runner_on(fake, reserve_tokens=8_000, context_window=64_000)
     order: list[str] = []
     runs: list[CompactionRun] = []
@@ -164,17 +138,17 @@ def test_the_runner_writes_a_run_and_hands_it_over(runner_on: Any, compaction_co
 
 
 def test_the_runner_shows_failures_and_writes_nothing(runner_on: Any) -> None:
-    runner, out = runner_on(Failing())
+    runner, out = runner_on(FailingSummarizer())
     assert runner.run() is None
     assert runner.status == "error" and "stopped for length" in runner.message.value
     assert files_in(out) == [] and runner.progress.bar_style == "danger" and not runner.run_button.disabled
-    reset = CompactionRunner(runner.session, None, summarizer=Fake())
+    reset = CompactionRunner(runner.session, None, summarizer=FakeSummarizer())
     reset.run()
     assert reset.status == "error" and "reset" in reset.message.value
 
 
 def test_the_runner_refuses_a_larger_summary_until_asked(runner_on: Any) -> None:
-    verbose = Fake("## Goal\n" + "word " * 200_000)
+    verbose = FakeSummarizer("## Goal\n" + "word " * 200_000)
     runner, out = runner_on(verbose)
     runs: list[CompactionRun] = []
     runner.on_run(runs.append)
@@ -196,7 +170,7 @@ def test_the_runner_appends_in_place_and_places_the_controls_given(runner_on: An
     import ipywidgets as widgets
 
     extra = widgets.Button(description="mine")
-    runner, out = runner_on(Fake(), controls=(extra,))
+    runner, out = runner_on(FakeSummarizer(), controls=(extra,))
     row = runner.children[4].children
     assert row[0] is runner.run_button and row[-1] is extra
     before = compaction_copy.read_bytes()
@@ -210,9 +184,9 @@ def test_the_runner_appends_in_place_and_places_the_controls_given(runner_on: An
 def test_the_runner_names_its_summarizer(compaction_chain: Session) -> None:
     made: list[tuple[str, str | None, str | None]] = []
 
-    def factory(name: str, model: str | None, base_url: str | None) -> Fake:
+    def factory(name: str, model: str | None, base_url: str | None) -> FakeSummarizer:
         made.append((name, model, base_url))
-        return Fake()
+        return FakeSummarizer()
 
     runner = CompactionRunner(compaction_chain, summarizer_factory=factory)
     assert runner.summarizer_name == "offline" and runner.instructions_text is None
@@ -221,14 +195,14 @@ def test_the_runner_names_its_summarizer(compaction_chain: Session) -> None:
     runner.instructions.value = "  keep the file names "
     runner.summarizer()
     assert made == [("openai", "openai/gpt-4o", None)] and runner.instructions_text == "keep the file names"
-    custom = Fake()
+    custom = FakeSummarizer()
     assert CompactionRunner(compaction_chain, summarizer=custom).summarizer() is custom
 
 
 # ---------------------------------------------------------------------------------- history
 @pytest.fixture
 def two_runs(runner_on: Any) -> list[CompactionRun]:
-    runner, _out = runner_on(Fake())
+    runner, _out = runner_on(FakeSummarizer())
     runs: list[CompactionRun] = []
     runner.on_run(runs.append)
     runner.run()
