@@ -140,10 +140,10 @@ def compaction_windows(keys: Iterable[tuple[Any, Any, Any]]) -> Iterator[tuple[A
 
 
 def models_fingerprint() -> str:
-    """What the compactions' windows were derived from (:attr:`pikit.llm.ModelCatalog.fingerprint`)."""
-    from ..llm._models import model_catalog
+    """What the compactions' windows were derived from (see :func:`pikit.llm._models.facts_fingerprint`)."""
+    from ..llm._models import facts_fingerprint
 
-    return model_catalog().fingerprint
+    return facts_fingerprint()
 
 
 def _int(value: Any) -> int | None:

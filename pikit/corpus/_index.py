@@ -468,6 +468,8 @@ def _write_scan(index: Index, report: ScanReport, todo: list[Todo], listing: lis
 def refresh_windows(index: Index) -> None:
     """Derive the compactions' windows and thresholds again when the model facts changed since they were
     derived (the user's ``models.json`` or ``models-store.json``, or pikit's catalog snapshot)."""
+    if not index.con.execute("SELECT count(*) FROM compactions WHERE model IS NOT NULL").fetchall()[0][0]:
+        return  # (nothing to derive: new rows are derived with the facts of their scan)
     fingerprint = models_fingerprint()
     if index.con.execute("SELECT value FROM meta WHERE key = 'model_facts'").fetchall() == [(fingerprint,)]:
         return

@@ -25,6 +25,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -93,11 +94,21 @@ class ModelInfo:
                 "cost": None if self.pricing is None else self.pricing.to_json(), "source": self.source}
 
 
+def _snapshot_bytes() -> bytes:
+    return resources.files("pikit.llm").joinpath("_catalog.json.gz").read_bytes()
+
+
 @cache
 def _snapshot() -> dict[str, Any]:
-    data = resources.files("pikit.llm").joinpath("_catalog.json.gz").read_bytes()
-    snapshot: dict[str, Any] = json.loads(gzip.decompress(data))
+    snapshot: dict[str, Any] = json.loads(gzip.decompress(_snapshot_bytes()))
     return snapshot
+
+
+def facts_fingerprint(folder: str | os.PathLike[str] | None = None) -> str:
+    """One line that changes when the model facts may: the snapshot's checksum and the modification times and
+    sizes of ``models.json`` and ``models-store.json`` in the agent folder (nothing is parsed)."""
+    where = agent_dir(folder)
+    return f"{zlib.crc32(_snapshot_bytes()):08x} {_stamp(where / MODELS_JSON)} {_stamp(where / MODELS_STORE)}"
 
 
 def catalog_source() -> str:
@@ -296,11 +307,6 @@ class ModelCatalog:
             problems.append(f"{path}: ignored, it is not a JSON object")
             return {}
         return data
-
-    @property
-    def fingerprint(self) -> str:
-        """One line that changes when the facts may: the snapshot's source and the user's two files' stamps."""
-        return f"{catalog_source()} {self.stamp}"
 
     def __iter__(self) -> Iterator[ModelInfo]:
         """Every model, provider by provider, in Pi's order."""
