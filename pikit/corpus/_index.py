@@ -64,15 +64,15 @@ _OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written i
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
 # A version-1 file beside its migrated copy (by ``pikit migrate``, or by Pi, which gives every entry a new random
-# id): the same session when both headers have the same id, timestamp and cwd. A message of the version-1 file is
-# the copy's message at the same entry position with the same timestamp, role, model and usage (every token count
-# and the cost): rowid of the version-1 message → usage key of the copy's.
+# id): the same session when both headers have the same id, timestamp and cwd; the copy is the version-1 file's
+# ``migrated_to`` (:data:`_MIGRATED_TO`). A message of the version-1 file is the copy's message at the same entry
+# position with the same timestamp, role, model and usage (every token count and the cost): rowid of the version-1
+# message → usage key of the copy's.
 _SAME_AS_MIGRATED = """
     SELECT v.rowid AS row, min(c.usage_key) AS key
     FROM messages_raw v
-    JOIN sessions sv ON sv.file_id = v.file_id AND sv.version < 2
-    JOIN sessions sc ON sc.session_id = sv.session_id AND sc.file_id <> sv.file_id AND sc.version >= 2
-        AND sc.started IS NOT DISTINCT FROM sv.started AND sc.cwd IS NOT DISTINCT FROM sv.cwd
+    JOIN sessions sv ON sv.file_id = v.file_id AND sv.migrated_to IS NOT NULL
+    JOIN sessions sc ON sc.path = sv.migrated_to
     JOIN messages_raw c ON c.file_id = sc.file_id AND c.entry_index = v.entry_index
         AND c.timestamp = v.timestamp AND c.role IS NOT DISTINCT FROM v.role AND c.model IS NOT DISTINCT FROM v.model
         AND c.input_tokens = v.input_tokens AND c.output_tokens = v.output_tokens
@@ -80,7 +80,7 @@ _SAME_AS_MIGRATED = """
         AND c.total_tokens = v.total_tokens AND c.cost IS NOT DISTINCT FROM v.cost
     WHERE v.usage_key IS NOT NULL AND c.usage_key IS NOT NULL
     GROUP BY v.rowid"""
-# The migrated copy of each version-1 file, by the same header rule (set again whenever usage is recounted).
+# The migrated copy of each version-1 file (set again whenever usage is recounted, before the messages are).
 _MIGRATED_TO = """
     UPDATE sessions sv SET migrated_to = (
         SELECT min(sc.path) FROM sessions sc
@@ -249,13 +249,14 @@ class Index:
         too). A message's key is its ``usage_key``, or for a version-1 file's message the key of
         the same message in its migrated copy (:data:`_SAME_AS_MIGRATED`). Among the occurrences
         of one key, the one not copied from another file counts (the original), then the first
-        in file order. The session rows of the files recounted follow (:data:`_SESSION_USAGE`), and
-        every version-1 file's ``migrated_to`` (:data:`_MIGRATED_TO`).
+        in file order. Every version-1 file's ``migrated_to`` (:data:`_MIGRATED_TO`) is set first;
+        the session rows of the files recounted follow (:data:`_SESSION_USAGE`).
         """
         self.con.execute(_DROPPED_KEYS)
         if keys_of is not None and not keys_of \
                 and not self.con.execute("SELECT count(*) FROM dropped_keys").fetchall()[0][0]:
             return
+        self.con.execute(_MIGRATED_TO)
         if fresh:
             scope = "copied OR eff IN (SELECT eff FROM keyed GROUP BY eff HAVING count(*) > 1)"
         elif keys_of is None:
@@ -280,7 +281,6 @@ class Index:
             FROM keyed WHERE {scope}""", {"ids": keys_of} if keys_of is not None and not fresh else None)
         self.con.execute("UPDATE messages_raw m SET counted = w.first FROM recounted w WHERE m.rowid = w.row")
         self.con.execute(_SESSION_USAGE)
-        self.con.execute(_MIGRATED_TO)
         self.con.execute("DELETE FROM dropped_keys; DROP TABLE recounted")
 
     def note_keys(self, file_ids: list[int]) -> None:
