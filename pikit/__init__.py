@@ -20,6 +20,14 @@ from . import _lazy
 if typing.TYPE_CHECKING:
     from ._context.counting import Counter as Counter, get_counter as get_counter
     from ._context.describe import entry_kind as entry_kind, tool_calls as tool_calls
+    from ._context.diff import (
+        DiffRow as DiffRow,
+        DiffTotals as DiffTotals,
+        ProjectionDiff as ProjectionDiff,
+        diff_compaction as diff_compaction,
+        diff_contexts as diff_contexts,
+        diff_leaves as diff_leaves,
+    )
     from ._context.projected import ProjectedEntry as ProjectedEntry, Projection as Projection
     from ._context.tokens import (
         ContextSize as ContextSize,

@@ -134,3 +134,41 @@ def test_every_pikit_name_in_the_package_text_exists() -> None:
                 missing += [f"{path.name}: {name}" for name in re.findall(r"\bpikit(?:\.[A-Za-z_]\w*)+", node.value)
                             if not _resolves(name, {})]
     assert missing == []
+
+
+def _diffs(session: Session) -> list[pikit.ProjectionDiff]:
+    compactions = [e.id for e in session.entries if e.type == "compaction"]
+    out = [pikit.diff_leaves(session, None, session.leaf_id), pikit.diff_leaves(session, session.leaf_id,
+                                                                                session.leaf_id)]
+    out.extend(pikit.diff_compaction(session, c) for c in compactions)
+    return out
+
+
+def test_diff_reprs_are_short_and_cards_bounded(refactor: Session) -> None:
+    from pikit._card import TABLE_ROWS
+
+    diffs = _diffs(refactor)
+    for diff in diffs:
+        for obj in (diff, diff.totals, *diff.rows):
+            text = repr(obj)
+            assert len(text) < 200 and "\n" not in text, text
+        card = diff._repr_html_()  # type: ignore[attr-defined]
+        assert len(card) < 16_000
+        assert card.count("<tr>") <= TABLE_ROWS + 1 + 6  # header, shown changes, the totals' rows
+    whole = diffs[0]
+    assert repr(whole) == "<ProjectionDiff None → '0ce8fc25': +59 −0 ~0 =0, 0 → 10,599 tokens (+10,599)>"
+    card = whole._repr_html_()  # type: ignore[attr-defined]
+    assert "… 51 more changed messages" in card and "0 → 10,599" in card
+    assert "both contexts send the same messages" in diffs[1]._repr_html_()  # type: ignore[attr-defined]
+    assert "summarized" in diffs[2]._repr_html_()  # type: ignore[attr-defined]
+
+
+def test_diff_cards_escape_session_text(hostile: Session) -> None:
+    for diff in _diffs(hostile):
+        card = diff._repr_html_()  # type: ignore[attr-defined]
+        assert "<script" not in card and "<img" not in card
+        assert not re.search(r"<[a-z]+[^>]*\son[a-z]+=", card)
+    assert "&lt;script&gt;" in pikit.diff_leaves(hostile, None, hostile.leaf_id)._repr_html_()  # type: ignore[attr-defined]
+    session = Session.from_entries([user("a\x1b]52", None, 1, "x"), asst("b", "a\x1b]52", 2, "ok")])
+    diff = pikit.diff_leaves(session, None, "b")
+    assert "\x1b" not in repr(diff) and "\x1b" not in repr(diff.rows[0])

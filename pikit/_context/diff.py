@@ -31,6 +31,8 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._card import rtext
+from .._formatting import fmt_delta, fmt_int
 from .projected import Projection
 from .projection import project_at
 
@@ -96,6 +98,12 @@ class DiffRow:
         """The message (b's when the row has both sides)."""
         return self.message_b if self.index_b is not None else self.message_a
 
+    def __repr__(self) -> str:
+        """``<DiffRow added user from '1d4d5299' +13 tokens (summary)>``."""
+        note = f" ({self.note})" if self.note else ""
+        return (f"<DiffRow {self.status} {self.role!s:.20} from {rtext(self.source, 20)} "
+                f"{fmt_delta(self.delta)} tokens{note}>")
+
     def to_record(self) -> dict[str, Any]:
         """A flat dict (a DataFrame row), without the message bodies."""
         return {"status": self.status, "index_a": self.index_a, "index_b": self.index_b,
@@ -123,6 +131,12 @@ class DiffTotals:
     estimate_b: int
     tokens_a: int
     tokens_b: int
+
+    def __repr__(self) -> str:
+        """``<DiffTotals +2 (+40) −5 (−300) ~0 (+0) =6, 574 → 300 tokens>``."""
+        return (f"<DiffTotals +{self.added} ({fmt_delta(self.added_tokens)}) −{self.removed} "
+                f"({fmt_delta(-self.removed_tokens)}) ~{self.changed} ({fmt_delta(self.changed_delta)}) ={self.same}, "
+                f"{fmt_int(self.tokens_a)} → {fmt_int(self.tokens_b)} tokens>")
 
     @property
     def estimate_delta(self) -> int:
@@ -162,6 +176,16 @@ class ProjectionDiff:
     def records(self) -> list[dict[str, Any]]:
         """Rows as DataFrame-ready dicts."""
         return [r.to_record() for r in self.rows]
+
+    def __repr__(self) -> str:
+        """``<ProjectionDiff '1527c10e' → 'ddc79522': +2 −5 ~0 =6, 574 → 300 tokens (−274)>``."""
+        t = self.totals
+        return (f"<ProjectionDiff {self.a.leaf_id!r} → {self.b.leaf_id!r}: +{t.added} −{t.removed} ~{t.changed} "
+                f"={t.same}, {fmt_int(t.tokens_a)} → {fmt_int(t.tokens_b)} tokens ({fmt_delta(t.tokens_delta)})>")
+
+    def _repr_html_(self) -> str:
+        """A card: the totals, then the first ``TABLE_ROWS`` changed messages."""
+        return _diff_html(self)
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -347,3 +371,36 @@ def diff_compaction(session: SessionTree, compaction_id: Any) -> ProjectionDiff:
         raise ValueError(f"entry {entry.id!r} is a {entry.type}, not a compaction")
     parent = entry.parent_id if entry.parent_id in session else None
     return diff_contexts(project_at(session, parent), project_at(session, compaction_id))
+
+
+_SYMBOL = {"added": "+", "removed": "\u2212", "changed": "~", "same": "="}
+
+
+def _diff_html(diff: ProjectionDiff) -> str:
+    from .._card import PREVIEW, TABLE_ROWS, badge, card, code, cut, esc, note, table
+    from .._formatting import plural
+    from .describe import message_preview
+
+    t = diff.totals
+    rows = [
+        ("context size", f"{fmt_int(t.tokens_a)} → {fmt_int(t.tokens_b)} ({esc(fmt_delta(t.tokens_delta))}, "
+                         "Pi's rule)"),
+        ("estimates", f"{fmt_int(t.estimate_a)} → {fmt_int(t.estimate_b)} ({esc(fmt_delta(t.estimate_delta))})"),
+        ("added", f"{fmt_int(t.added)} ({esc(fmt_delta(t.added_tokens))})"),
+        ("removed", f"{fmt_int(t.removed)} ({esc(fmt_delta(-t.removed_tokens))})"),
+        ("changed", f"{fmt_int(t.changed)} ({esc(fmt_delta(t.changed_delta))})"),
+        ("same", fmt_int(t.same)),
+    ]
+    changes = diff.changes()
+    shown = changes[:TABLE_ROWS]
+    listing = table(
+        ("", "role", "source", "est a", "est b", "Δ", "text"),
+        ((_SYMBOL[r.status], badge(r.role) + (f" {esc(r.note)}" if r.note else ""), code(str(r.source)[:8]),
+          fmt_int(r.estimate_a) if r.index_a is not None else "", fmt_int(r.estimate_b) if r.index_b is not None else "",
+          esc(fmt_delta(r.delta)), esc(cut(message_preview(r.message or {}), PREVIEW)))
+         for r in shown),
+        numeric=(3, 4, 5)) if changes else note("both contexts send the same messages")
+    more = (note(f"… {plural(len(changes) - len(shown), 'more changed message')} (the rows attribute lists all)")
+            if len(changes) > len(shown) else "")
+    heading = f"{code(diff.a.leaf_id)} → {code(diff.b.leaf_id)}"
+    return card("ProjectionDiff", heading, rows, listing, more)
