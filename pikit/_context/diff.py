@@ -396,7 +396,8 @@ def _diff_html(diff: ProjectionDiff) -> str:
     listing = table(
         ("", "role", "source", "est a", "est b", "Δ", "text"),
         ((_SYMBOL[r.status], badge(r.role) + (f" {esc(r.note)}" if r.note else ""), code(str(r.source)[:8]),
-          fmt_int(r.estimate_a) if r.index_a is not None else "", fmt_int(r.estimate_b) if r.index_b is not None else "",
+          fmt_int(r.estimate_a) if r.index_a is not None else "",
+          fmt_int(r.estimate_b) if r.index_b is not None else "",
           esc(fmt_delta(r.delta)), esc(cut(message_preview(r.message or {}), PREVIEW)))
          for r in shown),
         numeric=(3, 4, 5)) if changes else note("both contexts send the same messages")

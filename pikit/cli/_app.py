@@ -161,6 +161,28 @@ def build_parser() -> argparse.ArgumentParser:
     _json_arg(p)
     p.set_defaults(run=_lazy("context:run"))
 
+    p = sub.add_parser("diff", help="what changes in the context between two leaves, or across a compaction")
+    _session_arg(p)
+    p.add_argument("a", metavar="A", nargs="?", help="the first leaf: an entry id (or unique prefix)")
+    p.add_argument("b", metavar="B", nargs="?", help="the second leaf")
+    p.add_argument("--compaction", metavar="ID", help="instead of A and B: the context before this compaction "
+                   "(at its parent) against the context it leaves")
+    p.add_argument("--all", action="store_true", help="list every unchanged message (by default long runs of "
+                   "them are folded)")
+    p.add_argument("--no-pager", action="store_true",
+                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("diff:run"))
+
+    p = sub.add_parser("show", help="one entry in full: as stored, and the messages the model sees from it")
+    _session_arg(p)
+    p.add_argument("id", metavar="ID", help="the entry: an id or a unique prefix")
+    p.add_argument("--leaf", metavar="ID", help="the leaf whose context to look in (default: the last entry)")
+    p.add_argument("--no-pager", action="store_true",
+                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("show:run"))
+
     p = sub.add_parser("tree", help="the entry tree, like Pi's /tree")
     _session_arg(p)
     p.add_argument("--leaf", metavar="ID", help="mark this entry as the active leaf (default: the last entry)")

@@ -35,6 +35,9 @@ QUICK, REFACTOR, DAMAGED = SAMPLES / "quick-tour.jsonl", SAMPLES / "refactor-aut
 #: command; ``*`` stands for every value of an object or every item of an array. ``{tmp}`` is the test's folder.
 RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
     "pikit context": [(["context", str(QUICK)], ["", "leaves.*"])],
+    "pikit diff": [(["diff", str(QUICK), "1527c10e", "ddc79522"], ["", "totals", "rows.*"]),
+                   (["diff", str(REFACTOR), "--compaction", "f6135720"], ["", "totals", "rows.*"])],
+    "pikit show": [(["show", str(QUICK), "1d4d"], [""]), (["show", str(REFACTOR), "f6135720"], [""])],
     "pikit tree": [(["tree", str(QUICK)], [""])],
     "pikit info": [(["info", str(DAMAGED)], ["", "problems.*"])],
     "pikit compact --dry-run": [(["compact", str(QUICK), "--dry-run", "--keep-recent-tokens", "100,100000"],
@@ -149,7 +152,7 @@ def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_pa
 
 def test_every_family_module_points_to_the_doc() -> None:
     names = [m.name for m in pkgutil.iter_modules(_json.__path__)]
-    assert sorted(names) == ["compaction", "context", "corpus", "models", "tree", "watch"]
+    assert sorted(names) == ["compaction", "context", "corpus", "diff", "models", "tree", "watch"]
     for name in names:
         module = importlib.import_module(f"pikit.cli._json.{name}")
         assert module.__doc__ is not None and "docs/json.md" in module.__doc__, name

@@ -6,6 +6,7 @@ Each module builds, from the library's objects, the exact objects a command prin
 ``docs/json.md`` documents every shape.
 
 - :mod:`.context`: ``pikit context``;
+- :mod:`.diff`: ``pikit diff`` and ``pikit show``;
 - :mod:`.tree`: ``pikit tree`` and ``pikit info``;
 - :mod:`.compaction`: ``pikit compact`` (``--dry-run`` and a real one), ``pikit branch-summary``
   (likewise), ``pikit simulate`` and ``pikit settings``;
