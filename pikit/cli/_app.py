@@ -293,6 +293,23 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
     p.set_defaults(run=_lazy("corpus:run_usage"))
 
+    p = sub.add_parser("export-corpus", help="a corpus as data sets: its index tables as Parquet, its sessions' "
+                       "active branches as ATIF trajectories")
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
+    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
+                   help="instead of DIR: an agent directory of Pi's layout, or a store by name (pi, omp, openclaw); "
+                        "repeat it for several")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
+                   "(default: one per directory in the user's cache folder); only read by the export")
+    p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
+    p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
+                   "OUT/SESSION.json")
+    p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
+                   "the same names")
+    _progress_arg(p)
+    p.set_defaults(run=_lazy("export_corpus:run"))
+
     p = sub.add_parser("problems", help="what the corpus index could not read: damaged lines, non-sessions, …")
     _corpus_args(p)
     p.set_defaults(run=_lazy("corpus:run_problems"))

@@ -18,6 +18,7 @@ import typing
 from .. import _lazy
 
 if typing.TYPE_CHECKING:
+    from ._atif import ATIF_VERSION as ATIF_VERSION, atif_trajectory as atif_trajectory
     from ._corpus import Corpus as Corpus, default_index_path as default_index_path
     from ._dask import (
         CONNECT_TIMEOUT as CONNECT_TIMEOUT,
@@ -27,6 +28,12 @@ if typing.TYPE_CHECKING:
         connect as connect,
     )
     from ._discover import default_root as default_root
+    from ._export import (
+        Exported as Exported,
+        export_atif as export_atif,
+        export_parquet as export_parquet,
+        export_session as export_session,
+    )
     from ._index import ScanReport as ScanReport
     from ._indexfile import (
         CorpusIndexError as CorpusIndexError,

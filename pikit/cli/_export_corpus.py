@@ -1,0 +1,41 @@
+"""``pikit export-corpus``: a corpus as data sets, its index tables as Parquet and its sessions as ATIF."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .._formatting import fmt_int, plural
+from ..errors import PikitError
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..corpus._export import check_folder, export_atif, export_parquet
+    from ._corpus import _opened, _problems_note
+
+    if args.parquet is None and args.atif is None:
+        raise PikitError("give --parquet OUT, --atif OUT or both: what to export")
+    if args.parquet is not None and args.atif is not None and \
+            os.path.abspath(args.parquet) == os.path.abspath(args.atif):
+        raise PikitError("--parquet and --atif need folders of their own")
+    for out in (args.parquet, args.atif):
+        if out is not None:
+            check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
+    with _opened(args, None, note_problems=False) as corpus:
+        if not corpus.rows("SELECT count(*) FROM sessions")[0][0]:
+            where = args.dir or ", ".join(args.agent_dir or ()) or "Pi's sessions directory"
+            raise PikitError(f"{where}: holds no session files; nothing to export")
+        _problems_note(args, corpus)
+        if args.parquet is not None:
+            done = export_parquet(corpus, args.parquet, overwrite=args.force)
+            print(f"wrote {plural(len(done.files), 'table')} to {done.folder} as Parquet:")
+            for path, rows in done.files.items():
+                print(f"  {os.path.basename(path):<22} {fmt_int(rows):>9} rows")
+        if args.atif is not None:
+            done = export_atif(corpus, args.atif, overwrite=args.force)
+            steps = sum(done.files.values())
+            print(f"wrote {plural(len(done.files), 'ATIF trajectory', 'ATIF trajectories')} to {done.folder} "
+                  f"({plural(steps, 'step')})")
+            for path, why in done.skipped.items():
+                print(f"  skipped {path}: {why}")
+    return 0
