@@ -24,6 +24,7 @@ Harbor; the tests check the output against the schema of Harbor's models.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -222,7 +223,7 @@ def atif_trajectory(session: Session, leaf: Any = None, *, agent_version: str = 
         "total_prompt_tokens": sum(m.get("prompt_tokens", 0) for m in metrics),
         "total_completion_tokens": sum(m.get("completion_tokens", 0) for m in metrics),
         "total_cached_tokens": sum(m.get("cached_tokens", 0) for m in metrics),
-        "total_cost_usd": sum(m.get("cost_usd", 0.0) for m in metrics),
+        "total_cost_usd": math.fsum(m.get("cost_usd", 0.0) for m in metrics),
         "total_steps": len(steps),
     }
     models = [s["model_name"] for s in steps if "model_name" in s]
