@@ -1,8 +1,9 @@
 """The README's examples of ``pikit diff`` and of the data-set exports print what it shows.
 
-``pikit diff`` runs from the repository's root. The export section's command and its Python
-blocks run in a fresh folder that links ``data`` and ``tests`` to the repository's, so that
-the README's relative paths (run from the repository's root) mean the same there.
+``pikit diff`` runs from the repository's root, 100 columns wide (the width of output that is
+not a terminal). The export section's command and its Python blocks run in a fresh folder
+that links ``data`` and ``tests`` to the repository's, so that the README's relative paths
+(run from the repository's root) mean the same there.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _examples(text: str, command: str) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("command", "shown"), _examples(README, "diff"))
 def test_each_diff_example_prints_what_the_readme_shows(command: str, shown: str) -> None:
-    done = run_pikit(*shlex.split(command), cwd=REPO, timeout=120)
+    done = run_pikit(*shlex.split(command), cwd=REPO, timeout=120, extra_env={"COLUMNS": "100"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode("utf-8") == shown
 
