@@ -28,9 +28,9 @@ from ._context.projection import Projection
 from ._context.tokens import estimate_tokens
 from ._formatting import fmt_int
 from ._palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
-from .compaction._facts import FACT_KINDS
 from ._session import Session
 from ._tree.sessiontree import CURRENT
+from .compaction._facts import FACT_KINDS
 from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions
