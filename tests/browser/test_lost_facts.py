@@ -1,7 +1,7 @@
 """What a compaction lost, in JupyterLab + Chromium: run a compaction in the panel, see the lost facts,
 click one and check that the explorer's tree reveals its entry (scrolled into view, the leaf unmoved).
 
-Screenshots of the panel's list and of the explorer go to ``test-artifacts/lost-facts-*.png``.
+Screenshots of the panel's list, the whole panel and the explorer go to ``test-artifacts/lost-facts-*.png``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ def test_a_lost_fact_reveals_its_entry_in_the_tree(page: Page, jupyter_server: J
     recall = kernel_value(jupyter_server, NOTEBOOK, "round(panel.last_evaluation.recall['overall'] * 100)")
     assert f"recall {recall}%" in lost.inner_text()
     save_element(page, panel.locator(".pikit-lost-facts").first, "lost-facts-panel")
+    save_element(page, panel, "lost-facts-panel-after-run")
 
     # The last fact listed: its entry lies far down the tree, out of view until revealed.
     source = facts[-1][2]
