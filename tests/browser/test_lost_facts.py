@@ -1,7 +1,8 @@
 """What a compaction lost, in JupyterLab + Chromium: run a compaction in the panel, see the lost facts,
 click one and check that the explorer's tree reveals its entry (scrolled into view, the leaf unmoved).
 
-Screenshots of the panel's list, the whole panel and the explorer go to ``test-artifacts/lost-facts-*.png``.
+The explorer's stepper does the same at its last step. Screenshots of the panel's list, the whole
+panel, the explorer and its stepper go to ``test-artifacts/lost-facts-*.png``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ CELLS = [
     "import tempfile\nimport pikit\nfrom pikit.compaction._settings import Settings\n"
     "from pikit.widgets import CompactionPanel, SessionExplorer\n"
     f"session = pikit.load({SAMPLE!r})\nWORK = tempfile.mkdtemp(prefix='pikit-lost-')",
-    "explorer = SessionExplorer(session, tree_height=360)\nexplorer",
+    "explorer = SessionExplorer(session, tree_height=360, keep_recent_tokens=3000)\nexplorer",
     "panel = CompactionPanel(session, settings=Settings({}), keep_recent_tokens=3000, output_dir=WORK)\n"
     "panel.on_entry_link(explorer.reveal)\npanel",
 ]
@@ -86,4 +87,24 @@ def test_a_lost_fact_reveals_its_entry_in_the_tree(page: Page, jupyter_server: J
     assert viewport["y"] <= box["y"] and box["y"] + box["height"] <= viewport["y"] + viewport["height"]
     assert kernel_value(jupyter_server, NOTEBOOK, "explorer.leaf_id") == leaf  # revealed, not moved to
     save_element(page, explorer, "lost-facts-explorer-revealed")
+
+    # The explorer's own stepper: its last step lists what the compaction lost; a click reveals the
+    # entry in the tree, and the stepper stays at its step (the leaf did not move).
+    explorer.locator(".pikit-open-stepper").first.click()
+    stepper = explorer.locator(".pikit-stepper").first
+    stepper.wait_for(state="visible", timeout=20_000)
+    stepper.locator(".pikit-step-header").click()
+    page.keyboard.press("End")
+    wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(explorer.stepper.step)", "7")
+    first = kernel_value(jupyter_server, NOTEBOOK, "str(explorer.stepper.evaluation.lost[0].source)")
+    link = stepper.locator('.pikit-lost-facts button.pikit-lost-link[data-fact="0"]')
+    link.wait_for(state="visible", timeout=20_000)
+    link.click()
+    wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(explorer.tree.selected_id)", first)
+    page.wait_for_function(
+        "(id) => document.querySelector('.pikit-explorer .pikit-tree-row.pikit-selected')?.dataset.entryId === id",
+        arg=first, timeout=15_000)
+    assert kernel_value(jupyter_server, NOTEBOOK, "[explorer.leaf_id, explorer.stepper.step]") == [leaf, 7]
+    assert stepper.locator(".pikit-lost-facts .pikit-lost").is_visible()
+    save_element(page, stepper, "lost-facts-stepper-step7")
     kernel_exec(jupyter_server, NOTEBOOK, "import shutil; shutil.rmtree(WORK)")
