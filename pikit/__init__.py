@@ -42,6 +42,7 @@ if typing.TYPE_CHECKING:
     from ._tree.refresh import Refresh as Refresh
     from ._tree.sessiontree import CURRENT as CURRENT, SessionTree as SessionTree
     from ._version import __version__ as __version__
+    from .compaction._evaluation import evaluate as evaluate
     from .errors import (
         DamagedLineError as DamagedLineError,
         EntryError as EntryError,

@@ -7,7 +7,8 @@ labels is always shortened.
 
 Artists that tests and callers may want to find carry a ``gid``: ``"compactions"`` (the
 markers of compaction events), ``"threshold"``, ``"window"``, ``"usage"``,
-``"keep_recent"``, ``"outliers"``, ``"split_turn"``, and ``"budget:<segment>"`` bars.
+``"keep_recent"``, ``"outliers"``, ``"split_turn"``, ``"budget:<segment>"`` bars, and the
+``"facts_kept"`` and ``"facts_lost"`` bars of an evaluation.
 
 This module imports matplotlib (and, through :mod:`pikit.frames`, pandas); ``import pikit``
 imports neither.
@@ -29,6 +30,7 @@ from ._formatting import fmt_int
 from ._palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from ._session import Session
 from ._tree.sessiontree import CURRENT
+from .compaction._facts import FACT_KINDS
 from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions
@@ -43,6 +45,7 @@ __all__ = [
     "compaction_thresholds",
     "compactions",
     "context_growth",
+    "evaluation",
     "keep_recent_sweep",
     "usage_by_day",
 ]
@@ -398,4 +401,53 @@ def keep_recent_sweep(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     more_handles, more_labels = right.get_legend_handles_labels()
     right.legend(handles + more_handles, labels + more_labels, loc="upper left", bbox_to_anchor=(1.08, 1.0),
                  fontsize="small", frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------------- evaluation
+def evaluation(df: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """What compactions kept and lost: per kind of fact, the facts kept and lost as stacked bars,
+    each labelled with its recall.
+
+    ``df`` is :func:`pikit.frames.evaluation_facts` (one row per fact). The kinds come in
+    :data:`~pikit.compaction._facts.FACT_KINDS` order; with several compactions in ``df``,
+    each has its own bars, labelled with its id. Two bar containers: ``gid="facts_kept"`` and
+    ``gid="facts_lost"``, one bar per (compaction, kind).
+    """
+    groups: list[tuple[str, int, int]] = []
+    ids = list(dict.fromkeys(df["compaction_id"])) if not df.empty else []
+    if ids:
+        for compaction_id in ids:
+            rows = df[df["compaction_id"] == compaction_id]
+            for kind in FACT_KINDS:
+                flags = rows.loc[rows["kind"] == kind, "kept"].fillna(False).astype(bool)
+                if len(flags):
+                    label = kind if len(ids) == 1 else f"{_short(compaction_id, 10)} · {kind}"
+                    groups.append((label, int(flags.sum()), int(len(flags) - flags.sum())))
+    fig = _figure(10.0, max(2.6, min(12.0, 1.2 + 0.34 * len(groups))))
+    ax = fig.add_subplot()
+    kept_total = sum(g[1] for g in groups)
+    total = kept_total + sum(g[2] for g in groups)
+    by = "the compaction" if len(ids) <= 1 else f"{len(ids)} compactions"
+    ax.set_title(title or f"Facts kept and lost by {by}" + (
+        f": {fmt_int(kept_total)} of {fmt_int(total)} kept ({kept_total / total:.0%})" if total else ""))
+    if not groups:
+        _empty(ax, "no fact in the replaced span")
+        return fig
+    positions = list(range(len(groups)))[::-1]  # the first kind on top
+    kept = [g[1] for g in groups]
+    lost = [g[2] for g in groups]
+    ax.barh(positions, kept, color=SEGMENTS["kept"], label="kept", gid="facts_kept")
+    bars_lost = ax.barh(positions, lost, left=kept, color=LINES["threshold"], label="lost", gid="facts_lost")
+    ax.bar_label(bars_lost, labels=[f"{k / (k + n):.0%} kept" for k, n in zip(kept, lost, strict=True)],
+                 fontsize="x-small", padding=3)
+    ax.set_yticks(positions, [g[0] for g in groups], fontsize="small")
+    ax.set_xlabel("facts")
+    ax.set_xlim(0, max(k + n for k, n in zip(kept, lost, strict=True)) * 1.15)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _thousands(ax, "x")
+    ax.grid(True, axis="x", alpha=0.3)
+    _legend_outside(ax)
     return fig

@@ -143,7 +143,7 @@ class DamagedLineError(SessionFileError):
 class EntryError(PikitError):
     """An operation on an entry that the entry does not allow."""
 
-    def __init__(self, entry_id: str | None, message: str) -> None:
+    def __init__(self, entry_id: str | None, message: str | Wording) -> None:
         self.entry_id = entry_id
         super().__init__(message)
 

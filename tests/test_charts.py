@@ -239,3 +239,34 @@ def test_long_session_text_is_shortened() -> None:
     df = pd.DataFrame(frames.compactions(session))
     assert len(df) == 1
     _render(fig)
+
+
+def test_evaluation_bars_kept_and_lost_per_kind(chain: Session) -> None:
+    from pikit.compaction._evaluation import Evaluation
+    from pikit.compaction._facts import Fact
+
+    made = Evaluation("c1", "pikit", 100, 10, [Fact("url", "https://a.example", "e1"), Fact("command", "ls", "e1"),
+                                               Fact("command", "make", "e2"), Fact("command", "pytest", "e3")],
+                      [False, True, False, True])
+    fig = charts.evaluation(frames.evaluation_facts(made))
+    ax = fig.axes[0]
+    kept, lost = (_by_gid(fig, gid) for gid in ("facts_kept", "facts_lost"))
+    labels = {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()}
+    assert set(labels) == {"command", "url"} and labels["command"] > labels["url"]  # FACT_KINDS order, top down
+    assert [p.get_width() for p in kept] == [2, 0] and [p.get_width() for p in lost] == [1, 1]
+    assert [t.get_text() for t in ax.texts] == ["67% kept", "0% kept"]
+    assert "2 of 4 kept (50%)" in ax.get_title()
+    _render(fig)
+
+    several = charts.evaluation(frames.evaluation_facts(chain))
+    recorded = pikit.evaluate(chain)
+    assert isinstance(recorded, list)
+    bars = _by_gid(several, "facts_kept")
+    assert len(bars) == sum(len({f.kind for f in e.facts}) for e in recorded)
+    assert sum(p.get_width() for p in bars) == sum(sum(e.kept) for e in recorded)
+    _render(several)
+
+
+def test_evaluation_without_facts() -> None:
+    fig = charts.evaluation(frames.evaluation_facts([]))
+    assert "no fact in the replaced span" in [t.get_text() for t in fig.axes[0].texts]

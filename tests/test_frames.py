@@ -574,3 +574,20 @@ def test_column_declarations_need_no_pandas() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert frames.Column is pikit._columns.Column
+
+
+# ------------------------------------------------------------------------------ evaluations
+def test_evaluation_frames_have_their_declared_columns() -> None:
+    session = pikit.load(SAMPLES / "refactor-auth.jsonl")
+    per_compaction = frames.evaluations(session)
+    _check_declared(per_compaction, "evaluations")
+    facts = frames.evaluation_facts(session)
+    _check_declared(facts, "evaluation_facts")
+    assert len(per_compaction) == 2 and per_compaction["facts"].sum() == len(facts)
+    assert per_compaction["kept"].sum() == facts["kept"].sum()
+    first = pikit.evaluate(session)[0]  # type: ignore[index]
+    row = per_compaction.iloc[0]
+    assert row["compaction_id"] == first.compaction_id and row["recall"] == first.recall["overall"]
+    assert len(frames.evaluation_facts(first)) == len(first.facts)
+    with pytest.raises(TypeError, match="Evaluation objects"):
+        frames.evaluations(["x"])  # type: ignore[list-item]

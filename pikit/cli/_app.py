@@ -383,6 +383,16 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))
 
+    p = sub.add_parser("evaluate", help="what each compaction kept of the span it replaced, and what it lost")
+    _session_arg(p)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--compaction", metavar="ID", action="append",
+                       help="the compaction entry to evaluate (repeat for several; default: every compaction on the "
+                            "branch at the last entry)")
+    which.add_argument("--all", action="store_true", help="every compaction in the file, on any branch")
+    _json_arg(p)
+    p.set_defaults(run=_lazy("evaluate:run"))
+
     p = sub.add_parser("settings", help="the effective compaction settings (and model overrides)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="resolve compaction.modelOverrides for this exact model")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")

@@ -20,6 +20,7 @@ __all__ = ["FLAGS", "error_line", "in_flags"]
 FLAGS: Mapping[str, str] = MappingProxyType({
     "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...), model_catalog(agent_dir=...)
     "by": "--by",                # Corpus.usage(by=...)
+    "compaction": "--compaction",  # evaluate(session, compaction=...)
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)

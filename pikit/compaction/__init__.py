@@ -14,7 +14,9 @@
 - building and writing entries: :func:`build_compaction`, :func:`compact_prepared`,
   :func:`build_branch_summary`, :func:`label_entry`, :func:`context_edit_entry`, :func:`write_entry`;
 - replays: :func:`simulate`, :func:`sweep`, :func:`threshold_table`;
-- the walk-through of one compaction: :func:`walkthrough`.
+- the walk-through of one compaction: :func:`walkthrough`;
+- what a compaction kept and lost: :func:`extract_facts` (:class:`Fact`, :data:`FACT_KINDS`),
+  :func:`evaluate_span` (:class:`Evaluation`), the core of :func:`pikit.evaluate`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ if typing.TYPE_CHECKING:
         label_entry as label_entry,
         write_entry as write_entry,
     )
+    from ._evaluation import Evaluation as Evaluation, evaluate_span as evaluate_span
+    from ._facts import FACT_KINDS as FACT_KINDS, Fact as Fact, extract_facts as extract_facts
     from ._preparation import (
         CompactionTrace as CompactionTrace,
         CutPoint as CutPoint,

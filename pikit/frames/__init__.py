@@ -50,6 +50,12 @@ if typing.TYPE_CHECKING:
         branches as branches,
         entries as entries,
     )
+    from ._evaluations import (
+        EVALUATION_COLUMNS as EVALUATION_COLUMNS,
+        EVALUATION_FACT_COLUMNS as EVALUATION_FACT_COLUMNS,
+        evaluation_facts as evaluation_facts,
+        evaluations as evaluations,
+    )
     from ._messages import (
         CALIBRATION_COLUMNS as CALIBRATION_COLUMNS,
         MESSAGE_COLUMNS as MESSAGE_COLUMNS,

@@ -8,6 +8,7 @@ from . import _columns
 from ._columns import Column
 from ._compactions import COMPACTION_COLUMNS, CONTEXT_TRACE_COLUMNS, SWEEP_COLUMNS
 from ._entries import BRANCH_COLUMNS, ENTRY_COLUMNS
+from ._evaluations import EVALUATION_COLUMNS, EVALUATION_FACT_COLUMNS
 from ._messages import CALIBRATION_COLUMNS, MESSAGE_COLUMNS
 from ._simulations import SIMULATION_EVENT_COLUMNS, SIMULATION_TOTALS_COLUMNS, SIMULATION_TRACE_COLUMNS
 
@@ -24,6 +25,8 @@ FRAMES: dict[str, tuple[Column, ...]] = {
     "simulation_totals": SIMULATION_TOTALS_COLUMNS,
     "calibration": CALIBRATION_COLUMNS,
     "sweep_keep_recent": SWEEP_COLUMNS,
+    "evaluations": EVALUATION_COLUMNS,
+    "evaluation_facts": EVALUATION_FACT_COLUMNS,
 }
 """Frame name (the builder function's name) → its declared columns."""
 

@@ -25,13 +25,14 @@ from .._tree.sessiontree import CURRENT
 from ..compaction._settings import Settings, load_settings
 from ..compaction._summarizer import Summarizer
 from ..errors import SettingsError
-from ._base import LeafWidget
+from ._base import Callbacks, LeafWidget
 from ._budget import BudgetBar, model_key
 from ._compaction_history import CompactionHistory
 from ._compaction_preview import CompactionPreview
 from ._compaction_run import CompactionRunner, RunTraits
 from ._compaction_settings import CompactionSettingsBox
 from ._html import esc, style_widget
+from ._lost import LostFacts
 from ._runs import CompactionRun, SummarizerFactory, compaction_history
 from ._stepper import CompactionStepper, StepperLauncher
 from ._views.compaction import ChartGroup, CompactionPoint, CutPreview
@@ -39,6 +40,7 @@ from ._views.compaction import ChartGroup, CompactionPoint, CutPreview
 if TYPE_CHECKING:
     from .._context.projection import Projection
     from ..compaction._entries import CompactionResult
+    from ..compaction._evaluation import Evaluation
     from ..compaction._preparation import Preparation
 
 __all__ = ["CompactionPanel", "CompactionPoint", "CompactionRun", "compaction_history"]
@@ -69,6 +71,13 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     ``last_result`` (:class:`~pikit.compaction._entries.CompactionResult`), ``last_output`` (the path
     written) and ``result_session`` (that file loaded) are the latest run's, and the callbacks
     registered with :meth:`on_compacted` are called. ``runs_frame()`` gives the runs as a DataFrame.
+
+    After each run, ``lost`` (a :class:`~pikit.widgets._lost.LostFacts`) shows what that compaction
+    lost (``last_evaluation``, :func:`pikit.evaluate` of the run): the recall overall and per kind
+    and the first lost facts, each with its kind, text and source entry. The panel has no tree of
+    its own: clicking a fact's source (here or in the stepper's step 7) calls the callbacks of
+    :meth:`on_entry_link` with that entry's id; ``panel.on_entry_link(explorer.reveal)`` makes it
+    reveal the entry in the tree of a :class:`~pikit.widgets.SessionExplorer` on the same session.
 
     **Step through** (or :meth:`open_stepper`) opens a :class:`~pikit.widgets.CompactionStepper`
     under the preview: Pi's algorithm on this leaf, one step at a time, following the panel's
@@ -108,16 +117,20 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
                                        summarizer_factory=summarizer_factory,
                                        controls=(self.run_history.clear_button,))
         self._expose_controls()
+        self.lost = LostFacts()
+        self._entry_links = Callbacks(self.lost.callback_errors, "entry link")
+        self.lost.on_select(self._entry_links)
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
         title = widgets.HTML(f'<div class="pikit-title">Compaction what-if <span class="pikit-dim">· '
                              f"{esc(session_title(session))}</span></div>")
         super().__init__([style_widget(), title, box, self.budget, self.compared, self.preview, self.steps,
-                          self.runner, self.chart], **kwargs)
+                          self.runner, self.lost, self.lost.callback_errors, self.chart], **kwargs)
         runner = self.runner
         self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=runner.summarizer,
                                                 summarizer_name=lambda: runner.summarizer_name,
-                                                instructions=lambda: runner.instructions_text)
+                                                instructions=lambda: runner.instructions_text,
+                                                on_entry=self._entry_links)
         self.steps.children = [self.stepper_launcher]
         self.add_class("pikit-root")
         self.add_class("pikit-compaction-panel")
@@ -155,6 +168,8 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
         widgets.dlink((box, "problem"), (self.preview, "problem"))
         box.on_error(lambda exc: self.preview.show_error("Cannot load that model's settings", exc))
         runner.on_run(self.run_history.add)
+        runner.on_run(self._show_lost)
+        self.clear_button.on_click(lambda _b: self.lost.clear())
         for control in runner.summarizer_controls:
             control.observe(lambda _c: self.stepper_launcher.summarizer_changed(), names="value")
 
@@ -284,6 +299,24 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     def clear_runs(self) -> None:
         """Forget the runs (the files they wrote stay): the chart shows the branch alone again."""
         self.run_history.clear()
+        self.lost.clear()
+
+    # ------------------------------------------------------------------ what the latest run lost
+    def _show_lost(self, run: CompactionRun) -> None:
+        try:
+            self.lost.show(run.evaluation)
+        except Exception as exc:
+            self.lost.show_error("Cannot evaluate what this compaction lost", exc)
+
+    @property
+    def last_evaluation(self) -> Evaluation | None:
+        """What the latest run kept and lost (``None`` before the first run or after :meth:`clear_runs`)."""
+        return self.lost.evaluation
+
+    def on_entry_link(self, callback: Callable[[Any], Any], remove: bool = False) -> None:
+        """Call ``callback(entry_id)`` when the source of a lost fact is clicked (in ``lost`` or in the
+        stepper's last step), e.g. ``panel.on_entry_link(explorer.reveal)``."""
+        self._entry_links.register_callback(callback, remove=remove)
 
     # ------------------------------------------------------------------ running
     @property

@@ -59,7 +59,8 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     Parts: ``tree``, ``context_view``, ``budget``, ``editor``, ``search_box``, ``mode_picker``,
     and ``extras`` (a box under the context, for views that follow the same leaf: it holds the
     **Step through** button that opens a :class:`~pikit.widgets.CompactionStepper` on the leaf,
-    also reached as :meth:`open_stepper` and ``stepper``).
+    also reached as :meth:`open_stepper` and ``stepper``; clicking the source of a fact its last step
+    lists as lost reveals that entry in the tree: :meth:`reveal`).
     ``last_move_ms`` is the kernel time the last leaf move took.
 
     What it shows is one attribute away: ``projection`` (the context at the leaf), ``diff``
@@ -116,7 +117,8 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.context_view = ContextView(session, leaf, page_size=page_size)
         self.extras = widgets.VBox()
         self.extras.add_class("pikit-explorer-extras")
-        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"), self.budget)
+        self.stepper_launcher = StepperLauncher(self, (self.budget, "keep_recent_tokens"), self.budget,
+                                                on_entry=self.reveal)
         self.extras.children = [*self.extras.children, self.stepper_launcher]
 
         header = self._header = widgets.HTML(self._header_html())
@@ -205,6 +207,12 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     def select(self, entry_id: Any) -> str | None:
         """Select an entry as a click in the tree does (Pi's selection); returns the editor text."""
         return self.tree.select(entry_id)
+
+    def reveal(self, entry_id: Any) -> Any:
+        """Mark an entry in the tree and scroll to it, leaving the leaf where it is (what a link to an
+        entry from another view does: a lost fact's source); sets ``selected_id``; returns the id."""
+        self.selected_id = self.tree.reveal(entry_id)
+        return self.selected_id
 
     def _on_tree_select(self, entry_id: Any, text: str | None) -> None:
         self.selected_id = entry_id

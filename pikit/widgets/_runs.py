@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .._context.diff import ProjectionDiff
     from .._context.projection import Projection
     from ..compaction._entries import CompactionResult
+    from ..compaction._evaluation import Evaluation
 
 __all__ = ["CompactionRun", "Reporting", "SummarizerFactory", "compaction_history", "default_factory"]
 
@@ -76,6 +77,15 @@ class CompactionRun:
     def diff_frame(self) -> Any:
         """:attr:`diff` as a pandas DataFrame."""
         return diff_frame(self.diff)
+
+    @property
+    def evaluation(self) -> Evaluation:
+        """What the compaction kept and lost (:func:`pikit.evaluate` of :attr:`result`)."""
+        from ..compaction._evaluation import evaluate
+
+        evaluation = evaluate(self.session, self.result)
+        assert not isinstance(evaluation, list)
+        return evaluation
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict (a DataFrame row)."""

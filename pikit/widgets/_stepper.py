@@ -13,6 +13,7 @@ import traitlets
 from .._session import Session
 from .._tree.sessiontree import CURRENT
 from ..compaction._entries import CompactionResult, compact_prepared
+from ..compaction._evaluation import Evaluation, evaluate
 from ..compaction._preparation import CompactionTrace, trace_compaction
 from ..compaction._settings import CompactionSettings, Settings
 from ..compaction._summarizer import Summarizer
@@ -20,6 +21,7 @@ from ..compaction._walkthrough import STEP_TITLES, Walkthrough, walkthrough
 from ._base import LeafWidget
 from ._budget import model_key, resolve_budget
 from ._html import error_box, esc, style_widget
+from ._lost import LostFacts
 from ._views.stepper import STEPPER_CSS, highlight_css, render_step
 
 __all__ = ["CompactionStepper", "StepperLauncher"]
@@ -80,6 +82,12 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     to disk. Another summarizer (a model behind an API) is not called again on every change of
     leaf or setting: step 6 then offers **Write the summary**.
 
+    Step 7 also shows what the compaction lost (``lost``, a :class:`~pikit.widgets._lost.LostFacts`;
+    ``evaluation``, :func:`pikit.evaluate` of ``result``): the recall overall and per kind and
+    the first lost facts. Clicking a fact's source links to that entry through ``lost.on_select``:
+    in the explorer (and through the compaction panel's :meth:`on_entry_link`) it reveals the entry in the
+    tree; the stepper alone has no tree and only sets ``lost.selected_id``.
+
     With the focus in the stepper, ← and → go back and forward, Home and End to the first and
     last step (Tab reaches the buttons, Enter presses them; the slider takes arrow keys too).
 
@@ -112,6 +120,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.instructions = instructions
         self.trace: CompactionTrace | None = None
         self.result: CompactionResult | None = None
+        self._evaluation: tuple[CompactionResult, Evaluation] | None = None
         self._walk: Walkthrough | None = None
         self._problem: str | None = None
         # Pi's settings (defaults, with the reason, when they cannot be read).
@@ -151,8 +160,9 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         self.highlight_scope: str | None = None
         self.highlight = widgets.HTML(layout=widgets.Layout(display="none"))
         self.highlight.add_class("pikit-step-highlight")
-        super().__init__([style_widget(), style, self._keys, self.highlight, self.header, controls, self.body],
-                         **kwargs)
+        self.lost = LostFacts()
+        super().__init__([style_widget(), style, self._keys, self.highlight, self.header, controls, self.body,
+                          self.lost, self.lost.callback_errors], **kwargs)
         self.add_class("pikit-root")
         self.add_class("pikit-stepper")
 
@@ -189,6 +199,18 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     def highlighted(self) -> tuple[Any, ...]:
         """The entries the current step is about."""
         return self.walk.step(self.step).highlighted
+
+    @property
+    def evaluation(self) -> Evaluation | None:
+        """What the compaction of step 6 kept and lost (``None`` until the summary is written)."""
+        result = self.result
+        if result is None:
+            return None
+        if self._evaluation is None or self._evaluation[0] is not result:
+            evaluation = evaluate(self.session, result)
+            assert not isinstance(evaluation, list)
+            self._evaluation = (result, evaluation)
+        return self._evaluation[1]
 
     @property
     def summarizer(self) -> Summarizer:
@@ -294,6 +316,7 @@ class CompactionStepper(LeafWidget, widgets.VBox):
             self.body.value = error_box("Cannot step through a compaction here", why)
             self.highlight.value = ""
             self.status = "error"
+            self.lost.clear()
             return
         problem = ""
         try:
@@ -307,8 +330,21 @@ class CompactionStepper(LeafWidget, widgets.VBox):
         if self.step >= _SUMMARY_STEP and self.result is None and self.trace.preparation is not None:
             self.summarize_button.layout.display = None
         self.body.value = problem + render_step(self.walk, self.step)
+        self._show_lost()
         self.header.value = self._header_html()  # the summarizer's own name once it is made
         self.highlight.value = highlight_css(step, self.highlight_scope) if self.highlight_scope else ""
+
+    def _show_lost(self) -> None:
+        """At the last step, once summarized: what the compaction lost."""
+        if self.step < _STEPS or self.result is None:
+            self.lost.clear()
+            return
+        try:
+            evaluation = self.evaluation
+            assert evaluation is not None
+            self.lost.show(evaluation)
+        except Exception as exc:
+            self.lost.show_error("Cannot evaluate what this compaction lost", exc)
 
     def _header_html(self) -> str:
         leaf = self.leaf_id
@@ -328,12 +364,16 @@ class StepperLauncher(widgets.VBox):
     The entries of each step are highlighted in the host's tree and context rows as well.
     ``summarizer`` (a function returning one) and ``instructions`` are asked for when the
     stepper opens and after :meth:`summarizer_changed`; ``summarizer_name`` names it meanwhile.
+    ``on_entry`` is called with an entry's id when the source of a lost fact is clicked in the
+    stepper (the explorer passes its :meth:`~pikit.widgets.SessionExplorer.select`).
     """
 
     def __init__(self, host: LeafWidget, keep_from: tuple[Any, str], budget_from: Any = None, *,
                  summarizer: Callable[[], Summarizer] | None = None, summarizer_name: Callable[[], str] | None = None,
-                 instructions: Callable[[], str | None] | None = None, **kwargs: Any) -> None:
+                 instructions: Callable[[], str | None] | None = None,
+                 on_entry: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
         self.host = host
+        self._on_entry = on_entry
         self.keep_from = keep_from
         self.budget_from = budget_from
         self._summarizer = summarizer
@@ -366,6 +406,8 @@ class StepperLauncher(widgets.VBox):
             scope = f"pikit-steps-{secrets.token_hex(4)}"
             self.host.add_class(scope)  # type: ignore[attr-defined]
             self.stepper.highlight_scope = scope
+            if self._on_entry is not None:
+                self.stepper.lost.on_select(self._on_entry)
             widgets.dlink((self.host, "leaf_id"), (self.stepper, "leaf_id"))
             widgets.dlink(self.keep_from, (self.stepper, "keep_recent_tokens"), transform=lambda v: max(0, v))
             if self.budget_from is not None:

@@ -5,7 +5,7 @@
 //                (parentRow: the nearest shown ancestor's row, -1 = none)
 //   anchor_row:  row of the leaf, or of its nearest visible ancestor (-1: reset leaf / none)
 //   leaf_row:    row of the leaf itself (-1 when it is not shown)
-//   selected_row: the row last clicked (-1: none)
+//   selected_row: the row last clicked or revealed (-1: none); scrolled into view when it changes
 //   row_height, height: pixels
 // Custom messages to Python: {event: "select", id, row}
 // Keys: ↑/↓ move the focus, ← to the parent row, → to the first child row, PageUp/PageDown/Home/End
@@ -241,7 +241,7 @@ function render({ model, el }) {
     schedule();
   });
   model.on("change:leaf_row", schedule);
-  model.on("change:selected_row", schedule);
+  model.on("change:selected_row", () => { ensureVisible(model.get("selected_row")); schedule(); });
   model.on("change:height", () => { viewport.style.height = model.get("height") + "px"; schedule(); });
 
   viewport.style.height = (model.get("height") || 480) + "px";

@@ -65,6 +65,9 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
     ``selected_id`` (the entry last clicked) and ``editor_text`` (the text Pi's selection
     put in the editor: a selected user or custom message's text, else ``""``).
 
+    :meth:`reveal` marks an entry and scrolls to it without moving the leaf (what a link to
+    an entry from another view does).
+
     A click in the browser calls :meth:`select` (Pi's selection: a user/custom message
     moves the leaf to its parent and returns its text; anything else becomes the leaf).
     Register extra callbacks with :meth:`on_select`; one that fails is shown in
@@ -180,6 +183,17 @@ class TreeView(LeafWidget, anywidget.AnyWidget):
         self.leaf_id = new_leaf
         self._callbacks(entry.id, text)
         return text
+
+    def reveal(self, entry_id: Any) -> Any:
+        """Mark an entry as selected and scroll it into view, leaving the leaf where it is; returns its id.
+
+        An entry the filter mode or the search hides is revealed on its nearest shown ancestor.
+        """
+        entry = self.session.entry(entry_id)
+        self.selected_id = entry.id
+        row, _ = anchor_rows(self.session.by_id, self._index, entry.id)
+        self.selected_row = row
+        return entry.id
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Handle a message from the browser view (a click sends ``{"event": "select", "id": …}``)."""

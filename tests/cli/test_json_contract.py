@@ -51,6 +51,7 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                          "--keep-recent-tokens", "6000"],  # a runaway and overflows at 8,000
                         ["", "runs.*", "runs.*.totals", "runs.*.totals.runawayAt", "runs.*.events.*",
                          "runs.*.trace.*", "runs.*.overflows.*", "thresholds.*"])],
+    "pikit evaluate": [(["evaluate", str(REFACTOR)], ["", "compactions.*", "compactions.*.facts.*"])],
     "pikit settings": [(["settings", "--settings", "{tmp}/settings.json", "--model", "p/m"],
                         ["", "effective", "effective.sources", "branchSummary"])],
     "pikit watch": [(["watch", str(REFACTOR), "--idle-exit", "0", "--context-window", "16384"],
@@ -152,7 +153,7 @@ def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_pa
 
 def test_every_family_module_points_to_the_doc() -> None:
     names = [m.name for m in pkgutil.iter_modules(_json.__path__)]
-    assert sorted(names) == ["compaction", "context", "corpus", "diff", "models", "tree", "watch"]
+    assert sorted(names) == ["compaction", "context", "corpus", "diff", "evaluation", "models", "tree", "watch"]
     for name in names:
         module = importlib.import_module(f"pikit.cli._json.{name}")
         assert module.__doc__ is not None and "docs/json.md" in module.__doc__, name

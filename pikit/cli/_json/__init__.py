@@ -10,6 +10,7 @@ Each module builds, from the library's objects, the exact objects a command prin
 - :mod:`.tree`: ``pikit tree`` and ``pikit info``;
 - :mod:`.compaction`: ``pikit compact`` (``--dry-run`` and a real one), ``pikit branch-summary``
   (likewise), ``pikit simulate`` and ``pikit settings``;
+- :mod:`.evaluation`: ``pikit evaluate``;
 - :mod:`.watch`: the lines of ``pikit watch``;
 - :mod:`.models`: ``pikit models``;
 - :mod:`.corpus`: ``pikit sessions``, ``pikit usage`` and ``pikit problems``.

@@ -1,7 +1,7 @@
 """Pure view models and their HTML, one module per widget (no kernel, no ipywidgets needed).
 
 Each module builds a frozen view model from core objects (a projection, a preparation, a
-diff; the stepper's model is the core's :mod:`pikit.compaction._walkthrough`) and renders it with a
+diff, an evaluation; the stepper's model is the core's :mod:`pikit.compaction._walkthrough`) and renders it with a
 ``render_*(view) -> str`` function; the widgets in :mod:`pikit.widgets` only hold
 traitlets, call these and put the HTML in place.
 """
@@ -21,6 +21,7 @@ from .context import (
     render_table,
 )
 from .diff import DiffView, diff_view, render_diff_header, render_diff_rows
+from .lost import LostView, lost_view, render_lost
 from .runs import BeforeAfter, RunDone, before_after, render_before_after, render_run_done, render_run_step
 from .stepper import render_step, render_walkthrough
 from .tree import TreeLayout, row_kind, tree_layout
@@ -36,6 +37,7 @@ __all__ = [
     "ContextRow",
     "CutPreview",
     "DiffView",
+    "LostView",
     "RunDone",
     "RunSettings",
     "TreeLayout",
@@ -47,12 +49,14 @@ __all__ = [
     "context_rows",
     "cut_preview",
     "diff_view",
+    "lost_view",
     "render_before_after",
     "render_budget",
     "render_chart",
     "render_diff_header",
     "render_diff_rows",
     "render_header",
+    "render_lost",
     "render_preview",
     "render_run_done",
     "render_run_step",

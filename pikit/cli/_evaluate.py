@@ -1,0 +1,65 @@
+"""``pikit evaluate``: what each compaction kept of the span it replaced, and what it lost."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+from .._formatting import fmt_int, plural
+from .._inert import echo
+from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
+from ..errors import EntryError
+from ._common import open_session, print_json
+from ._json import evaluation as evaluation_json
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _print(item: Evaluation) -> None:
+    tokens = ""
+    if item.tokens_before is not None and item.tokens_after is not None:
+        ratio = f", {item.compression:.1f}× smaller" if item.compression is not None else ""
+        tokens = f"; {fmt_int(item.tokens_before)} → {fmt_int(item.tokens_after)} tokens{ratio}"
+    print(f"compaction {item.compaction_id} ({item.strategy}, {item.model or 'model not recorded'}): "
+          f"{fmt_int(sum(item.kept))} of {plural(len(item.facts), 'fact')} kept "
+          f"({_share(item.recall['overall'])}){tokens}")
+    counts: dict[str, int] = {}
+    for fact in item.facts:
+        counts[fact.kind] = counts.get(fact.kind, 0) + 1
+    for kind, value in item.recall.items():
+        if kind != "overall":
+            print(f"  {kind:<14} {_share(value):>5}  of {fmt_int(counts[kind])}")
+    lost = item.lost
+    if lost:
+        print(f"  lost ({fmt_int(len(lost))}):")
+        width = max(len(f.kind) for f in lost)
+        for fact in lost:
+            print(f"    {fact.kind:<{width}}  {str(fact.source)[:8]:<8}  {fact.text}")
+    else:
+        print("  nothing lost")
+
+
+def run(args: Namespace) -> int:
+    session = open_session(args)
+    if args.compaction:
+        items = [evaluate(session, compaction) for compaction in args.compaction]
+    elif args.all:
+        entries = [e for e in session.entries if e.type == "compaction"]
+        if not entries:
+            raise EntryError(None, f"{echo(args.file)} holds no compaction: nothing to evaluate")
+        items = [evaluate(session, e.id) for e in entries]
+    else:
+        if not compactions_on_branch(session):
+            raise EntryError(None, f"the branch at {session.resolve_leaf()} of {echo(args.file)} has no compaction: "
+                                   "nothing to evaluate (--all evaluates every compaction in the file)")
+        items = [evaluate(session, e.id) for e in compactions_on_branch(session)]
+    evaluations = [i for i in items if isinstance(i, Evaluation)]
+    if args.json:
+        print_json(evaluation_json.evaluations(evaluations))
+        return 0
+    for i, item in enumerate(evaluations):
+        if i:
+            print()
+        _print(item)
+    return 0

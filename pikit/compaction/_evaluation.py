@@ -1,0 +1,214 @@
+"""What a compaction kept and what it lost: the facts of the replaced span, matched against the context after it.
+
+One core, :func:`evaluate_span`, takes what any compaction leaves behind: the replaced
+messages (each with its source entry id), the messages of the context after it, the tokens
+before and after, and the strategy's name. Its adapters:
+
+- a compaction recorded in a session (:func:`evaluate` with an id, or every compaction on
+  the branch): the replaced span is what the context held just before the compaction (the
+  projection at its parent) and no longer holds after it (the projection at the compaction
+  itself). That is the messages from the previous compaction's kept point (or the start of
+  the branch) up to ``firstKeptEntryId``, plus the previous compaction's summary: what an
+  earlier summary carried is a fact the new one has to carry again. ``tokensBefore`` is the
+  recorded one; tokens after is the context size at the compaction, as ``pikit context``
+  measures it;
+- a compaction pikit ran (a :class:`~pikit.compaction.CompactionResult` of
+  :func:`~pikit.compaction.build_compaction`): the same, from its preparation and its entry.
+
+Facts are extracted by :mod:`._facts` and matched by :mod:`._kept`; their docstrings are
+the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._context.projected import Projection
+from .._context.projection import project, project_path
+from .._format.entry import Entry
+from .._tree.sessiontree import CURRENT, SessionTree
+from ..errors import EntryError, Wording
+from ._entries import CompactionResult
+from ._facts import FACT_KINDS, Fact, extract_facts
+from ._kept import Haystack, context_text
+
+__all__ = ["Evaluation", "evaluate", "evaluate_span"]
+
+
+@dataclass(repr=False)
+class Evaluation:
+    """The facts of one compaction's replaced span and whether each survives in the context after it.
+
+    ``kept[i]`` tells whether ``facts[i]`` survives. ``recall`` maps ``"overall"`` and each
+    kind present to the fraction of facts kept (``None`` when the span has no fact);
+    ``compression`` is ``tokens_before / tokens_after``.
+    """
+
+    compaction_id: Any
+    strategy: str
+    tokens_before: int | None
+    tokens_after: int | None
+    facts: list[Fact]
+    kept: list[bool]
+    model: str | None = None
+    replaced_ids: list[Any] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """``<Evaluation of 'c1' (pi): 12/20 facts kept (60%), 9,800 → 1,200 tokens>``."""
+        from .._formatting import fmt_int
+
+        overall = self.recall["overall"]
+        share = f" ({overall:.0%})" if overall is not None else ""
+        tokens = ""
+        if self.tokens_before is not None and self.tokens_after is not None:
+            tokens = f", {fmt_int(self.tokens_before)} → {fmt_int(self.tokens_after)} tokens"
+        return (f"<Evaluation of {self.compaction_id!r} ({self.strategy}): "
+                f"{sum(self.kept)}/{len(self.facts)} facts kept{share}{tokens}>")
+
+    def _repr_html_(self) -> str:
+        """A card: strategy, model, tokens, recall per kind, the first lost facts."""
+        return _evaluation_html(self)
+
+    @property
+    def recall(self) -> dict[str, float | None]:
+        """``"overall"`` and each kind present → the fraction of its facts kept (``None``: no fact)."""
+        out: dict[str, float | None] = {"overall": sum(self.kept) / len(self.kept) if self.kept else None}
+        for kind in FACT_KINDS:
+            flags = [k for f, k in zip(self.facts, self.kept, strict=True) if f.kind == kind]
+            if flags:
+                out[kind] = sum(flags) / len(flags)
+        return out
+
+    @property
+    def lost(self) -> list[Fact]:
+        """The facts the context after the compaction no longer holds."""
+        return [f for f, k in zip(self.facts, self.kept, strict=True) if not k]
+
+    @property
+    def tokens_saved(self) -> int | None:
+        """``tokens_before - tokens_after`` (``None`` when either is unknown)."""
+        if self.tokens_before is None or self.tokens_after is None:
+            return None
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def compression(self) -> float | None:
+        """``tokens_before / tokens_after`` (``None`` when unknown or after is 0)."""
+        if self.tokens_before is None or not self.tokens_after:
+            return None
+        return self.tokens_before / self.tokens_after
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per fact: ``kind``, ``text``, ``source``, ``kept``."""
+        return [{"kind": f.kind, "text": f.text, "source": f.source, "kept": k}
+                for f, k in zip(self.facts, self.kept, strict=True)]
+
+
+def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: Iterable[Mapping[str, Any]], *,
+                  tokens_before: int | None, tokens_after: int | None, strategy: str, compaction_id: Any = None,
+                  model: str | None = None, cwd: str | None = None) -> Evaluation:
+    """Evaluate any compaction: ``replaced`` holds ``(source entry id, message)`` pairs of what it
+    removed, ``context`` the messages of the context after it (summary and kept messages).
+
+    ``cwd`` (the session's working directory) lets a path inside it match its relative form.
+    """
+    pairs = [(source, message) for source, message in replaced]
+    facts = extract_facts(pairs)
+    haystack = Haystack(context_text(context), cwd)
+    sources = list(dict.fromkeys(source for source, _ in pairs))
+    return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts,
+                      [haystack.holds(f) for f in facts], model, sources)
+
+
+def _model_name(model: Any) -> str | None:
+    if not isinstance(model, dict) or model.get("modelId") is None:
+        return None
+    provider = model.get("provider")
+    return f"{provider}/{model['modelId']}" if provider else str(model["modelId"])
+
+
+def _between(before: Projection, after: Projection, *, compaction_id: Any, tokens_before: int | None,
+             strategy: str, cwd: Any) -> Evaluation:
+    kept = set(after.context_ids)
+    replaced = [(pe.entry.id, m) for pe in before.entries if pe.entry.id not in kept for m in pe.messages]
+    return evaluate_span(replaced, after.messages, tokens_before=tokens_before, tokens_after=after.tokens,
+                         strategy=strategy, compaction_id=compaction_id, model=_model_name(before.model),
+                         cwd=cwd if isinstance(cwd, str) else None)
+
+
+def _recorded(session: SessionTree, entry: Entry) -> Evaluation:
+    parent = entry.parent_id
+    before = project(session, parent) if parent is not None and parent in session.by_id else project_path([])
+    recorded = entry.data.get("tokensBefore")
+    tokens_before = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else before.tokens
+    strategy = "pi (hook)" if entry.data.get("fromHook") is True else "pi"
+    return _between(before, project(session, entry.id), compaction_id=entry.id, tokens_before=tokens_before,
+                    strategy=strategy, cwd=session.header.get("cwd"))
+
+
+def _ran(result: CompactionResult, cwd: Any) -> Evaluation:
+    before = result.preparation.projection
+    after = project_path([*before.path, Entry(result.entry)])
+    return _between(before, after, compaction_id=result.entry.get("id"), tokens_before=result.tokens_before,
+                    strategy="pikit", cwd=cwd)
+
+
+def compactions_on_branch(session: SessionTree, leaf: Any = CURRENT) -> list[Entry]:
+    """The compaction entries on the branch at ``leaf``, oldest first."""
+    leaf_id = session.resolve_leaf(leaf)
+    return [e for e in session.branch(leaf_id) if e.type == "compaction"] if leaf_id is not None else []
+
+
+def evaluate(session: SessionTree, compaction: Any = None, *,
+             leaf: Any = CURRENT) -> Evaluation | list[Evaluation]:
+    """What a compaction of ``session`` kept and lost (see :class:`Evaluation`).
+
+    ``compaction`` is a compaction entry's id (or a unique prefix of one): its evaluation;
+    a :class:`~pikit.compaction.CompactionResult` pikit built for this session: its
+    evaluation; ``None``: the evaluations of every compaction on the branch at ``leaf``,
+    oldest first. An id that is not a compaction, or a branch with no compaction, is an
+    :class:`~pikit.errors.EntryError`.
+    """
+    if isinstance(compaction, CompactionResult):
+        return _ran(compaction, session.header.get("cwd"))
+    if compaction is not None:
+        entry = session.entry(compaction)
+        if entry.type != "compaction":
+            raise EntryError(entry.id, Wording("entry {entry} is a {type} entry, not a compaction: pass {compaction} "
+                                               "the id of a compaction entry", {"compaction": "compaction="},
+                                               entry=entry.id, type=entry.type))
+        return _recorded(session, entry)
+    entries = compactions_on_branch(session, leaf)
+    if not entries:
+        leaf_id = session.resolve_leaf(leaf)
+        raise EntryError(leaf_id, f"the branch at {leaf_id} has no compaction: nothing to evaluate")
+    return [_recorded(session, e) for e in entries]
+
+
+def _evaluation_html(evaluation: Evaluation) -> str:
+    from .._card import TABLE_ROWS, card, code, cut, esc, note, table
+    from .._formatting import fmt_int, plural
+
+    def share(value: float | None) -> str:
+        return "–" if value is None else f"{value:.0%}"
+
+    rows = [("strategy", esc(evaluation.strategy)), ("model", esc(evaluation.model or "not recorded"))]
+    if evaluation.tokens_before is not None and evaluation.tokens_after is not None:
+        ratio = evaluation.compression
+        rows.append(("tokens", f"{fmt_int(evaluation.tokens_before)} → {fmt_int(evaluation.tokens_after)}"
+                               + (f" ({ratio:.1f}× smaller)" if ratio is not None else "")))
+    rows.append(("facts", f"{fmt_int(sum(evaluation.kept))} of {fmt_int(len(evaluation.facts))} kept "
+                          f"({share(evaluation.recall['overall'])}) from "
+                          f"{plural(len(evaluation.replaced_ids), 'replaced entry')}"))
+    by_kind = [(esc(kind), share(value), fmt_int(sum(1 for f in evaluation.facts if f.kind == kind)))
+               for kind, value in evaluation.recall.items() if kind != "overall"]
+    recall = table(("kind", "recall", "facts"), by_kind, numeric=(1, 2)) if by_kind else ""
+    lost = evaluation.lost
+    listing = table(("lost", "text", "source"),
+                    ((esc(f.kind), esc(cut(f.text, 90)), code(str(f.source)[:8])) for f in lost[:TABLE_ROWS])) \
+        if lost else note("nothing lost")
+    more = note(f"… {plural(len(lost) - TABLE_ROWS, 'more lost fact')} (evaluation.lost lists all)") \
+        if len(lost) > TABLE_ROWS else ""
+    return card("Evaluation", code(evaluation.compaction_id), rows, recall, listing, more)

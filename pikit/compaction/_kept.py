@@ -1,0 +1,121 @@
+"""Whether a fact survives a compaction: normalized matching against the context after it.
+
+The context after a compaction (its summary, with the file lists, and the messages it kept)
+is read as one text: user, assistant and custom text, tool call names and every string of
+their arguments, tool result text, a bash execution's command and output, summaries.
+That text and each fact are normalized the same way:
+
+- Unicode NFKC, then case folded (``Foo`` matches ``foo``);
+- typographic quotes and backticks become ``'`` (``“x”``, ```x``` and ``'x'`` match);
+- every run of whitespace becomes one space, ends trimmed;
+- backslashes become ``/``, a ``./`` before a path is dropped, ``//`` becomes ``/``;
+- thousands separators between digits go (``20,000`` and ``20_000`` match ``20000``).
+
+Then, per kind:
+
+- ``read_file``, ``modified_file``: the path appears; or, for a path inside the session's
+  working directory, the path relative to it appears (``/repo/src/a.py`` matches ``src/a.py``);
+- ``identifier``, ``number``: the text appears as a whole word (not inside a longer name or
+  number: ``parse`` does not match ``parser``, ``1.2`` does not match ``1.2.3``);
+- ``url``: the address appears (a trailing ``/`` ignored);
+- ``command``, ``error``: the text appears, or its first :data:`HEAD_CHARS` characters do
+  (summaries quote a long command or error line by its beginning);
+- ``constraint``: the sentence appears, or at least three quarters of its distinct words of
+  four letters or more appear as words (at least two such words).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ._facts import Fact, _strings, _texts
+
+__all__ = ["HEAD_CHARS", "Haystack", "context_text", "normalize"]
+
+HEAD_CHARS = 60
+"""The beginning of a command or error line that counts as quoting it."""
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": "'",
+                         "\u201d": "'", "\u201e": "'", "\u00b4": "'", "`": "'", '"': "'", "\\": "/"})
+_WS = re.compile(r"\s+")
+_DOT_SLASH = re.compile(r"(?<![\w.])\./")
+_SLASHES = re.compile(r"/{2,}")
+_THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
+_WORD = re.compile(r"\w{4,}")
+_URL_SCHEME = re.compile(r"(https?:)/(?=[^/])")
+
+
+def normalize(text: str) -> str:
+    """``text`` normalized for matching, by the rules of this module."""
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
+    text = _SLASHES.sub("/", _DOT_SLASH.sub("", _THOUSANDS.sub("", text)))
+    text = _URL_SCHEME.sub(r"\1//", text)  # the ``//`` rule keeps an address's scheme whole
+    return _WS.sub(" ", text).strip()
+
+
+def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        yield from _strings(message.get("summary"))
+    elif role == "bashExecution":
+        yield from _strings([message.get("command"), message.get("output")])
+    else:
+        yield from _texts(message.get("content"))
+    if role == "assistant":
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                yield from _strings([block.get("name"), block.get("arguments")])
+
+
+def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The text of a context, as matching reads it (not yet normalized)."""
+    return "\n".join(text for message in messages if isinstance(message, Mapping)
+                     for text in _message_texts(message))
+
+
+class Haystack:
+    """The normalized text of a context, and the matching of facts against it."""
+
+    def __init__(self, text: str, cwd: str | None = None) -> None:
+        self.text = normalize(text)
+        self._words: set[str] | None = None
+        cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
+        self._cwd = cwd + "/" if cwd else None
+
+    @property
+    def words(self) -> set[str]:
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        return self._words
+
+    def _word(self, needle: str) -> bool:
+        if needle not in self.text:
+            return False
+        pattern = r"(?<![\w])" + re.escape(needle) + r"(?![\w]|\.\d)"
+        return re.search(pattern, self.text) is not None
+
+    def holds(self, fact: Fact) -> bool:
+        """Whether ``fact`` survives in this context, by the rules of this module."""
+        needle = normalize(fact.text)
+        if not needle:
+            return True
+        kind = fact.kind
+        if kind in ("read_file", "modified_file"):
+            return needle in self.text or (self._cwd is not None and needle.startswith(self._cwd)
+                                           and needle[len(self._cwd):] in self.text)
+        if kind in ("identifier", "number"):
+            return self._word(needle)
+        if kind == "url":
+            return needle.rstrip("/") in self.text
+        if kind in ("command", "error"):
+            return needle in self.text or (len(needle) > HEAD_CHARS and needle[:HEAD_CHARS] in self.text)
+        if kind == "constraint":
+            if needle in self.text:
+                return True
+            words = set(_WORD.findall(needle))
+            return len(words) >= 2 and 4 * len(words & self.words) >= 3 * len(words)
+        return needle in self.text

@@ -1,0 +1,80 @@
+"""Frames of compaction evaluations (:func:`pikit.evaluate`): one row per fact, or one per compaction.
+
+Each function takes a session (every compaction on the branch at its current leaf is
+evaluated), one :class:`~pikit.compaction.Evaluation` or several (recorded, pikit-run or
+simulated compactions alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from .._tree.sessiontree import SessionTree
+from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
+from ..compaction._facts import FACT_KINDS
+from ._columns import build, table
+
+__all__ = ["EVALUATION_COLUMNS", "EVALUATION_FACT_COLUMNS", "evaluation_facts", "evaluations"]
+
+EVALUATION_FACT_COLUMNS = table("""
+    compaction_id  string   the compaction evaluated
+    strategy       string   the strategy that made it (pi for a recorded compaction)
+    kind           string   the kind of fact (read_file, modified_file, command, error, identifier,
+                            constraint, number, url)
+    text           string   the fact as extracted from the replaced span
+    source         string   the entry the fact came from
+    kept           boolean  whether the context after the compaction still holds it
+""")
+
+EVALUATION_COLUMNS = (*table("""
+    compaction_id  string   the compaction evaluated
+    strategy       string   the strategy that made it (pi for a recorded compaction)
+    model          string   provider/modelId of the branch at the compaction
+    tokens_before  Int64    context size before the compaction (the recorded tokensBefore)
+    tokens_after   Int64    context size right after it
+    tokens_saved   Int64    tokens_before - tokens_after
+    compression    Float64  tokens_before / tokens_after
+    facts          Int64    facts extracted from the replaced span
+    kept           Int64    facts the context after it still holds
+    recall         Float64  kept / facts (<NA> without facts)
+"""), *table("\n".join(f"    recall_{kind}  Float64  recall of the {kind} facts (<NA> when the span has none)"
+                        for kind in FACT_KINDS), group="recall"))
+
+
+def _items(source: SessionTree | Evaluation | Iterable[Evaluation]) -> list[Evaluation]:
+    if isinstance(source, SessionTree):
+        return [e for e in (evaluate(source, c.id) for c in compactions_on_branch(source))
+                if isinstance(e, Evaluation)]
+    if isinstance(source, Evaluation):
+        return [source]
+    out = list(source)
+    for item in out:
+        if not isinstance(item, Evaluation):
+            raise TypeError(f"expected a session or Evaluation objects, got {type(item).__name__}")
+    return out
+
+
+def evaluation_facts(source: SessionTree | Evaluation | Iterable[Evaluation]) -> pd.DataFrame:
+    """One row per fact of each evaluation (see :data:`EVALUATION_FACT_COLUMNS`)."""
+    rows: list[dict[str, Any]] = []
+    for item in _items(source):
+        for record in item.records():
+            rows.append({"compaction_id": item.compaction_id, "strategy": item.strategy, **record,
+                         "source": str(record["source"]) if record["source"] is not None else None})
+    return build(rows, EVALUATION_FACT_COLUMNS)
+
+
+def evaluations(source: SessionTree | Evaluation | Iterable[Evaluation]) -> pd.DataFrame:
+    """One row per evaluated compaction, with its recall per kind (see :data:`EVALUATION_COLUMNS`)."""
+    rows: list[dict[str, Any]] = []
+    for item in _items(source):
+        recall = item.recall
+        rows.append({"compaction_id": item.compaction_id, "strategy": item.strategy, "model": item.model,
+                     "tokens_before": item.tokens_before, "tokens_after": item.tokens_after,
+                     "tokens_saved": item.tokens_saved, "compression": item.compression,
+                     "facts": len(item.facts), "kept": sum(item.kept), "recall": recall["overall"],
+                     **{f"recall_{kind}": recall.get(kind) for kind in FACT_KINDS}})
+    return build(rows, EVALUATION_COLUMNS)

@@ -1,0 +1,193 @@
+"""Evaluating compactions: the facts of a replaced span, kept or lost, for every kind of fact."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import pikit
+from pikit import compaction as pc
+from pikit.compaction import FACT_KINDS, Evaluation, Fact, evaluate_span, extract_facts
+from pikit.compaction._kept import normalize
+from pikit.errors import EntryError
+from tests.entries import asst, call, compaction, session_of, text, tool_result, user
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/repo"}
+
+#: One fact of every kind planted in the replaced span, with the text a summary keeping it would hold.
+PLANTED = {
+    "read_file": "src/loader.py",  # read as /repo/src/loader.py: kept by its path relative to cwd
+    "modified_file": "src/app.py",
+    "command": "pytest -q tests/test_loader.py",
+    "error": "FAILED tests/test_loader.py::test_parse - KeyError: 'port'",
+    "identifier": "planted_helper",
+    "constraint": "You must never touch setup.cfg.",
+    "number": "3.14.2",
+    "url": "https://example.com/docs/page",
+}
+
+
+def _span() -> list[dict[str, Any]]:
+    return [
+        user("u1", None, 1, "Please update `planted_helper` in the loader. You must never touch setup.cfg. "
+                            "See https://example.com/docs/page for version 3.14.2."),
+        asst("a1", "u1", 2, [call("c1", "read", path="/repo/src/loader.py")]),
+        tool_result("r1", "a1", 3, text("def load(): ...")),
+        asst("a2", "r1", 4, [call("c2", "edit", path="src/app.py", oldText="x = 1", newText="y = 2")]),
+        tool_result("r2", "a2", 5, text("edited"), name="edit"),
+        asst("a3", "r2", 6, [call("c3", "bash", command="pytest  -q\n tests/test_loader.py")]),
+        tool_result("r3", "a3", 7, text("FAILED tests/test_loader.py::test_parse - KeyError: 'port'\n1 failed"),
+                    name="bash", isError=True),
+        user("u2", "r3", 8, "Thanks, go on."),
+    ]
+
+
+def _session(summary: str) -> pikit.Session:
+    return session_of(HEADER, [*_span(), compaction("c9", "u2", 9, "u2", summary=summary, tokens_before=5000)])
+
+
+def _evaluation(summary: str) -> Evaluation:
+    result = pikit.evaluate(_session(summary), "c9")
+    assert isinstance(result, Evaluation)
+    return result
+
+
+def test_every_kind_is_planted_once() -> None:
+    facts = _evaluation("").facts
+    assert {f.kind for f in facts} == set(FACT_KINDS)
+    by_kind = {f.kind: f for f in facts}
+    assert by_kind["read_file"] == Fact("read_file", "/repo/src/loader.py", "a1")
+    assert by_kind["command"] == Fact("command", "pytest -q tests/test_loader.py", "a3")
+    assert by_kind["error"].source == "r3"
+    assert by_kind["constraint"].text == "You must never touch setup.cfg."
+
+
+@pytest.mark.parametrize("kind", FACT_KINDS)
+def test_a_planted_fact_is_lost_when_the_summary_omits_it(kind: str) -> None:
+    others = " ".join(t for k, t in PLANTED.items() if k != kind and t not in PLANTED[kind])
+    evaluation = _evaluation(f"## Goal\n{others}")
+    lost = {f.kind for f in evaluation.lost}
+    assert kind in lost
+    assert evaluation.recall[kind] == 0.0
+
+
+@pytest.mark.parametrize("kind", FACT_KINDS)
+def test_a_planted_fact_is_kept_when_the_summary_holds_it(kind: str) -> None:
+    evaluation = _evaluation(f"## Goal\n{PLANTED[kind]}")
+    assert evaluation.recall[kind] == 1.0
+    assert kind not in {f.kind for f in evaluation.lost}
+
+
+def test_matching_is_normalized() -> None:
+    summary = ("Files: ./SRC/App.py and src\\loader.py; ran `pytest -q   tests/test_loader.py`; "
+               "the user said “you must NEVER touch setup.cfg.”; PLANTED_HELPER; https://example.com/docs/page/")
+    recall = _evaluation(summary).recall
+    for kind in ("read_file", "modified_file", "command", "identifier", "constraint", "url"):
+        assert recall[kind] == 1.0, kind
+    assert normalize("20,000 and 4_096") == "20000 and 4096"
+
+
+def test_whole_words_only() -> None:
+    recall = _evaluation("planted_helpers, version 3.14.25").recall
+    assert recall["identifier"] == 0.0 and recall["number"] == 0.0
+
+
+def test_figures_and_kept_context() -> None:
+    evaluation = _evaluation("nothing")
+    assert evaluation.tokens_before == 5000
+    assert evaluation.tokens_after == evaluation.tokens_before - evaluation.tokens_saved
+    assert evaluation.compression == pytest.approx(5000 / evaluation.tokens_after)
+    assert evaluation.replaced_ids == ["u1", "a1", "r1", "a2", "r2", "a3", "r3"]
+    assert evaluation.strategy == "pi" and evaluation.model == "anthropic/claude"
+    # A fact the kept messages hold survives without the summary: "go on" is kept verbatim.
+    kept = evaluate_span([("x", {"role": "user", "content": "You must go on."})],
+                         [{"role": "user", "content": "You must go on."}], tokens_before=10, tokens_after=5,
+                         strategy="test")
+    assert kept.recall == {"overall": 1.0, "constraint": 1.0}
+
+
+def test_previous_summary_is_part_of_the_span() -> None:
+    entries = [*_span(), compaction("c9", "u2", 9, "u2", summary="kept `old_name`\n\n<modified-files>\nlib/x.py\n"
+                                                                 "</modified-files>"),
+               user("u3", "c9", 10, "more"), asst("a4", "u3", 11, text("ok")),
+               compaction("c10", "a4", 12, "u3", summary="fresh start")]
+    session = session_of(HEADER, entries)
+    second = pikit.evaluate(session, "c10")
+    assert isinstance(second, Evaluation)
+    lost = {(f.kind, f.text, f.source) for f in second.lost}
+    assert ("modified_file", "lib/x.py", "c9") in lost
+    assert ("identifier", "old_name", "c9") in lost
+    both = pikit.evaluate(session)
+    assert [e.compaction_id for e in both] == ["c9", "c10"]  # type: ignore[union-attr]
+
+
+def test_bad_input_is_an_entry_error() -> None:
+    session = _session("s")
+    with pytest.raises(EntryError, match="u1 is a message entry, not a compaction"):
+        pikit.evaluate(session, "u1")
+    with pytest.raises(EntryError, match="has no compaction"):
+        pikit.evaluate(session_of(HEADER, _span()))
+
+
+def test_a_compaction_pikit_ran() -> None:
+    from pikit.llm._offline import OfflineSummarizer
+
+    session = session_of(HEADER, _span())
+    result = pc.build_compaction(session, keep_recent_tokens=1, summarizer=OfflineSummarizer())
+    evaluation = pikit.evaluate(session, result)
+    assert isinstance(evaluation, Evaluation) and evaluation.strategy == "pikit"
+    assert evaluation.tokens_before == result.tokens_before and evaluation.tokens_after == result.tokens_after
+    assert evaluation.recall["modified_file"] == 1.0  # the file lists are appended to every summary
+    assert evaluation.facts
+
+
+def test_repr_and_card_escape_session_text() -> None:
+    entries = [user("u1", None, 1, "Use `<script>x</script>` only <b>here</b>."), user("u2", "u1", 2, "ok"),
+               compaction("c9", "u2", 3, "u2", summary="")]
+    evaluation = pikit.evaluate(session_of(HEADER, entries), "c9")
+    assert isinstance(evaluation, Evaluation)
+    assert repr(evaluation).startswith("<Evaluation of 'c9' (pi): 0/")
+    card = evaluation._repr_html_()
+    assert "<script>" not in card and "<b>here" not in card
+    assert html.escape("<b>here</b>.", quote=True) in card
+
+
+@pytest.mark.parametrize("name", ["before-compaction", "compaction-chain", "retain-none", "system-replay"])
+def test_shared_sessions_evaluate(shared_sessions: Path, name: str) -> None:
+    session = pikit.load(shared_sessions / f"{name}.jsonl")
+    evaluations = pikit.evaluate(session)
+    assert isinstance(evaluations, list) and evaluations
+    for evaluation in evaluations:
+        assert evaluation.facts and len(evaluation.kept) == len(evaluation.facts)
+        assert 0.0 <= (evaluation.recall["overall"] or 0.0) <= 1.0
+        evaluation._repr_html_()
+
+
+_WORDS = st.sampled_from(["fix", "the", "`parse_cfg`", "must", "never", "v1.2.3", "20,000", "4096", "src/a.py",
+                          "https://x.org/a", "Error: boom", "only", ".", "\n", "!", "don't", "1.2.3.4.5", "“q”"])
+_TEXT = st.lists(_WORDS, max_size=30).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "bash", "error"]), _TEXT), max_size=8))
+def test_a_context_that_keeps_the_span_loses_nothing(parts: list[tuple[str, str]]) -> None:
+    span: list[tuple[Any, dict[str, Any]]] = []
+    for i, (role, body) in enumerate(parts):
+        if role == "user":
+            message: dict[str, Any] = {"role": "user", "content": body}
+        elif role == "assistant":
+            message = {"role": "assistant", "content": [{"type": "text", "text": body},
+                                                        call("c", "bash", command=body),
+                                                        call("d", "edit", path=body[:20] or "p", newText=body)]}
+        elif role == "bash":
+            message = {"role": "bashExecution", "command": body, "output": body, "exitCode": 1}
+        else:
+            message = {"role": "toolResult", "content": text(body), "isError": True}
+        span.append((f"e{i}", message))
+    evaluation = evaluate_span(span, [m for _, m in span], tokens_before=2, tokens_after=1, strategy="all")
+    assert evaluation.lost == []
+    assert extract_facts(span) == evaluation.facts
