@@ -14,6 +14,11 @@
 - building and writing entries: :func:`build_compaction`, :func:`compact_prepared`,
   :func:`build_branch_summary`, :func:`label_entry`, :func:`context_edit_entry`, :func:`write_entry`;
 - replays: :func:`simulate`, :func:`sweep`, :func:`threshold_table`;
+- compaction strategies replayed side by side (``simulate(..., strategy=[...])``): the protocol
+  :class:`Strategy` (with :class:`Check`, :class:`ContextItem`, :class:`ReplayContext`,
+  :class:`Outcome`, :class:`StrategyError`) and the built-ins :data:`STRATEGIES`
+  (:class:`PiStrategy`, :class:`PiPercentStrategy`, :class:`CodexInlineStrategy`,
+  :class:`MaskObservationsStrategy`, :class:`TruncateStrategy`);
 - the walk-through of one compaction: :func:`walkthrough`.
 """
 
@@ -28,6 +33,12 @@ if typing.TYPE_CHECKING:
         BranchPreparation as BranchPreparation,
         collect_branch as collect_branch,
         prepare_branch as prepare_branch,
+    )
+    from ._builtin_strategies import (
+        STRATEGIES as STRATEGIES,
+        CodexInlineStrategy as CodexInlineStrategy,
+        MaskObservationsStrategy as MaskObservationsStrategy,
+        TruncateStrategy as TruncateStrategy,
     )
     from ._entries import (
         BranchSummaryResult as BranchSummaryResult,
@@ -53,12 +64,22 @@ if typing.TYPE_CHECKING:
         Settings as Settings,
         load_settings as load_settings,
     )
+    from ._replay import simulate as simulate
     from ._simulate import (
         SimulationEvent as SimulationEvent,
         SimulationResult as SimulationResult,
-        simulate as simulate,
         sweep as sweep,
         threshold_table as threshold_table,
+    )
+    from ._strategy import (
+        Check as Check,
+        ContextItem as ContextItem,
+        Outcome as Outcome,
+        PiPercentStrategy as PiPercentStrategy,
+        PiStrategy as PiStrategy,
+        ReplayContext as ReplayContext,
+        Strategy as Strategy,
+        StrategyError as StrategyError,
     )
     from ._summarizer import Summarizer as Summarizer, SummaryRequest as SummaryRequest, SummaryResult as SummaryResult
     from ._walkthrough import Step as Step, Walkthrough as Walkthrough, walkthrough as walkthrough
