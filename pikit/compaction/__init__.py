@@ -59,12 +59,12 @@ if typing.TYPE_CHECKING:
         prepare_compaction as prepare_compaction,
         trace_compaction as trace_compaction,
     )
+    from ._replay import simulate as simulate
     from ._settings import (
         CompactionSettings as CompactionSettings,
         Settings as Settings,
         load_settings as load_settings,
     )
-    from ._replay import simulate as simulate
     from ._simulate import (
         SimulationEvent as SimulationEvent,
         SimulationResult as SimulationResult,

@@ -55,8 +55,8 @@ from ._simulate import (
     _Recorded,
     _RunawayGuard,
     replay_pi,
+    simulate as _simulate_pi,
 )
-from ._simulate import simulate as _simulate_pi
 from ._strategy import Check, ContextItem, Outcome, PiStrategy, ReplayContext, Strategy, StrategyError, ids_of
 from ._summarizer import Summarizer, SummaryRequest
 
@@ -113,8 +113,8 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
                                     auto_compact_limit=auto_compact_limit)
     leaf_id = session.resolve_leaf(leaf)
     if not any(e.type == "message" and e.role == "assistant" for e in session.branch(leaf_id)):
-        raise StrategyError(Wording("the branch at {leaf} has no assistant message: nothing to compact",
-                                    {"leaf": "leaf"}))
+        where = "the empty branch" if leaf_id is None else f"the branch at entry {leaf_id}"
+        raise StrategyError(f"{where} has no assistant message: there is nothing to compact")
     runs = []
     for s in strategies:
         if isinstance(s, PiStrategy):
