@@ -226,7 +226,7 @@ def test_requests_cache_reads_and_cost() -> None:
 
     priced = _run(turns(4), "truncate", 6_000, CompactionSettings(True, 1_000, 20_000), pricing=Prices())
     fresh = priced.input_tokens - priced.cached_input_tokens
-    assert priced.totals()["cost"]["total"] == pytest.approx((fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6)
+    assert priced.totals()["cost"]["total"] == pytest.approx((fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6, abs=1e-9)
     assert _run(turns(4), "truncate", 6_000).totals()["cost"] is None
 
 
@@ -270,3 +270,25 @@ def test_bad_strategy_parameters_name_the_parameter(kw: dict[str, Any], needle: 
 def test_a_branch_with_nothing_to_compact() -> None:
     with pytest.raises(PikitError, match="has no assistant message: there is nothing to compact"):
         _run([user("u1", None, 1, text("hello"))], "codex-inline", 6_000)
+
+
+# ---------------------------------------------------------------------------- frames and charts
+def test_strategy_totals_frame_and_sawtooth_figure() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pikit import charts, frames
+
+    runs = compaction.simulate(session_of(HEADER, turns(4)), OFFLINE, context_window=6_000,
+                               settings=CompactionSettings(True, 1_000, 2_500),
+                               strategy=["pi", "mask-observations", "truncate"], keep_turns=1)
+    assert isinstance(runs, list)
+    df = frames.strategy_totals(runs)
+    assert list(df["strategy"]) == ["pi", "mask-observations", "truncate"]
+    assert list(df["input_tokens"]) == [r.input_tokens for r in runs]
+    assert df["cost"].isna().all()  # no prices given
+    fig = charts.strategy_sawtooth(runs)
+    ax = fig.axes[0]
+    assert len([line for line in ax.get_lines() if line.get_gid() == "context"]) == 3
+    assert sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_gid() == "threshold") == [5_000] * 3
+    assert [line.get_gid() for line in ax.get_lines()].count("window") == 1

@@ -199,8 +199,9 @@ class SimulationResult:
     def _strategy_totals(self) -> dict[str, Any]:
         """:meth:`totals` of a replay with a strategy: today's keys, then the request figures."""
         base = dataclasses.replace(self, strategy=None).totals()
-        cost = None if self.costs is None else {"input": self.costs[0], "summarizer": self.costs[1],
-                                                  "total": self.costs[0] + self.costs[1]}
+        cost = None if self.costs is None else {"input": round(self.costs[0], 9),
+                                                  "summarizer": round(self.costs[1], 9),
+                                                  "total": round(self.costs[0] + self.costs[1], 9)}
         return {**base, "strategy": self.strategy, "requests": len(self.requests), "inputTokens": self.input_tokens,
                 "cachedInputTokens": self.cached_input_tokens,
                 "freshInputTokens": self.input_tokens - self.cached_input_tokens,
