@@ -226,7 +226,8 @@ def test_requests_cache_reads_and_cost() -> None:
 
     priced = _run(turns(4), "truncate", 6_000, CompactionSettings(True, 1_000, 20_000), pricing=Prices())
     fresh = priced.input_tokens - priced.cached_input_tokens
-    assert priced.totals()["cost"]["total"] == pytest.approx((fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6, abs=1e-9)
+    expected = (fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6
+    assert priced.totals()["cost"]["total"] == pytest.approx(expected, abs=1e-9)
     assert _run(turns(4), "truncate", 6_000).totals()["cost"] is None
 
 

@@ -116,7 +116,7 @@ STRATEGY_TOTALS_COLUMNS = (*table("""
 """), *SIMULATION_TOTALS_COLUMNS, *table("""
     requests                 Int64    model requests of the branch (one per assistant message)
     input_tokens             Int64    the input of every request, summed
-    cached_input_tokens      Int64    the part a prefix cache would read (the prefix unchanged since the previous request)
+    cached_input_tokens      Int64    the part a prefix cache would read (unchanged since the previous request)
     fresh_input_tokens       Int64    input_tokens - cached_input_tokens
     summarizer_calls         Int64    calls to the summarizer
     summarizer_input_tokens  Int64    their input
