@@ -70,10 +70,23 @@ class StrategyError(PikitError, ValueError):
     """A strategy or one of its parameters is not valid (one line, naming the parameter)."""
 
 
+#: The bytes an inline image counts for in :func:`message_bytes` (Pi's estimate of an image, 1,200 tokens, × 4).
+IMAGE_BYTES = 4_800
+
+
 def message_bytes(message: Any) -> int:
-    """The UTF-8 bytes of ``message`` as compact JSON (lone surrogates count as three bytes)."""
+    """The UTF-8 bytes of ``message`` as compact JSON (lone surrogates count as three bytes).
+
+    An inline image counts as :data:`IMAGE_BYTES`, not its base64 data (a model does not read it as text).
+    """
+    content = message.get("content") if isinstance(message, dict) else None
+    images = 0
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content):
+        blocks = [b for b in content if not (isinstance(b, dict) and b.get("type") == "image")]
+        images = len(content) - len(blocks)
+        message = {**message, "content": blocks}
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-8", "surrogatepass")) + images * IMAGE_BYTES
 
 
 def approx_tokens(byte_count: int) -> int:
