@@ -293,3 +293,13 @@ def test_strategy_totals_frame_and_sawtooth_figure() -> None:
     assert len([line for line in ax.get_lines() if line.get_gid() == "context"]) == 3
     assert sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_gid() == "threshold") == [5_000] * 3
     assert [line.get_gid() for line in ax.get_lines()].count("window") == 1
+
+
+def test_codex_bytes_count_an_image_as_pi_estimates_it() -> None:
+    from pikit.compaction._strategy import IMAGE_BYTES, message_bytes
+
+    plain = {"role": "user", "content": [{"type": "text", "text": "look"}]}
+    with_image = {"role": "user", "content": [{"type": "text", "text": "look"},
+                                              {"type": "image", "data": "A" * 100_000, "mimeType": "image/png"}]}
+    assert message_bytes(with_image) == message_bytes(plain) + IMAGE_BYTES
+    assert message_bytes({"role": "user", "content": "é"}) == len('{"role":"user","content":"é"}'.encode())
