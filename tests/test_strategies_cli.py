@@ -127,3 +127,22 @@ def test_cli_nothing_to_compact_and_never_fits(capsys: pytest.CaptureFixture[str
     (line,) = err.strip().splitlines()
     assert line.startswith("pikit: warning: mask-observations never keeps the context under its threshold 8,000")
     assert "never fits" in out
+
+
+@pytest.mark.parametrize("sizes", ["usage", "estimate"])
+def test_strategies_that_never_fire_see_the_contexts_pi_sees(sample_sessions: Path, shared_sessions: Path,
+                                                             sizes: str) -> None:
+    """With a window nothing reaches, every strategy's context is the projection's: same checks, same requests."""
+    offline = get_summarizer("offline")
+    for path in _sessions(sample_sessions, shared_sessions):
+        session = pikit.load(path)
+        if not any(e.type == "message" and e.role == "assistant" for e in session.branch(session.leaf_id)):
+            continue
+        runs = simulate(session, offline, context_window=10**9, settings=SETTINGS, sizes=sizes,
+                        strategy=["pi", "mask-observations", "truncate"])
+        assert isinstance(runs, list)
+        pi, *others = runs
+        for other in others:
+            assert [t[2] for t in other.trace] == [t[2] for t in pi.trace], (path.name, other.strategy)
+            assert other.requests == pi.requests, (path.name, other.strategy)
+            assert other.final_tokens == pi.final_tokens, (path.name, other.strategy)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._context.projection import entry_messages, project_path, replay_system
+from .._context.projection import apply_edit, entry_messages, project_path, replay_system
 from .._context.tokens import estimate_tokens, message_usage, usage_total
 from .._formatting import plural
 from .._progress import ENTRIES, Progress, tracked
@@ -184,6 +184,7 @@ class _Replay:
         self.summarizer = CountingSummarizer(summarizer, result)
         self.ctx = _Items(strategy.counts_bytes)
         self.path = path
+        self.by_id: dict[Any, Entry] = {}
         self.keep_existing = keep_existing
         self.recorded = recorded
         self.meter = RequestMeter(result)
@@ -217,6 +218,7 @@ class _Replay:
         if self.recorded is not None:
             self.recorded.add(entry)
         self.path.append(entry)
+        self.by_id[entry.id] = entry
         if entry.type == "compaction":
             if self.keep_existing:
                 self.restart()
@@ -224,7 +226,7 @@ class _Replay:
                 self.compacted = True  # the recorded usage after it measures a context the replay does not hold
             return
         if entry.type == "context_edit":
-            self.edit()
+            self.edit(entry)
             return
         self.take(entry)
         if assistant:
@@ -256,19 +258,21 @@ class _Replay:
         self.ctx.replace(items)
         self.usage = None
 
-    def edit(self) -> None:
-        """A context edit in the file: drop or replace the items of the entries it edits."""
-        projection = project_path([e for e in self.path if self.keep_existing or e.type != "compaction"])
-        edited = {pe.entry.id: pe.messages for pe in projection.entries if pe.edit is not None}
-        if edited:
+    def edit(self, edit: Entry) -> None:
+        """A context edit in the file: the items of the entry it targets are omitted or replaced (those
+        a strategy already masked, cut or dropped stay as the strategy left them)."""
+        target_id = edit.data.get("targetId")
+        target = self.by_id.get(target_id) if isinstance(target_id, str | int | float | bool) else None
+        if target is not None and target.type != "compaction":
+            messages = [m for m in apply_edit(entry_messages(target), edit) if m.get("role") != "system"]
             items: list[ContextItem] = []
-            done: set[Any] = set()
+            done = False
             for item in self.ctx.items:
-                if item.entry_id not in edited or item.kind != "message":
+                if item.entry_id != target.id or item.kind != "message":
                     items.append(item)
-                elif item.entry_id not in done:
-                    done.add(item.entry_id)
-                    items.extend(ContextItem.of(item.entry_id, m) for m in edited[item.entry_id])
+                elif not done:
+                    done = True
+                    items.extend(ContextItem.of(target.id, m) for m in messages)
             self.ctx.replace(items)
         self.usage = None
 

@@ -318,11 +318,7 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
     result = SimulationResult(leaf_id, context_window, settings, sizes=sizes)
     meter = None
     if strategy is not None:
-        result.strategy = strategy.name
-        if strategy.fraction is not None:
-            result.strategy_threshold = strategy.threshold(context_window, settings)
-        meter = RequestMeter(result)
-        summarizer = CountingSummarizer(summarizer, result)
+        meter, summarizer = _as_strategy(result, strategy, summarizer)
     threshold = result.threshold
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None
@@ -360,6 +356,14 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     result.final_tokens = ctx.tokens + (recorded.offset if recorded is not None else 0)
     return result
+
+
+def _as_strategy(result: SimulationResult, strategy: Any, summarizer: Summarizer) -> tuple[RequestMeter, Summarizer]:
+    """Mark ``result`` as ``strategy``'s run: its name and threshold, a meter, a counted summarizer."""
+    result.strategy = strategy.name
+    if strategy.fraction is not None:
+        result.strategy_threshold = strategy.threshold(result.context_window, result.settings)
+    return RequestMeter(result), CountingSummarizer(summarizer, result)
 
 
 class RequestMeter:
