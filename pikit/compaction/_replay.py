@@ -6,14 +6,15 @@ strategy replays the same branch with the same summarizer and gives a
 :class:`~pikit.compaction.SimulationResult` whose ``strategy`` is its name.
 
 ``pi`` and ``pi-percent`` run through Pi's own replay loop (a compaction entry on the simulated
-branch). Every other strategy runs through :func:`replay_strategy`: the replay keeps the next
-request's context as a list of :class:`~pikit.compaction.ContextItem`, appends each entry's
-messages (a context edit in the file omits or replaces the items of the entries it edits; a
-recorded compaction kept with ``keep_existing=True`` starts the list again from its projection),
-and at each of the strategy's check points asks it whether to compact and what the context
-becomes. Context sizes are measured as in Pi's replay (``sizes``): Pi's estimate of the system
-prompt and the items, plus, with ``sizes="usage"``, what the recorded usage counts beyond the
-estimate of the history as it happened.
+branch). Every other strategy runs through :func:`replay_strategies` (all of them in one walk of
+the branch): the replay keeps the next request's context as a list of
+:class:`~pikit.compaction.ContextItem`, appends each entry's messages (a context edit in the
+file omits or replaces the items of the entry it targets; a recorded compaction kept with
+``keep_existing=True`` starts the list again from its projection), and at each of the strategy's
+check points asks it whether to compact and what the context becomes. Context sizes are measured
+as in Pi's replay (``sizes``): Pi's estimate of the system prompt and the items, plus, with
+``sizes="usage"``, what the recorded usage counts beyond the estimate of the history as it
+happened.
 
 The figures of each run (:meth:`SimulationResult.totals`):
 
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from .._format.entry import Entry
     from .._tree.sessiontree import SessionTree
 
-__all__ = ["PricingLike", "price_run", "replay_strategy", "resolve_strategies", "simulate"]
+__all__ = ["PricingLike", "price_run", "replay_strategies", "resolve_strategies", "simulate"]
 
 
 class PricingLike(Protocol):
@@ -115,14 +116,17 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
     if not any(e.type == "message" and e.role == "assistant" for e in session.branch(leaf_id)):
         where = "the empty branch" if leaf_id is None else f"the branch at entry {leaf_id}"
         raise StrategyError(f"{where} has no assistant message: there is nothing to compact")
+    others = [s for s in strategies if not isinstance(s, PiStrategy)]
+    replayed = iter(replay_strategies(session, summarizer, others, context_window=context_window, settings=settings,
+                                      leaf=leaf_id, keep_existing=keep_existing, sizes=sizes, progress=progress)
+                    if others else [])
     runs = []
     for s in strategies:
         if isinstance(s, PiStrategy):
             run = replay_pi(session, summarizer, context_window=context_window, settings=settings, leaf=leaf_id,
                             keep_existing=keep_existing, sizes=sizes, progress=progress, strategy=s)
         else:
-            run = replay_strategy(session, summarizer, s, context_window=context_window, settings=settings,
-                                  leaf=leaf_id, keep_existing=keep_existing, sizes=sizes, progress=progress)
+            run = next(replayed)
         if pricing is not None:
             run.costs = price_run(run, pricing)
         runs.append(run)
@@ -207,16 +211,18 @@ class _Replay:
             return self.usage + (self.bytes_since + 3) // 4
         return (self.ctx.system_bytes + self.ctx.bytes + 3) // 4
 
-    def add(self, index: int, entry: Entry) -> None:
-        """Take the next branch entry: its request, its messages, the checks around it."""
-        assistant = entry.type == "message" and entry.role == "assistant"
-        if "pre-turn" in self.strategy.checks and entry.type == "message" and entry.role == "user" \
-                and self.result.requests:
+    def before(self, index: int, entry: Entry) -> None:
+        """The next branch entry, before it is added (and before the recorded history takes it):
+        a pre-turn check, the request of an assistant message."""
+        if entry.type != "message":
+            return
+        if entry.role == "user" and "pre-turn" in self.strategy.checks and self.result.requests:
             self.check("pre-turn", index, entry)
-        if assistant:
+        elif entry.role == "assistant":
             self.meter.request(self.size)
-        if self.recorded is not None:
-            self.recorded.add(entry)
+
+    def after(self, index: int, entry: Entry, messages: list[dict[str, Any]], estimates: list[int]) -> None:
+        """Take the entry (``messages`` and their ``estimates``), then the checks after it."""
         self.path.append(entry)
         self.by_id[entry.id] = entry
         if entry.type == "compaction":
@@ -228,8 +234,10 @@ class _Replay:
         if entry.type == "context_edit":
             self.edit(entry)
             return
-        self.take(entry)
-        if assistant:
+        self.take(entry, messages, estimates)
+        if entry.type == "message" and entry.role == "assistant":
+            if self.recorded is not None and self.recorded.usage is not None:
+                self.result.usage_checks += 1
             if self.size > self.result.context_window:
                 self.result.overflows.append((index, entry.id, self.size))
             if "assistant" in self.strategy.checks:
@@ -237,9 +245,8 @@ class _Replay:
             elif "mid-turn" in self.strategy.checks and _has_tool_calls(entry):
                 self.check("mid-turn", index, entry)
 
-    def take(self, entry: Entry) -> None:
-        messages = entry_messages(entry)
-        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+    def take(self, entry: Entry, messages: list[dict[str, Any]], estimates: list[int]) -> None:
+        for message, estimate in zip(messages, estimates, strict=True):
             if message.get("role") == "system":
                 self.ctx.system(message)
                 continue
@@ -320,24 +327,35 @@ def _has_tool_calls(entry: Entry) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
 
 
-def replay_strategy(session: SessionTree, summarizer: Summarizer, strategy: Strategy, *, context_window: int,
-                    settings: CompactionSettings, leaf: Any = CURRENT, keep_existing: bool = False,
-                    sizes: str = "usage", progress: Progress = None) -> SimulationResult:
-    """Replay the branch at ``leaf`` with ``strategy`` (not a :class:`PiStrategy`; see the module docstring)."""
+def replay_strategies(session: SessionTree, summarizer: Summarizer, strategies: list[Strategy], *,
+                      context_window: int, settings: CompactionSettings, leaf: Any = CURRENT,
+                      keep_existing: bool = False, sizes: str = "usage", progress: Progress = None
+                      ) -> list[SimulationResult]:
+    """Replay the branch at ``leaf`` with each of ``strategies`` (none a :class:`PiStrategy`; see the
+    module docstring), all in one walk of the branch: the recorded history, each entry's messages and
+    their estimates are read once for all of them."""
     from ._simulate import SIZES
 
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
     leaf_id = session.resolve_leaf(leaf)
     branch = session.branch(leaf_id)
-    result = SimulationResult(leaf_id, context_window, settings, sizes=sizes, strategy=strategy.name,
-                              strategy_threshold=strategy.threshold(context_window, settings))
-    replay = _Replay(strategy, summarizer, result, [], keep_existing, _Recorded() if sizes == "usage" else None)
-    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')} with "
-                                          f"{strategy.name}", len(branch), ENTRIES)):
-        replay.add(index, entry)
-        if replay.recorded is not None and replay.recorded.usage is not None and \
-                entry.type == "message" and entry.role == "assistant":
-            result.usage_checks += 1
-    result.final_tokens = replay.size
-    return result
+    recorded = _Recorded() if sizes == "usage" else None
+    replays = [_Replay(s, summarizer, SimulationResult(leaf_id, context_window, settings, sizes=sizes,
+                                                       strategy=s.name,
+                                                       strategy_threshold=s.threshold(context_window, settings)),
+                       [], keep_existing, recorded) for s in strategies]
+    names = ", ".join(s.name for s in strategies)
+    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')} with {names}",
+                                          len(branch), ENTRIES)):
+        for replay in replays:
+            replay.before(index, entry)
+        if recorded is not None:
+            recorded.add(entry)
+        messages = entry_messages(entry) if entry.type not in ("compaction", "context_edit") else []
+        estimates = _estimates(entry, messages) if messages else []
+        for replay in replays:
+            replay.after(index, entry, messages, estimates)
+    for replay in replays:
+        replay.result.final_tokens = replay.size
+    return [replay.result for replay in replays]
