@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     sides = {"pi": [*base, "pi"], "all five": [*base, ALL]}
     times: dict[str, list[float]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as tmp:
-        for side, cmd in sides.items():
+        for cmd in sides.values():
             run_once(cmd, Path(tmp) / "warmup.json")
         for _ in range(args.runs):
             for side, cmd in sides.items():
