@@ -11,7 +11,7 @@ Writing a strategy is one small class. Subclass :class:`Strategy` (which trigger
 ``context > context_window - reserveTokens``, after every assistant message) and write
 ``compact``::
 
-    from pikit.compaction import ContextItem, Outcome, Strategy
+    from pikit.compaction import Outcome, Strategy
 
     class KeepLastTwenty(Strategy):
         '''Drop everything but the last 20 messages (no model call).'''
@@ -26,7 +26,7 @@ Writing a strategy is one small class. Subclass :class:`Strategy` (which trigger
             return Outcome(kept, replaced=[i.entry_id for i in dropped])
 
     compaction.simulate(session, summarizer, context_window=50_000, settings=settings,
-                        strategy=[ "pi", KeepLastTwenty()])
+                        strategy=["pi", KeepLastTwenty()])
 
 ``summarize(request)`` sends a :class:`~pikit.compaction.SummaryRequest` to the replay's
 summarizer and returns the summary text (the replay counts the call and its input); a strategy
