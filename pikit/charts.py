@@ -47,6 +47,7 @@ __all__ = [
     "context_growth",
     "evaluation",
     "keep_recent_sweep",
+    "strategy_sawtooth",
     "usage_by_day",
 ]
 
@@ -206,6 +207,38 @@ def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | Non
     ax.grid(True, alpha=0.3)
     if drawn or context_window is not None:
         _legend_outside(ax)
+    return fig
+
+
+def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None = None) -> Figure:
+    """Each strategy's sawtooth on one branch: the context size at every check, one line per strategy.
+
+    ``results`` are the runs of ``compaction.simulate(..., strategy=[...])`` (each labelled by its
+    strategy, in :func:`context_growth`'s style: ``v`` markers at each compaction, ``gid="compactions"``).
+    The context window is drawn once (``gid="window"``), each strategy's threshold as a thin line of its
+    colour (``gid="threshold"``).
+    """
+    runs = list(results)
+    if not runs:
+        raise TypeError("strategy_sawtooth needs at least one SimulationResult")
+    fig = _figure(12.0, 4.8)
+    ax = fig.add_subplot()
+    for number, result in enumerate(runs):
+        color = series_color(number)
+        label = result.strategy or _run_label(result)
+        _draw_trace(ax, label, frames.simulation_trace(result), color, False, False)
+        ax.axhline(result.threshold, color=color, linewidth=0.9, linestyle="-.", alpha=0.8, gid="threshold",
+                   label=f"{label}: threshold {fmt_int(result.threshold)}")
+    windows = {r.context_window for r in runs}
+    if len(windows) == 1:
+        _draw_limits(ax, windows.pop(), None)
+    ax.set_xlabel("position on the branch (entry index)")
+    ax.set_ylabel("context size (tokens)")
+    ax.set_title(title or "Context size over the branch, by compaction strategy")
+    ax.set_ylim(bottom=0)
+    _thousands(ax)
+    ax.grid(True, alpha=0.3)
+    _legend_outside(ax)
     return fig
 
 

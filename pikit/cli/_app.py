@@ -380,6 +380,15 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p.add_argument("--sizes", choices=["usage", "estimate"], default="usage",
                    help="usage (default): start from the recorded usage, as `pikit context` does, and change it by "
                         "the estimate of what simulated compactions change; estimate: Pi's estimate alone")
+    p.add_argument("--strategy", metavar="NAME[,NAME...]",
+                   help="replay these compaction strategies side by side: pi, pi-percent, codex-inline, "
+                        "mask-observations, truncate")
+    p.add_argument("--threshold", type=float, metavar="F",
+                   help="pi-percent: compact when the context exceeds F × the window, F in (0, 1] (default 0.8)")
+    p.add_argument("--keep-turns", type=int, default=10, metavar="N",
+                   help="mask-observations: keep the tool output of the last N turns (default 10)")
+    p.add_argument("--auto-compact-limit", type=int, metavar="N",
+                   help="codex-inline: compact at N tokens (capped at 90%% of the window)")
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))
 

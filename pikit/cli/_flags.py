@@ -19,15 +19,20 @@ __all__ = ["FLAGS", "error_line", "in_flags"]
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
     "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...), model_catalog(agent_dir=...)
+    "auto_compact_limit": "--auto-compact-limit",  # compaction.simulate(auto_compact_limit=...)
     "by": "--by",                # Corpus.usage(by=...)
     "compaction": "--compaction",  # evaluate(session, compaction=...)
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)
+    "keep_turns": "--keep-turns",  # compaction.simulate(keep_turns=...)
+    "leaf": "--leaf",            # compaction.simulate(leaf=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
     "root": "DIR",               # Corpus.open(root=...)
     "speed": "--speed",          # replay(speed=...)
+    "strategy": "--strategy",    # compaction.simulate(strategy=...)
+    "threshold": "--threshold",  # compaction.simulate(threshold=...)
 })
 
 

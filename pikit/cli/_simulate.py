@@ -20,6 +20,10 @@ MAX_RUNS = 1_000
 
 
 def run(args: Namespace) -> int:
+    if args.strategy is not None:
+        from ._simulate_strategies import run as run_strategies
+
+        return run_strategies(args)
     asked = len(args.context_window) * len(args.reserve_tokens or [0]) * len(args.keep_recent_tokens or [0])
     if asked > MAX_RUNS:
         raise PikitError(f"the lists of --context-window, --reserve-tokens and --keep-recent-tokens make {asked:,} "

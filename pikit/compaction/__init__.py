@@ -14,6 +14,11 @@
 - building and writing entries: :func:`build_compaction`, :func:`compact_prepared`,
   :func:`build_branch_summary`, :func:`label_entry`, :func:`context_edit_entry`, :func:`write_entry`;
 - replays: :func:`simulate`, :func:`sweep`, :func:`threshold_table`;
+- compaction strategies replayed side by side (``simulate(..., strategy=[...])``): the protocol
+  :class:`Strategy` (with :class:`Check`, :class:`ContextItem`, :class:`ReplayContext`,
+  :class:`Outcome`, :class:`StrategyError`) and the built-ins :data:`STRATEGIES`
+  (:class:`PiStrategy`, :class:`PiPercentStrategy`, :class:`CodexInlineStrategy`,
+  :class:`MaskObservationsStrategy`, :class:`TruncateStrategy`);
 - the walk-through of one compaction: :func:`walkthrough`;
 - what a compaction kept and lost: :func:`extract_facts` (:class:`Fact`, :data:`FACT_KINDS`),
   :func:`evaluate_span` (:class:`Evaluation`), the core of :func:`pikit.evaluate`.
@@ -30,6 +35,12 @@ if typing.TYPE_CHECKING:
         BranchPreparation as BranchPreparation,
         collect_branch as collect_branch,
         prepare_branch as prepare_branch,
+    )
+    from ._builtin_strategies import (
+        STRATEGIES as STRATEGIES,
+        CodexInlineStrategy as CodexInlineStrategy,
+        MaskObservationsStrategy as MaskObservationsStrategy,
+        TruncateStrategy as TruncateStrategy,
     )
     from ._entries import (
         BranchSummaryResult as BranchSummaryResult,
@@ -52,6 +63,7 @@ if typing.TYPE_CHECKING:
         prepare_compaction as prepare_compaction,
         trace_compaction as trace_compaction,
     )
+    from ._replay import simulate as simulate
     from ._settings import (
         CompactionSettings as CompactionSettings,
         Settings as Settings,
@@ -60,9 +72,18 @@ if typing.TYPE_CHECKING:
     from ._simulate import (
         SimulationEvent as SimulationEvent,
         SimulationResult as SimulationResult,
-        simulate as simulate,
         sweep as sweep,
         threshold_table as threshold_table,
+    )
+    from ._strategy import (
+        Check as Check,
+        ContextItem as ContextItem,
+        Outcome as Outcome,
+        PiPercentStrategy as PiPercentStrategy,
+        PiStrategy as PiStrategy,
+        ReplayContext as ReplayContext,
+        Strategy as Strategy,
+        StrategyError as StrategyError,
     )
     from ._summarizer import Summarizer as Summarizer, SummaryRequest as SummaryRequest, SummaryResult as SummaryResult
     from ._walkthrough import Step as Step, Walkthrough as Walkthrough, walkthrough as walkthrough

@@ -41,6 +41,7 @@ the whole simulated branch, so this keeps a runaway replay near linear in the br
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,12 +56,14 @@ from .._tree.sessiontree import CURRENT
 from ._entries import compaction_entry, summarize_preparation
 from ._preparation import prepare_compaction
 from ._settings import CompactionSettings
-from ._summarizer import Summarizer
+from ._summarizer import Summarizer, SummaryRequest, SummaryResult
 
 if TYPE_CHECKING:
+    from .._context.projected import Projection
     from .._tree.sessiontree import SessionTree
 
-__all__ = ["RUNAWAY_AFTER", "SIZES", "SimulationEvent", "SimulationResult", "simulate", "sweep", "threshold_table"]
+__all__ = ["RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "RequestMeter", "SimulationEvent", "SimulationResult",
+           "replay_pi", "simulate", "sweep", "threshold_table"]
 
 #: How a replay measures context sizes (see the module docstring).
 SIZES = ("usage", "estimate")
@@ -70,7 +73,26 @@ RUNAWAY_AFTER = 3
 
 @dataclass(frozen=True)
 class SimulationEvent:
-    """One simulated compaction."""
+    """One simulated compaction.
+
+    Attributes:
+        after_entry_id: the entry checked at (after it; before it for a pre-turn check).
+        branch_index: that entry's index in the branch.
+        tokens_before: the context size when the check fired.
+        tokens_after: the context size after the compaction.
+        first_kept_entry_id: the first entry kept verbatim (Pi's ``firstKeptEntryId``).
+        is_split_turn: whether Pi's cut split a turn.
+        summarized_messages: messages the compaction summarized, masked or dropped.
+        summary_tokens: Pi's estimate of the summary (0 without one).
+        summary: the summary text, or ``None`` (a strategy that writes none).
+        replaced: entry ids whose messages the compaction removed from the context (summarized
+            or dropped), in branch order.
+        kept: entry ids whose messages the next request carries, in order (a message cut
+            short included); filled in by a replay with a strategy.
+        masked: entry ids whose messages a placeholder replaced.
+        truncated: ``(entry id, tokens kept)`` of a message cut short, or ``None``.
+        strategy: the strategy's name in a replay with a strategy, else ``None``.
+    """
 
     after_entry_id: Any
     branch_index: int
@@ -80,6 +102,12 @@ class SimulationEvent:
     is_split_turn: bool
     summarized_messages: int
     summary_tokens: int
+    summary: str | None = None
+    replaced: tuple[Any, ...] = ()
+    kept: tuple[Any, ...] = ()
+    masked: tuple[Any, ...] = ()
+    truncated: tuple[Any, int] | None = None
+    strategy: str | None = None
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict for a DataFrame row."""
@@ -107,6 +135,12 @@ class SimulationResult:
     runaway_checks: int = 0  # checks after it that fired but were not simulated
     overflows: list[tuple[int, Any, int]] = field(default_factory=list)  # checks over the window: (index, id, size)
     final_tokens: int = 0  # the simulated context size at the end of the branch (after its last entry)
+    strategy: str | None = None  # the strategy's name (a replay with a strategy), else None
+    strategy_threshold: int | None = None  # the size above which the strategy fires, when not Pi's
+    requests: list[tuple[int, int]] = field(default_factory=list)  # per model request: (input tokens, cache reads)
+    summarizer_calls: int = 0
+    summarizer_input_tokens: int = 0
+    costs: tuple[float, float] | None = None  # (requests' input, summarizer input) in US dollars, when priced
 
     def __repr__(self) -> str:
         """One line: the settings and what the replay found."""
@@ -118,8 +152,30 @@ class SimulationResult:
 
     @property
     def threshold(self) -> int:
-        """``context_window - reserve_tokens``."""
+        """``context_window - reserve_tokens``, or the strategy's own threshold."""
+        if self.strategy_threshold is not None:
+            return self.strategy_threshold
         return self.settings.threshold(self.context_window)
+
+    @property
+    def input_tokens(self) -> int:
+        """The input of every model request of the branch, summed (see :mod:`pikit.compaction._replay`)."""
+        return sum(inp for inp, _ in self.requests)
+
+    @property
+    def cached_input_tokens(self) -> int:
+        """The part of :attr:`input_tokens` a prefix cache would read."""
+        return sum(cached for _, cached in self.requests)
+
+    @property
+    def request_overflows(self) -> int:
+        """Requests whose input exceeds the context window."""
+        return sum(1 for inp, _ in self.requests if inp > self.context_window)
+
+    @property
+    def never_fits(self) -> bool:
+        """Whether compacting stopped paying (a runaway: the strategy cannot keep the context under its threshold)."""
+        return self.runaway is not None
 
     @property
     def peak_tokens(self) -> int:
@@ -138,7 +194,19 @@ class SimulationResult:
             "runawayAt": None if self.runaway is None else {"branchIndex": self.runaway[0],
                                                              "entryId": self.runaway[1]},
             "checksNotCompacted": self.runaway_checks, "checksOverWindow": len(self.overflows),
-        }
+        } if self.strategy is None else self._strategy_totals()
+
+    def _strategy_totals(self) -> dict[str, Any]:
+        """:meth:`totals` of a replay with a strategy: today's keys, then the request figures."""
+        base = dataclasses.replace(self, strategy=None).totals()
+        cost = None if self.costs is None else {"input": round(self.costs[0], 9),
+                                                  "summarizer": round(self.costs[1], 9),
+                                                  "total": round(self.costs[0] + self.costs[1], 9)}
+        return {**base, "strategy": self.strategy, "requests": len(self.requests), "inputTokens": self.input_tokens,
+                "cachedInputTokens": self.cached_input_tokens,
+                "freshInputTokens": self.input_tokens - self.cached_input_tokens,
+                "summarizerCalls": self.summarizer_calls, "summarizerInputTokens": self.summarizer_input_tokens,
+                "overflows": self.request_overflows, "neverFits": self.never_fits, "cost": cost}
 
     def event_records(self) -> list[dict[str, Any]]:
         """Events as DataFrame-ready rows."""
@@ -167,9 +235,10 @@ class _Context:
         self.system_messages: list[dict[str, Any]] = []
         self.other_tokens = 0
         self.system_tokens = 0
+        self.projection: Projection | None = None  # the last projection rebuilt
 
     def rebuild(self) -> None:
-        projection = project_path(self.path)
+        self.projection = projection = project_path(self.path)
         self.system_messages = [m for m in projection.messages if m.get("role") == "system"]
         self.other_tokens = sum(e for m, e in zip(projection.messages, projection.estimates, strict=True)
                                 if m.get("role") != "system")
@@ -233,23 +302,39 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
     nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback is called
     ``(entries replayed, entries)`` after each entry.
     """
+    return replay_pi(session, summarizer, context_window=context_window, settings=settings, leaf=leaf,
+                     keep_existing=keep_existing, sizes=sizes, progress=progress)
+
+
+def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
+              leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage", progress: Progress = None,
+              strategy: Any = None) -> SimulationResult:
+    """:func:`simulate`, and with a :class:`~pikit.compaction._strategy.PiStrategy` its replay as a
+    strategy: its trigger, each request metered (:class:`RequestMeter`), the summarizer counted."""
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
     leaf_id = session.resolve_leaf(leaf)
     branch = session.branch(leaf_id)
     result = SimulationResult(leaf_id, context_window, settings, sizes=sizes)
+    meter = None
+    if strategy is not None:
+        meter, summarizer = _as_strategy(result, strategy, summarizer)
+    threshold = result.threshold
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
     runaway = _RunawayGuard(result)
     for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')}", len(branch),
                                           ENTRIES)):
+        assistant = entry.type == "message" and entry.role == "assistant"
+        if meter is not None and assistant:
+            meter.request(ctx.tokens + (recorded.offset if recorded is not None else 0))
         if recorded is not None:
             recorded.add(entry)
         if entry.type == "compaction" and not keep_existing:
             continue
         ctx.add(entry)
-        if not (entry.type == "message" and entry.role == "assistant"):
+        if not assistant:
             continue
         offset = recorded.offset if recorded is not None else 0
         if recorded is not None and recorded.usage is not None:
@@ -257,16 +342,89 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
         before = ctx.tokens + offset
         if before > context_window:
             result.overflows.append((index, entry.id, before))
-        if settings.should_compact(before, context_window) and runaway.tries():
-            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken)
+        fires = settings.should_compact(before, context_window) if result.strategy_threshold is None else \
+            settings.enabled and before > threshold
+        if fires and runaway.tries():
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken, result.strategy)
             if event is None:
                 result.skipped.append((index, entry.id, before))
             else:
                 result.events.append(event)
+                if meter is not None:
+                    meter.rewrite(ctx.system_tokens + offset)
             runaway.record(index, entry.id, before, event)
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     result.final_tokens = ctx.tokens + (recorded.offset if recorded is not None else 0)
     return result
+
+
+def _as_strategy(result: SimulationResult, strategy: Any, summarizer: Summarizer) -> tuple[RequestMeter, Summarizer]:
+    """Mark ``result`` as ``strategy``'s run: its name and threshold, a meter, a counted summarizer."""
+    result.strategy = strategy.name
+    if strategy.fraction is not None:
+        result.strategy_threshold = strategy.threshold(result.context_window, result.settings)
+    return RequestMeter(result), CountingSummarizer(summarizer, result)
+
+
+class RequestMeter:
+    """The input of each model request of a replay and the part a prefix cache would read.
+
+    A *request* is the model call that produced an assistant message; its input is the context
+    size the replay measures just before that message is added (the size after the previous
+    check, and any compaction there, plus the messages since). Cache model: the prefix the
+    previous request sent is a cache read, as long as nothing in it changed; a compaction or a
+    mask rewrites the context from its first changed message (:meth:`rewrite`), and only what
+    comes before that (the system prompt at least) is still read from the cache. The first
+    request reads nothing.
+    """
+
+    def __init__(self, result: SimulationResult) -> None:
+        self.result = result
+        self.stable: int | None = None  # tokens of the current context a cache still holds
+
+    def request(self, size: int) -> None:
+        """A request of ``size`` input tokens."""
+        size = max(size, 0)
+        cached = 0 if self.stable is None else min(self.stable, size)
+        self.result.requests.append((size, cached))
+        self.stable = size
+
+    def rewrite(self, prefix: int) -> None:
+        """The context changed after its first ``prefix`` tokens."""
+        if self.stable is not None:
+            self.stable = min(self.stable, max(prefix, 0))
+
+
+class CountingSummarizer:
+    """A summarizer that counts its calls and their input in a replay's result.
+
+    The input of a call is its reported usage (input, cache reads and writes) when the
+    summarizer reports one, else Pi's chars/4 estimate of the conversation text and the previous
+    summary (the offline summarizer reports none).
+    """
+
+    def __init__(self, summarizer: Summarizer, result: SimulationResult) -> None:
+        self.summarizer = summarizer
+        self.result = result
+        self.name = summarizer.name
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        """Summarize through the wrapped summarizer, counting the call."""
+        answer = self.summarizer.summarize(request)
+        self.result.summarizer_calls += 1
+        self.result.summarizer_input_tokens += _request_tokens(request, answer)
+        return answer
+
+
+def _request_tokens(request: SummaryRequest, answer: SummaryResult) -> int:
+    usage = answer.usage
+    if usage:
+        reported = sum(v for k in ("input", "cacheRead", "cacheWrite")
+                       if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
+        if reported:
+            return reported
+    chars = len(request.conversation_text) + len(request.previous_summary or "")
+    return -(-chars // 4)
 
 
 class _RunawayGuard:
@@ -302,7 +460,7 @@ class _RunawayGuard:
 
 
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
-             before: int, offset: int, taken: set[Any]) -> SimulationEvent | None:
+             before: int, offset: int, taken: set[Any], strategy: str | None = None) -> SimulationEvent | None:
     prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
     if prep is None:
         return None
@@ -311,8 +469,13 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
     taken.add(entry_id)
     ctx.add(Entry(compaction_entry(prep, entry_id, ctx.path[-1].id, summary, usage)))
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
+    replaced = tuple(pe.entry.id for pe in prep.projection.entries[:prep.first_kept_index]
+                     if pe.messages and pe.entry.type != "compaction")
+    kept = tuple(pe.entry.id for pe in ctx.projection.entries if pe.messages and pe.entry.type != "compaction") \
+        if ctx.projection is not None else ()
     return SimulationEvent(after_id, index, before, ctx.tokens + offset, prep.first_kept_entry_id, prep.is_split_turn,
-                           summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}))
+                           summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}),
+                           summary, replaced, kept, strategy=strategy)
 
 
 def sweep(session: SessionTree, summarizer: Summarizer, *, context_windows: Sequence[int],

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 __all__ = [
+    "SUMMARY_FORMATS",
     "SUMMARY_KINDS",
     "Summarizer",
     "SummaryKind",
@@ -43,6 +44,15 @@ SummaryKind = Literal["history", "turn_prefix", "branch"]
 SUMMARY_KINDS: tuple[str, ...] = get_args(SummaryKind)
 """The valid values of :data:`SummaryKind`, in declaration order."""
 
+SUMMARY_FORMATS: tuple[str, ...] = ("pi", "handoff")
+"""The summary layouts a request may ask for.
+
+- ``"pi"``: Pi's structured sections (Goal, Constraints & Preferences, Progress, Key Decisions,
+  Next Steps, Critical Context);
+- ``"handoff"``: Codex's handoff summary (active task, progress so far, next steps, key context,
+  constraints and preferences, completed tasks), asked for by the ``codex-inline`` strategy.
+"""
+
 _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
@@ -59,9 +69,11 @@ class SummaryRequest:
         previous_summary: for ``kind="history"``, the summary of an earlier compaction that
             the model must update rather than start over.
         instructions: optional extra focus text supplied by the user.
+        format: the layout wanted, one of :data:`SUMMARY_FORMATS` (``"pi"`` by default).
 
     Raises:
-        ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS` (a programming error).
+        ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`, or ``format`` not one of
+            :data:`SUMMARY_FORMATS` (a programming error).
     """
 
     kind: SummaryKind
@@ -69,11 +81,16 @@ class SummaryRequest:
     messages: Sequence[Mapping[str, Any]] = ()
     previous_summary: str | None = None
     instructions: str | None = None
+    format: str = "pi"
 
     def __post_init__(self) -> None:
         if self.kind not in SUMMARY_KINDS:
             raise ValueError(
                 f"unknown summary kind {self.kind!r}; expected one of {', '.join(SUMMARY_KINDS)}"
+            )
+        if self.format not in SUMMARY_FORMATS:
+            raise ValueError(
+                f"unknown summary format {self.format!r}; expected one of {', '.join(SUMMARY_FORMATS)}"
             )
 
 

@@ -67,9 +67,11 @@ if typing.TYPE_CHECKING:
         SIMULATION_EVENT_COLUMNS as SIMULATION_EVENT_COLUMNS,
         SIMULATION_TOTALS_COLUMNS as SIMULATION_TOTALS_COLUMNS,
         SIMULATION_TRACE_COLUMNS as SIMULATION_TRACE_COLUMNS,
+        STRATEGY_TOTALS_COLUMNS as STRATEGY_TOTALS_COLUMNS,
         simulation_events as simulation_events,
         simulation_totals as simulation_totals,
         simulation_trace as simulation_trace,
+        strategy_totals as strategy_totals,
     )
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)

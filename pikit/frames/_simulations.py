@@ -15,7 +15,7 @@ from ..compaction._simulate import SimulationResult, threshold_table
 from ._columns import build, table
 
 __all__ = ["SIMULATION_EVENT_COLUMNS", "SIMULATION_TOTALS_COLUMNS", "SIMULATION_TRACE_COLUMNS",
-           "simulation_events", "simulation_totals", "simulation_trace"]
+           "STRATEGY_TOTALS_COLUMNS", "simulation_events", "simulation_totals", "simulation_trace", "strategy_totals"]
 
 _RUN_COLUMNS = table("""
     run                 Int64  position of the replay in the list of results given (0 for a single result)
@@ -109,3 +109,37 @@ def simulation_totals(results: SimulationResult | Iterable[SimulationResult]) ->
     return build(rows, SIMULATION_TOTALS_COLUMNS)
 
 
+
+
+STRATEGY_TOTALS_COLUMNS = (*table("""
+    strategy                 string   the strategy replayed (compaction.simulate(..., strategy=...))
+"""), *SIMULATION_TOTALS_COLUMNS, *table("""
+    requests                 Int64    model requests of the branch (one per assistant message)
+    input_tokens             Int64    the input of every request, summed
+    cached_input_tokens      Int64    the part a prefix cache would read (unchanged since the previous request)
+    fresh_input_tokens       Int64    input_tokens - cached_input_tokens
+    summarizer_calls         Int64    calls to the summarizer
+    summarizer_input_tokens  Int64    their input
+    overflows                Int64    requests larger than the context window
+    never_fits               boolean  whether compacting stopped paying (a runaway)
+    cost                     Float64  requests' and summarizer's input in US dollars (missing without prices)
+"""))
+
+
+def strategy_totals(results: SimulationResult | Iterable[SimulationResult]) -> pd.DataFrame:
+    """One row per strategy run: the totals of :func:`simulation_totals` and the request figures
+    (see :data:`STRATEGY_TOTALS_COLUMNS`); a replay without a strategy has no ``strategy``."""
+    items = _results(results)
+    totals = simulation_totals(items).to_dict("records")
+    rows = []
+    for result, row in zip(items, totals, strict=True):
+        t = result.totals() if result.strategy is not None else {}
+        cost = t.get("cost")
+        rows.append({**row, "strategy": result.strategy, "requests": len(result.requests),
+                     "input_tokens": result.input_tokens, "cached_input_tokens": result.cached_input_tokens,
+                     "fresh_input_tokens": result.input_tokens - result.cached_input_tokens,
+                     "summarizer_calls": result.summarizer_calls,
+                     "summarizer_input_tokens": result.summarizer_input_tokens,
+                     "overflows": result.request_overflows, "never_fits": result.never_fits,
+                     "cost": None if cost is None else cost["total"]})
+    return build(rows, STRATEGY_TOTALS_COLUMNS)

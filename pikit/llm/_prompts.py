@@ -26,6 +26,8 @@ from pikit.compaction._summarizer import SummaryRequest
 
 __all__ = [
     "BRANCH_PROMPT",
+    "HANDOFF_LAYOUT",
+    "HANDOFF_PROMPT",
     "HISTORY_PROMPT",
     "SYSTEM_PROMPT",
     "TURN_PREFIX_PROMPT",
@@ -130,6 +132,35 @@ BRANCH_PROMPT = (
 )
 """Instructions for the summary of an abandoned branch (no ``## Critical Context``)."""
 
+HANDOFF_LAYOUT = """\
+## Active Task
+[What the assistant is working on right now, and for which request of the user]
+
+## Progress So Far
+- [What has been done on the active task, and what came of it]
+
+## Next Steps
+1. [The first thing to do to carry the active task forward]
+
+## Key Context, Constraints & Preferences
+- [Facts, rules and tastes that still matter: paths, identifiers, commands, errors, the user's wishes]
+
+## Completed Tasks
+- [Earlier tasks that are finished, one short line each]
+"""
+"""The layout of a handoff summary (``SummaryRequest.format == "handoff"``), Codex's sections."""
+
+HANDOFF_PROMPT = (
+    "The <conversation> above is a coding session that is about to be checkpointed: its "
+    "assistant messages and tool output will leave the context window, and a fresh instance of "
+    "the assistant will resume the work from the user's latest requests and your handoff notes "
+    "alone. If a <previous-summary> is given, it is the handoff written at the last checkpoint: "
+    "fold it in, so that the new notes cover the whole session. Write the notes in exactly this "
+    "layout (keep every heading, in this order, and replace the bracketed hints):\n\n"
+    + HANDOFF_LAYOUT + "\n" + _WRITING_RULES
+)
+"""Instructions for a handoff summary (the ``codex-inline`` strategy)."""
+
 _BACKGROUND_NOTE = (
     "\n\nThe <previous-summary> above is background only: it covers work from before this "
     "part of the session. Use it to understand the <conversation>, but do not repeat it."
@@ -137,8 +168,10 @@ _BACKGROUND_NOTE = (
 
 
 def instructions_for(request: SummaryRequest) -> str:
-    """The instruction text for ``request``: depends on its kind and its previous summary."""
+    """The instruction text for ``request``: depends on its format, its kind and its previous summary."""
     has_previous = bool(request.previous_summary)
+    if request.format == "handoff":
+        return HANDOFF_PROMPT
     if request.kind == "history":
         return UPDATE_PROMPT if has_previous else HISTORY_PROMPT
     text = TURN_PREFIX_PROMPT if request.kind == "turn_prefix" else BRANCH_PROMPT

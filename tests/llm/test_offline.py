@@ -860,3 +860,26 @@ def test_opinions_are_not_constraints_and_guesses_are_not_decisions() -> None:
     assert _section(out, "## Constraints & Preferences") == ["- Invalid themes must never crash the app."]
     decisions = _section(out, "## Key Decisions")
     assert len(decisions) == 1 and "load themes lazily" in decisions[0], decisions
+
+
+def test_offline_handoff_format_is_deterministic_and_in_codex_sections() -> None:
+    from pikit.compaction._summarizer import SummaryRequest as Request
+    from pikit.llm._offline import OfflineSummarizer as Offline
+
+    messages = [
+        {"role": "user", "content": "Fix the failing login test in tests/auth.py; never touch the database schema."},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read",
+                                           "arguments": {"path": "tests/auth.py"}}]},
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "ok"}],
+         "isError": False},
+        {"role": "user", "content": "Now add a test for the logout path."},
+    ]
+    request = Request("history", "", messages, format="handoff")
+    first = Offline().summarize(request).text
+    assert first == Offline().summarize(request).text
+    headings = [line for line in first.splitlines() if line.startswith("## ")]
+    assert headings == ["## Active Task", "## Progress So Far", "## Next Steps",
+                        "## Key Context, Constraints & Preferences", "## Completed Tasks"]
+    assert first.splitlines()[1] == "Now add a test for the logout path."
+    assert "never touch the database schema" in first
+    assert "`tests/auth.py`" in first

@@ -135,3 +135,22 @@ def test_system_prompt_forbids_continuing_the_conversation() -> None:
 def test_wording_is_pikits_own(phrase: str) -> None:
     texts = [SYSTEM_PROMPT, HISTORY_PROMPT, UPDATE_PROMPT, TURN_PREFIX_PROMPT, BRANCH_PROMPT]
     assert all(phrase.lower() not in text.lower() for text in texts)
+
+
+def test_a_handoff_request_gets_the_handoff_prompt_whatever_its_kind() -> None:
+    from pikit.llm._prompts import HANDOFF_LAYOUT, HANDOFF_PROMPT
+
+    for previous in (None, "## Active Task\nearlier"):
+        request = SummaryRequest("history", "[User]: hi", previous_summary=previous, format="handoff")
+        assert instructions_for(request) == HANDOFF_PROMPT
+        _, user_prompt = build_prompt(request)
+        assert user_prompt.endswith(HANDOFF_PROMPT)
+    headings = [line for line in HANDOFF_LAYOUT.splitlines() if line.startswith("## ")]
+    assert headings == ["## Active Task", "## Progress So Far", "## Next Steps",
+                        "## Key Context, Constraints & Preferences", "## Completed Tasks"]
+    assert instructions_for(SummaryRequest("history", "[User]: hi")) != HANDOFF_PROMPT
+
+
+def test_an_unknown_summary_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown summary format 'codex'"):
+        SummaryRequest("history", "x", format="codex")

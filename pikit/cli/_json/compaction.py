@@ -11,7 +11,7 @@ from ...compaction._branch_summary import BranchPreparation
 from ...compaction._entries import BranchSummaryResult, CompactionResult
 from ...compaction._preparation import Preparation
 from ...compaction._settings import CompactionSettings, Settings
-from ...compaction._simulate import SimulationResult, threshold_table
+from ...compaction._simulate import SimulationEvent, SimulationResult, threshold_table
 
 
 # ------------------------------------------------------------------------------ pikit compact
@@ -72,17 +72,29 @@ def simulate(runs: list[SimulationResult]) -> dict[str, Any]:
 
 
 def replay(result: SimulationResult) -> dict[str, Any]:
-    """One replay: its totals (``SimulationResult.totals``), its compactions, its checks, its overflows."""
-    return {"leaf": result.leaf_id, "totals": result.totals(),
-            "events": [{"afterEntryId": e.after_entry_id, "branchIndex": e.branch_index,
-                        "tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after,
-                        "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
-                        "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
-                       for e in result.events],
+    """One replay: its totals (``SimulationResult.totals``), its compactions, its checks, its overflows
+    (and, in a replay with a strategy, the strategy's name first and what each compaction kept)."""
+    strategy = result.strategy is not None
+    head: dict[str, Any] = {"strategy": result.strategy} if strategy else {}
+    return {**head, "leaf": result.leaf_id, "totals": result.totals(),
+            "events": [event(e, strategy) for e in result.events],
             "trace": [{"branchIndex": i, "entryId": eid, "tokens": after, "compacted": before != after}
                       for i, eid, before, after in result.trace],
             "overflows": [{"branchIndex": i, "entryId": eid, "tokens": tokens}
                           for i, eid, tokens in result.overflows]}
+
+
+def event(e: SimulationEvent, strategy: bool) -> dict[str, Any]:
+    """One simulated compaction; with a strategy, also ``strategy``, ``kept``, ``masked``, ``truncated``."""
+    out: dict[str, Any] = {"afterEntryId": e.after_entry_id, "branchIndex": e.branch_index,
+                           "tokensBefore": e.tokens_before, "tokensAfter": e.tokens_after,
+                           "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
+                           "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
+    if strategy:
+        out.update({"strategy": e.strategy, "kept": list(e.kept), "masked": list(e.masked),
+                    "truncated": None if e.truncated is None else {"entryId": e.truncated[0],
+                                                                  "keptTokens": e.truncated[1]}})
+    return out
 
 
 # ----------------------------------------------------------------------------- pikit settings

@@ -32,6 +32,10 @@ How it works, in three steps:
    number and length of the items of
    every section, so a summary stays small however long the session was.
 
+A request with ``format="handoff"`` gets Codex's handoff sections instead (*Active Task*, the
+latest request; *Progress So Far*; *Next Steps*; *Key Context, Constraints & Preferences*;
+*Completed Tasks*, the earlier requests when nothing is left in progress), from the same notes.
+
 Text helpers live in :mod:`~pikit.llm._offline.text`; a conversation that arrives only as
 Pi's serialized text is turned back into messages by :mod:`~pikit.llm._offline.conversation`.
 
@@ -51,7 +55,7 @@ from .conversation import _messages_from_text
 from .notes import _dedupe, _ends, _merge, _next_steps, _Notes
 from .parse import _parse_notes
 from .reader import _Reader
-from .render import _render
+from .render import _render, _render_handoff
 from .text import _CAP_CONSTRAINTS
 
 __all__ = ["OfflineSummarizer"]
@@ -110,7 +114,8 @@ class OfflineSummarizer:
             goal = _parse_notes(previous).goal[:1]
             notes.goal = [f"(begun before this part; the session goal: {goal[0]})"] if goal else []
         notes.constraints = _ends(_dedupe(notes.constraints), _CAP_CONSTRAINTS)
-        return SummaryResult(text=_render(request.kind, notes, focus), usage=None, model="offline")
+        text = _render_handoff(notes, focus) if request.format == "handoff" else _render(request.kind, notes, focus)
+        return SummaryResult(text=text, usage=None, model="offline")
 
 
 def _as_messages(messages: Any) -> list[Any]:

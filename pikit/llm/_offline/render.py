@@ -159,3 +159,26 @@ def _render_turn(notes: _Notes, focus: str, words: list[str]) -> str:
     lines += ["", "## Context Needed to Continue"]
     lines += _bullets(_context_items(extra, focus, words, _CAP_TURN_CONTEXT), limit=_LIST_BUDGET + 100)
     return "\n".join(lines)
+
+
+def _render_handoff(notes: _Notes, focus: str) -> str:
+    """Lay the notes out as a handoff summary (Codex's sections; see ``_prompts.HANDOFF_LAYOUT``)."""
+    words = _focus_words(focus) if focus else []
+    active = notes.goal[-1] if notes.goal else None
+    lines = ["## Active Task", _plain(active) if active else _NO_GOAL]
+    progress = [*notes.done[-_CAP_DONE:], *(f"Started: {i}" for i in notes.in_progress[-_CAP_IN_PROGRESS:]),
+                *(f"Blocked: {i}" for i in notes.blocked[-_CAP_BLOCKED:])]
+    lines += ["", "## Progress So Far"]
+    lines += _bullets(_focus_first(progress, words))
+    lines += ["", "## Next Steps"]
+    steps = _focus_first(notes.next_steps[:_CAP_NEXT], words)
+    lines += [f"{n}. {_line(step)}" for n, step in enumerate(steps, 1)] or [f"1. {_NONE}"]
+    context = [*notes.constraints[:_CAP_CONSTRAINTS], *notes.decisions[-_CAP_DECISIONS:]]
+    extra = _Notes(context=[*context, *notes.context])
+    extra.files_read, extra.files_modified = notes.files_read, notes.files_modified
+    extra.commands, extra.identifiers = notes.commands, notes.identifiers
+    lines += ["", "## Key Context, Constraints & Preferences"]
+    lines += _bullets(_context_items(extra, focus, words, _CAP_CONTEXT + len(context)), limit=_LIST_BUDGET + 100)
+    lines += ["", "## Completed Tasks"]
+    lines += _bullets(notes.goal[:-1][-_CAP_DONE:] if notes.in_progress else notes.goal[-_CAP_DONE:])
+    return "\n".join(lines)

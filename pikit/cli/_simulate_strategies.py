@@ -1,0 +1,117 @@
+"""``pikit simulate --strategy``: compaction strategies replayed side by side on one branch."""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from typing import Any
+
+from .._context.describe import leaf_text
+from .._formatting import fmt_int, plural
+from ..compaction._replay import simulate
+from ..compaction._settings import CompactionSettings
+from ..compaction._simulate import SimulationResult
+from ..errors import PikitError
+from ._common import open_session, print_json, session_settings, terminal_progress
+from ._json import compaction as compaction_json
+
+
+def run(args: Namespace) -> int:
+    """Replay each strategy of ``--strategy`` with one window, reserve and keep."""
+    for flag, values in (("--context-window", args.context_window), ("--reserve-tokens", args.reserve_tokens),
+                         ("--keep-recent-tokens", args.keep_recent_tokens)):
+        if values is not None and len(values) > 1:
+            raise PikitError(f"--strategy replays one setting: give one value of {flag}, not {len(values):,}")
+    session = open_session(args)
+    leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
+    effective = session_settings(args, session).for_model(args.model)
+    settings = CompactionSettings(effective.enabled, (args.reserve_tokens or [effective.reserve_tokens])[0],
+                                  (args.keep_recent_tokens or [effective.keep_recent_tokens])[0], args.model)
+    from ..llm._select import get_summarizer
+
+    model = args.model or _branch_model(session, leaf)
+    pricing = _pricing(model)
+    with terminal_progress(args) as progress:
+        runs = simulate(session, get_summarizer("offline"), context_window=args.context_window[0], settings=settings,
+                        leaf=leaf, keep_existing=args.keep_existing, sizes=args.sizes, progress=progress,
+                        strategy=[s.strip() for s in args.strategy.split(",")], threshold=args.threshold,
+                        keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit, pricing=pricing)
+    assert isinstance(runs, list)
+    for r in runs:
+        if r.never_fits:
+            print(f"pikit: warning: {never_fits_note(r)}", file=sys.stderr)
+    if args.json:
+        print_json(compaction_json.simulate(runs))
+        return 0
+    print_table(runs, leaf, model if pricing is not None else None)
+    return 0
+
+
+def _branch_model(session: Any, leaf: Any) -> str | None:
+    """``provider/modelId`` of the branch's model, or ``None`` when it records none."""
+    model = session.context(leaf).model if leaf is not None else None
+    if not isinstance(model, dict) or not isinstance(model.get("modelId"), str):
+        return None
+    provider = model.get("provider")
+    return f"{provider}/{model['modelId']}" if isinstance(provider, str) else model["modelId"]
+
+
+def _pricing(model: str | None) -> Any:
+    """The prices of ``model`` from Pi's model facts, or ``None`` (unknown model, no prices)."""
+    if model is None:
+        return None
+    from ..llm._models import lookup_model
+
+    info = lookup_model(model)
+    return None if info is None else info.pricing
+
+
+def never_fits_note(r: SimulationResult) -> str:
+    """Why a strategy's replay stopped compacting at every check (one line)."""
+    assert r.runaway is not None
+    index, entry_id = r.runaway
+    return (f"{r.strategy} never keeps the context under its threshold {fmt_int(r.threshold)} (window "
+            f"{fmt_int(r.context_window)}): from entry {entry_id} (branch index {index}) its compactions stopped "
+            f"paying, so the replay compacted only now and then after it; {plural(r.request_overflows, 'request')} "
+            "over the window")
+
+
+_ROWS: tuple[tuple[str, str], ...] = (
+    ("threshold", "threshold"), ("compactions", "compactions"), ("requests", "requests"),
+    ("input tokens", "inputTokens"), ("cache reads", "cachedInputTokens"), ("fresh input", "freshInputTokens"),
+    ("summarizer calls", "summarizerCalls"), ("summarizer input", "summarizerInputTokens"),
+    ("peak context", "peakTokens"), ("final context", "finalTokens"), ("over the window", "overflows"),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"${value:,.4f}"
+    return fmt_int(value)
+
+
+def print_table(runs: list[SimulationResult], leaf: Any, model: str | None) -> None:
+    """The strategies side by side: one column per strategy, one row per figure."""
+    first = runs[0]
+    s = first.settings
+    print(f"strategies on {leaf_text(leaf)}: window {fmt_int(first.context_window)}, reserve "
+          f"{fmt_int(s.reserve_tokens)}, keepRecentTokens {fmt_int(s.keep_recent_tokens)} (offline summaries)")
+    totals = [r.totals() for r in runs]
+    rows = [(label, [_cell(t[key]) for t in totals]) for label, key in _ROWS]
+    cost = [t["cost"] for t in totals]
+    rows.append((f"input cost ({model})" if model else "input cost", [_cell(c and c["total"]) for c in cost]))
+    rows.append(("never fits", [_cell(t["neverFits"]) for t in totals]))
+    names = [r.strategy or "" for r in runs]
+    label_width = max(len(label) for label, _ in rows)
+    widths = [max(len(name), *(len(cells[n]) for _, cells in rows)) for n, name in enumerate(names)]
+    print(" " * label_width + "".join(f"  {name:>{w}}" for name, w in zip(names, widths, strict=True)))
+    for label, cells in rows:
+        print(f"{label:<{label_width}}" + "".join(f"  {c:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    print("requests: one per assistant message, its input the context just before it; cache reads: the prefix "
+          "unchanged since the previous request")
+    if model is None:
+        print("input cost: no prices for the branch's model (--model names one)")

@@ -1,0 +1,296 @@
+"""The compaction-strategy protocol: when a strategy fires and what the next request carries.
+
+A replay (:func:`pikit.compaction.simulate` with ``strategy=``) walks a branch entry by entry and
+keeps the context the next model request would carry: the system prompt and a list of
+:class:`ContextItem` (one message each, with the entry that produced it). At each of the
+strategy's check points it asks :meth:`Strategy.should_compact`; when that says yes it calls
+:meth:`Strategy.compact`, which returns an :class:`Outcome`: the new list of items (verbatim,
+summarized, masked or dropped, as the strategy decides) and what it did.
+
+Writing a strategy is one small class. Subclass :class:`Strategy` (which triggers like Pi,
+``context > context_window - reserveTokens``, after every assistant message) and write
+``compact``::
+
+    from pikit.compaction import Outcome, Strategy
+
+    class KeepLastTwenty(Strategy):
+        '''Drop everything but the last 20 messages (no model call).'''
+
+        name = "keep-last-20"
+
+        def compact(self, context, summarize):
+            kept = context.items[-20:]
+            dropped = context.items[:-20]
+            if not dropped:
+                return None                   # nothing to compact here
+            return Outcome(kept, replaced=[i.entry_id for i in dropped])
+
+    compaction.simulate(session, summarizer, context_window=50_000, settings=settings,
+                        strategy=["pi", KeepLastTwenty()])
+
+``summarize(request)`` sends a :class:`~pikit.compaction.SummaryRequest` to the replay's
+summarizer and returns the summary text (the replay counts the call and its input); a strategy
+that summarizes puts the text in an item of its own (``ContextItem.summary(text)``) and in
+``Outcome.summary``. Override ``threshold`` (the size above which it fires) or ``should_compact``
+for another trigger, and ``checks`` for other check points: ``"assistant"`` (after every
+assistant message, Pi's), ``"mid-turn"`` (after an assistant message with tool calls: more work
+follows) and ``"pre-turn"`` (before a new user message).
+
+A returned outcome must keep each tool result with its tool call (the replay does not check it).
+``pi`` and ``pi-percent`` (:class:`PiStrategy`) are the exception to this protocol: they compact
+the branch itself as Pi does (a compaction entry on the simulated branch), through the same loop
+as a replay without a strategy, so their figures are Pi's exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._context.tokens import estimate_tokens
+from ..errors import PikitError, Wording
+
+if TYPE_CHECKING:
+    from ._settings import CompactionSettings
+    from ._summarizer import SummaryRequest
+
+__all__ = ["CHECK_KINDS", "Check", "ContextItem", "Outcome", "PiPercentStrategy", "PiStrategy", "ReplayContext",
+           "Strategy", "StrategyError", "approx_tokens", "check_count", "check_fraction", "ids_of", "message_bytes"]
+
+#: The check points a strategy may ask for (see the module docstring).
+CHECK_KINDS = ("assistant", "mid-turn", "pre-turn")
+
+#: The summarizer a strategy calls: a request in, the summary text out.
+Summarize = Callable[["SummaryRequest"], str]
+
+
+class StrategyError(PikitError, ValueError):
+    """A strategy or one of its parameters is not valid (one line, naming the parameter)."""
+
+
+#: The bytes an inline image counts for in :func:`message_bytes` (Pi's estimate of an image, 1,200 tokens, × 4).
+IMAGE_BYTES = 4_800
+
+
+def message_bytes(message: Any) -> int:
+    """The UTF-8 bytes of ``message`` as compact JSON (lone surrogates count as three bytes).
+
+    An inline image counts as :data:`IMAGE_BYTES`, not its base64 data (a model does not read it as text).
+    """
+    content = message.get("content") if isinstance(message, dict) else None
+    images = 0
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content):
+        blocks = [b for b in content if not (isinstance(b, dict) and b.get("type") == "image")]
+        images = len(content) - len(blocks)
+        message = {**message, "content": blocks}
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "surrogatepass")) + images * IMAGE_BYTES
+
+
+def approx_tokens(byte_count: int) -> int:
+    """Codex's ``approx_token_count``: UTF-8 bytes / 4, rounded up."""
+    return (byte_count + 3) // 4
+
+
+@dataclass
+class ContextItem:
+    """One message of a replayed context.
+
+    Attributes:
+        entry_id: the entry whose message this is (``None`` for a strategy's own message, such as
+            a summary).
+        message: the Pi message as the model would see it.
+        tokens: Pi's estimate of ``message``.
+        kind: ``"message"`` (verbatim), ``"summary"`` (a strategy's summary), ``"masked"`` (a
+            placeholder for a removed observation) or ``"truncated"`` (a message cut short).
+    """
+
+    entry_id: Any
+    message: dict[str, Any]
+    tokens: int
+    kind: str = "message"
+    _bytes: int | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, entry_id: Any, message: dict[str, Any], kind: str = "message") -> ContextItem:
+        """An item for ``message`` with its estimate."""
+        return cls(entry_id, message, estimate_tokens(message), kind)
+
+    @classmethod
+    def summary(cls, text: str, role: str = "user") -> ContextItem:
+        """A strategy's own message holding ``text`` (a user message by default)."""
+        return cls.of(None, {"role": role, "content": [{"type": "text", "text": text}]}, "summary")
+
+    @property
+    def role(self) -> Any:
+        """The message's role."""
+        return self.message.get("role")
+
+    @property
+    def bytes(self) -> int:
+        """The UTF-8 bytes of the message as JSON (:func:`message_bytes`, computed once)."""
+        if self._bytes is None:
+            self._bytes = message_bytes(self.message)
+        return self._bytes
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check point of a replay.
+
+    Attributes:
+        kind: ``"assistant"``, ``"mid-turn"`` or ``"pre-turn"`` (see the module docstring).
+        index: the branch index of the entry checked after (or, pre-turn, before).
+        entry_id: that entry's id.
+        tokens: the context size the replay measures now (see ``sizes`` of ``simulate``).
+        context_window: the replay's window.
+        approx_tokens: Codex's total: the last recorded usage plus UTF-8 bytes / 4 of the messages
+            after it (each message as compact JSON), while the replayed context is the recorded
+            one; once a simulated compaction changed it, or a compaction in the file was left
+            out, no recorded usage matches and it is bytes / 4 of the whole context (system
+            prompt and items). Only kept for strategies with ``counts_bytes``.
+    """
+
+    kind: str
+    index: int
+    entry_id: Any
+    tokens: int
+    context_window: int
+    approx_tokens: int
+
+
+@dataclass
+class ReplayContext:
+    """What a strategy sees when it compacts: the items, the system prompt's size, the settings."""
+
+    items: list[ContextItem]
+    system_tokens: int
+    context_window: int
+    settings: CompactionSettings
+    check: Check
+
+    @property
+    def tokens(self) -> int:
+        """The estimate of the items and the system prompt (without the recorded-usage offset)."""
+        return self.system_tokens + sum(i.tokens for i in self.items)
+
+
+@dataclass
+class Outcome:
+    """What a strategy did at one check.
+
+    Attributes:
+        items: the new context (without the system prompt, which stays).
+        summary: the summary text it wrote, or ``None``.
+        replaced: entry ids whose messages it removed from the context (summarized or dropped).
+        masked: entry ids whose messages it replaced by a placeholder.
+        truncated: ``(entry id, tokens kept)`` of a message cut short, or ``None``.
+        first_kept_entry_id: the first entry kept verbatim, when that means something.
+    """
+
+    items: list[ContextItem]
+    summary: str | None = None
+    replaced: list[Any] = field(default_factory=list)
+    masked: list[Any] = field(default_factory=list)
+    truncated: tuple[Any, int] | None = None
+    first_kept_entry_id: Any = None
+
+
+class Strategy:
+    """A compaction strategy (see the module docstring for how to write one).
+
+    The defaults trigger like Pi: at every assistant message, when the context is larger than
+    ``context_window - reserveTokens``.
+    """
+
+    name: ClassVar[str] = "strategy"
+    #: The check points this strategy asks for (a subset of :data:`CHECK_KINDS`).
+    checks: ClassVar[tuple[str, ...]] = ("assistant",)
+    #: Whether the replay keeps UTF-8 byte counts for :attr:`Check.approx_tokens`.
+    counts_bytes: ClassVar[bool] = False
+
+    def threshold(self, context_window: int, settings: CompactionSettings) -> int:
+        """The context size above which the strategy fires: Pi's ``context_window - reserveTokens``."""
+        return settings.threshold(context_window)
+
+    def should_compact(self, check: Check, settings: CompactionSettings) -> bool:
+        """Whether to compact at ``check``: Pi's trigger (enabled, size above :meth:`threshold`)."""
+        return settings.enabled and check.tokens > self.threshold(check.context_window, settings)
+
+    def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
+        """The next request's context, or ``None`` when there is nothing to compact."""
+        raise NotImplementedError(f"{type(self).__name__} must define compact()")
+
+    def describe(self) -> str:
+        """The strategy and its parameters, in one short phrase."""
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()}>"
+
+
+class PiStrategy(Strategy):
+    """Pi's own compaction: the cut point at ``keepRecentTokens``, a structured summary, file lists.
+
+    ``threshold=None`` is Pi's trigger (``context > context_window - reserveTokens``, the
+    ``pi`` strategy, and a replay without a strategy); a fraction in (0, 1] fires when
+    ``context > threshold × context_window`` instead (``pi-percent``). Source: Pi's compaction,
+    ``compaction.md`` of pikit's specification.
+    """
+
+    name: ClassVar[str] = "pi"
+
+    def __init__(self, threshold: float | None = None) -> None:
+        if threshold is not None:
+            check_fraction(threshold)
+        self.fraction = threshold
+
+    def threshold(self, context_window: int, settings: CompactionSettings) -> int:
+        """Pi's threshold, or ``int(fraction × context_window)``."""
+        if self.fraction is None:
+            return settings.threshold(context_window)
+        return int(self.fraction * context_window)
+
+    def describe(self) -> str:
+        """``pi`` or ``pi-percent 0.8``."""
+        return self.name if self.fraction is None else f"{self.name} {self.fraction:g}"
+
+    def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
+        """Not called: the replay compacts the simulated branch itself, as Pi does."""
+        raise NotImplementedError("PiStrategy compacts the simulated branch in the replay itself")
+
+
+class PiPercentStrategy(PiStrategy):
+    """``pi-percent``: Pi's cut point, triggered at a fraction of the window (default 0.8)."""
+
+    name: ClassVar[str] = "pi-percent"
+
+    def __init__(self, threshold: float | None = None) -> None:
+        super().__init__(0.8 if threshold is None else threshold)
+
+
+def check_fraction(threshold: Any) -> float:
+    """``threshold`` when it is a number in (0, 1]; otherwise a :class:`StrategyError`."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 < threshold <= 1:
+        raise StrategyError(Wording("{threshold} must be a fraction of the window in (0, 1], not {value!r}",
+                                    {"threshold": "threshold"}, value=threshold))
+    return float(threshold)
+
+
+def check_count(value: Any, parameter: str) -> int:
+    """``value`` when it is an integer ≥ 0; otherwise a :class:`StrategyError` naming ``parameter``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StrategyError(Wording("{" + parameter + "} must be a whole number ≥ 0, not {value!r}",
+                                    {parameter: parameter}, value=value))
+    return value
+
+
+def ids_of(items: Sequence[ContextItem]) -> list[Any]:
+    """The entry ids of ``items`` in order, each once, strategies' own messages left out."""
+    out: list[Any] = []
+    for item in items:
+        if item.entry_id is not None and (not out or out[-1] != item.entry_id):
+            out.append(item.entry_id)
+    return out

@@ -1,0 +1,305 @@
+"""Compaction strategies (pikit.compaction._strategy, _builtin_strategies, _replay) on hand-made branches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pikit import compaction
+from pikit.compaction._builtin_strategies import CODEX_RESUME_PREFIX, CodexInlineStrategy
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._strategy import Check, ContextItem, ReplayContext
+from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.errors import PikitError
+from pikit.llm._select import get_summarizer
+from tests.entries import asst, call, session_of, text, tool_result, user
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+OFFLINE = get_summarizer("offline")
+
+
+class Fixed:
+    """A summarizer that always answers SUMMARY and remembers its requests."""
+
+    name = "fixed"
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.requests.append(request)
+        return SummaryResult("SUMMARY", None)
+
+
+def codex_branch() -> list[dict[str, Any]]:
+    """u1 (6,000 tokens of text), a tool turn (10,000 tokens of output), u2 (15,000), another tool turn, u3."""
+    return [
+        user("u1", None, 1, text("a" * 24_000)),
+        asst("a1", "u1", 2, [call("c1", "read", path="big.txt")]),
+        tool_result("t1", "a1", 3, text("x" * 40_000), toolCallId="c1"),
+        asst("a2", "t1", 4, text("read it")),
+        user("u2", "a2", 5, text("b" * 60_000)),
+        asst("a3", "u2", 6, [call("c2", "read", path="small.txt")]),
+        tool_result("t2", "a3", 7, text("y" * 8_000), toolCallId="c2"),
+        asst("a4", "t2", 8, text("read that too")),
+        user("u3", "a4", 9, text("now finish")),
+        asst("a5", "u3", 10, text("finished")),
+    ]
+
+
+def _run(entries: list[dict[str, Any]], strategy: Any, window: int, settings: CompactionSettings | None = None,
+         summarizer: Any = OFFLINE, **kw: Any) -> compaction.SimulationResult:
+    result = compaction.simulate(session_of(HEADER, entries), summarizer, context_window=window,
+                                 settings=settings or CompactionSettings(True, 16_384, 20_000), sizes="estimate",
+                                 strategy=strategy, **kw)
+    assert isinstance(result, compaction.SimulationResult)
+    return result
+
+
+# ------------------------------------------------------------------------------ codex-inline
+def test_codex_inline_fires_pre_turn_and_keeps_recent_users_with_the_oldest_truncated() -> None:
+    fixed = Fixed()
+    r = _run(codex_branch(), "codex-inline", 100_000, summarizer=fixed, auto_compact_limit=32_000)
+    assert r.threshold == 32_000  # min(32,000, 90% of 100,000)
+    assert [(c[0], c[1]) for c in r.trace] == [(1, "a1"), (4, "u2"), (5, "a3"), (8, "u3")]  # mid-turn and pre-turn
+    (event,) = r.events
+    assert (event.after_entry_id, event.branch_index) == ("u3", 8)  # before the new user message
+    assert event.kept == ("u1", "u2")
+    assert event.truncated == ("u1", 5_000)  # 20,000 − 15,000 for u2
+    assert event.replaced == ("a1", "t1", "a2", "a3", "t2", "a4")
+    assert event.summary == "SUMMARY" and event.strategy == "codex-inline"
+    (request,) = fixed.requests
+    assert request.format == "handoff" and request.previous_summary is None
+    assert len(request.messages) == 8  # the whole context went to the summarizer
+    assert r.summarizer_calls == 1
+
+
+def test_codex_inline_new_context_message_by_message() -> None:
+    session = session_of(HEADER, codex_branch())
+    items = [ContextItem.of(e.id, e.message) for e in session.branch("a4")]
+    check = Check("pre-turn", 8, "u3", 33_000, 100_000, 33_000)
+    context = ReplayContext(items, 0, 100_000, CompactionSettings(True, 16_384, 20_000), check)
+    outcome = CodexInlineStrategy().compact(context, lambda request: "THE SUMMARY")
+    assert outcome is not None
+    roles = [(i.entry_id, i.role, i.kind) for i in outcome.items]
+    assert roles == [("u1", "user", "truncated"), ("u2", "user", "message"), (None, "user", "summary")]
+    cut = outcome.items[0].message["content"][0]["text"]
+    assert cut.startswith("a" * 20_000) and not cut.startswith("a" * 20_001)  # 5,000 tokens = 20,000 bytes kept
+    assert cut.endswith("[… about 1,000 tokens of this message were cut at compaction …]")
+    assert outcome.items[1].message is items[4].message  # u2 verbatim
+    assert outcome.items[2].message["content"][0]["text"] == f"{CODEX_RESUME_PREFIX}\nTHE SUMMARY"
+    assert outcome.truncated == ("u1", 5_000)
+
+
+def test_codex_inline_a_later_compaction_updates_the_summary_and_keeps_only_real_user_messages() -> None:
+    fixed = Fixed()
+    entries = [
+        *codex_branch(),
+        asst("a6", "a5", 11, [call("c3", "read", path="more.txt")]),
+        tool_result("t3", "a6", 12, text("z" * 120_000), toolCallId="c3"),
+        asst("a7", "t3", 13, [call("c4", "read", path="end.txt")]),
+        tool_result("t4", "a7", 14, text("ok"), toolCallId="c4"),
+        asst("a8", "t4", 15, text("done")),
+    ]
+    r = _run(entries, "codex-inline", 100_000, summarizer=fixed, auto_compact_limit=32_000)
+    first, second = r.events
+    assert first.after_entry_id == "u3"
+    assert (second.after_entry_id, second.kept) == ("a7", ("u1", "u2", "u3"))  # mid-turn: a call, more to come
+    assert second.truncated == ("u1", 4_997)  # u3 (3 tokens) and u2 (15,000) first; u1, already cut, is cut again
+    assert fixed.requests[1].previous_summary == "SUMMARY"
+    assert all(m.get("role") != "user" or CODEX_RESUME_PREFIX not in str(m) for m in fixed.requests[1].messages)
+
+
+def test_codex_inline_limit_is_ninety_percent_without_a_configured_limit() -> None:
+    r = _run(codex_branch(), "codex-inline", 30_000)
+    assert r.threshold == 27_000
+    assert r.events[0].after_entry_id == "a3"  # u1 + t1 + u2 (31,000) ≥ 27,000 after a3's tool call
+    assert r.events[0].summary.startswith("## Active Task\n")  # the offline summarizer writes the handoff format
+
+
+# --------------------------------------------------------------------------- mask-observations
+def turns(n: int, size: int = 8_000) -> list[dict[str, Any]]:
+    """``n`` turns, each a user request, a tool call, its result of ``size`` characters and an answer."""
+    out: list[dict[str, Any]] = []
+    parent = None
+    for t in range(1, n + 1):
+        out += [user(f"u{t}", parent, 4 * t, text(f"request {t}")),
+                asst(f"a{t}", f"u{t}", 4 * t + 1, [call(f"c{t}", "bash", command=f"step {t}")]),
+                tool_result(f"t{t}", f"a{t}", 4 * t + 2, text(str(t) * size), name="bash", toolCallId=f"c{t}"),
+                asst(f"b{t}", f"t{t}", 4 * t + 3, text(f"answer {t}"))]
+        parent = f"b{t}"
+    return out
+
+
+def test_mask_observations_replaces_old_tool_output_and_keeps_the_pairing() -> None:
+    settings = CompactionSettings(True, 1_000, 20_000)
+    r = _run(turns(4), "mask-observations", 6_000, settings, keep_turns=1)
+    first = r.events[0]
+    assert first.summary is None and r.summarizer_calls == 0
+    assert first.masked == ("t1", "t2")  # fired at a3 (3 × 2,000 tokens > 5,000): t3 is in the last turn
+    assert first.kept[:3] == ("u1", "a1", "t1")  # a placeholder still answers c1
+    assert first.tokens_after < first.tokens_before - 3_900
+
+
+def test_mask_observations_placeholder_names_the_tool_and_the_size() -> None:
+    session = session_of(HEADER, turns(2))
+    items = [ContextItem.of(e.id, e.message) for e in session.branch("b2")]
+    context = ReplayContext(items, 0, 6_000, CompactionSettings(True, 1_000, 20_000),
+                            Check("assistant", 7, "b2", 9_000, 6_000, 9_000))
+    outcome = compaction.MaskObservationsStrategy(keep_turns=1).compact(context, lambda r: "")
+    assert outcome is not None and outcome.masked == ["t1"]
+    placeholder = outcome.items[2].message
+    assert placeholder["toolCallId"] == "c1" and placeholder["toolName"] == "bash"
+    assert placeholder["content"] == [{"type": "text", "text": "[output of bash removed from the context: "
+                                                                "about 2,000 tokens]"}]
+    assert compaction.MaskObservationsStrategy(keep_turns=3).compact(context, lambda r: "") is None
+
+
+def test_mask_observations_with_no_turns_kept_masks_every_tool_result() -> None:
+    r = _run(turns(2), "mask-observations", 6_000, CompactionSettings(True, 3_500, 20_000), keep_turns=0)
+    assert r.events[0].masked == ("t1", "t2")  # at b2 (t1 + t2 > 2,500), every tool result so far
+
+
+# ----------------------------------------------------------------------------------- truncate
+def test_truncate_drops_whole_units_from_the_oldest() -> None:
+    settings = CompactionSettings(True, 1_000, 20_000)
+    r = _run(turns(4), "truncate", 6_000, settings)
+    for event in r.events:
+        assert event.tokens_after <= 5_000
+        assert event.kept and not event.kept[0].startswith("t")  # never a tool result without its call
+        assert event.replaced[-1][0] in "tb"  # a unit ends with its result or the answer
+    assert r.events[0].replaced == ("u1", "a1", "t1")
+
+
+def test_truncate_that_cannot_fit_says_so() -> None:
+    entries = [user("u1", None, 1, text("q" * 40_000)), asst("a1", "u1", 2, text("ok")),
+               user("u2", "a1", 3, text("more")), asst("a2", "u2", 4, text("ok")),
+               user("u3", "a2", 5, text("more")), asst("a3", "u3", 6, text("ok")),
+               user("u4", "a3", 7, text("more")), asst("a4", "u4", 8, text("ok"))]
+    r = _run(entries, "truncate", 5_000, CompactionSettings(True, 1_000, 20_000))
+    # The big request goes at the first check (its answer is a unit of its own and stays).
+    assert r.events[0].replaced == ("u1",)
+    assert r.request_overflows == 1 and not r.never_fits
+    huge: list[dict[str, Any]] = []  # every answer alone is over the threshold: nothing dropped makes it fit
+    for n in range(1, 6):
+        huge += [user(f"u{n}", f"a{n - 1}" if n > 1 else None, 2 * n, text("again")),
+                 asst(f"a{n}", f"u{n}", 2 * n + 1, text("w" * 40_000))]
+    r = _run(huge, "truncate", 5_000, CompactionSettings(True, 1_000, 20_000))
+    assert r.never_fits and r.runaway is not None and r.totals()["neverFits"] is True
+
+
+# -------------------------------------------------------------------------------- pi-percent
+def test_pi_percent_fires_above_the_fraction_of_the_window() -> None:
+    r = _run(turns(4), "pi-percent", 10_000, CompactionSettings(True, 1_000, 2_500), threshold=0.5)
+    assert r.threshold == 5_000 and r.strategy == "pi-percent"
+    first = r.events[0]
+    assert first.tokens_before > 5_000
+    assert all(before <= 5_000 for _, _, before, _ in r.trace if _ < first.branch_index)
+    pi = _run(turns(4), "pi", 10_000, CompactionSettings(True, 1_000, 2_500))
+    assert not pi.events  # Pi's threshold (9,000) is never passed
+
+
+def test_pi_events_carry_the_summary_the_replaced_span_and_what_is_kept() -> None:
+    r = _run(turns(4), "pi", 6_000, CompactionSettings(True, 1_000, 2_500))
+    event = r.events[0]
+    assert event.summary is not None and event.summary.startswith("## Goal")
+    assert event.replaced and event.kept
+    assert event.kept[0] == event.first_kept_entry_id
+    assert not set(event.replaced) & set(event.kept)
+
+
+# ------------------------------------------------------------------------- requests and cost
+def test_requests_cache_reads_and_cost() -> None:
+    r = _run(turns(4), "mask-observations", 6_000, CompactionSettings(True, 1_000, 20_000), keep_turns=1)
+    assert len(r.requests) == 8  # one per assistant message
+    assert r.requests[0][1] == 0  # the first request reads nothing from a cache
+    sizes = [size for size, _ in r.requests]
+    assert r.requests[1][1] == sizes[0]  # nothing rewritten: the previous request's input is read
+    masked_at = r.events[0].branch_index  # a3: the request after it (b3) starts cold from u1's end
+    after = next(n for n, check in enumerate(r.trace) if check[0] > masked_at)
+    assert r.requests[after][1] < sizes[after - 1]
+
+    class Prices:
+        def rates(self, tokens: float) -> Any:
+            return type("R", (), {"input": 3.0, "cache_read": 0.3})()
+
+    priced = _run(turns(4), "truncate", 6_000, CompactionSettings(True, 1_000, 20_000), pricing=Prices())
+    fresh = priced.input_tokens - priced.cached_input_tokens
+    expected = (fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6
+    assert priced.totals()["cost"]["total"] == pytest.approx(expected, abs=1e-9)
+    assert _run(turns(4), "truncate", 6_000).totals()["cost"] is None
+
+
+def test_several_strategies_give_one_run_each_in_order() -> None:
+    runs = compaction.simulate(session_of(HEADER, turns(3)), OFFLINE, context_window=6_000,
+                               settings=CompactionSettings(True, 1_000, 2_000), strategy="pi,truncate")
+    assert isinstance(runs, list) and [r.strategy for r in runs] == ["pi", "truncate"]
+
+
+# ---------------------------------------------------------------------------- a user strategy
+class KeepLastTwo(compaction.Strategy):
+    name = "keep-last-2"
+
+    def compact(self, context: ReplayContext, summarize: Any) -> compaction.Outcome | None:
+        dropped = context.items[:-2]
+        if not dropped:
+            return None
+        return compaction.Outcome(context.items[-2:], replaced=[i.entry_id for i in dropped])
+
+
+def test_a_strategy_written_as_one_small_class() -> None:
+    r = _run(turns(3), KeepLastTwo(), 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert r.strategy == "keep-last-2" and r.events
+    assert r.events[0].kept == ("t3", "b3")  # at b3, the first check above 5,000
+
+
+# -------------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("kw", "needle"), [
+    ({"strategy": "codex"}, "unknown strategy 'codex'; the built-in strategies are pi, pi-percent, codex-inline, "
+                            "mask-observations, truncate"),
+    ({"strategy": "pi-percent", "threshold": 0}, "threshold must be a fraction of the window in (0, 1], not 0"),
+    ({"strategy": "pi-percent", "threshold": 1.5}, "threshold must be a fraction of the window in (0, 1], not 1.5"),
+    ({"strategy": "mask-observations", "keep_turns": -1}, "keep_turns must be a whole number ≥ 0, not -1"),
+])
+def test_bad_strategy_parameters_name_the_parameter(kw: dict[str, Any], needle: str) -> None:
+    with pytest.raises(PikitError) as caught:
+        _run(turns(1), window=6_000, **kw)
+    assert str(caught.value) == needle
+
+
+def test_a_branch_with_nothing_to_compact() -> None:
+    with pytest.raises(PikitError, match="has no assistant message: there is nothing to compact"):
+        _run([user("u1", None, 1, text("hello"))], "codex-inline", 6_000)
+
+
+# ---------------------------------------------------------------------------- frames and charts
+def test_strategy_totals_frame_and_sawtooth_figure() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pikit import charts, frames
+
+    runs = compaction.simulate(session_of(HEADER, turns(4)), OFFLINE, context_window=6_000,
+                               settings=CompactionSettings(True, 1_000, 2_500),
+                               strategy=["pi", "mask-observations", "truncate"], keep_turns=1)
+    assert isinstance(runs, list)
+    df = frames.strategy_totals(runs)
+    assert list(df["strategy"]) == ["pi", "mask-observations", "truncate"]
+    assert list(df["input_tokens"]) == [r.input_tokens for r in runs]
+    assert df["cost"].isna().all()  # no prices given
+    fig = charts.strategy_sawtooth(runs)
+    ax = fig.axes[0]
+    assert len([line for line in ax.get_lines() if line.get_gid() == "context"]) == 3
+    assert sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_gid() == "threshold") == [5_000] * 3
+    assert [line.get_gid() for line in ax.get_lines()].count("window") == 1
+
+
+def test_codex_bytes_count_an_image_as_pi_estimates_it() -> None:
+    from pikit.compaction._strategy import IMAGE_BYTES, message_bytes
+
+    plain = {"role": "user", "content": [{"type": "text", "text": "look"}]}
+    with_image = {"role": "user", "content": [{"type": "text", "text": "look"},
+                                              {"type": "image", "data": "A" * 100_000, "mimeType": "image/png"}]}
+    assert message_bytes(with_image) == message_bytes(plain) + IMAGE_BYTES
+    assert message_bytes({"role": "user", "content": "é"}) == len('{"role":"user","content":"é"}'.encode())

@@ -1,0 +1,148 @@
+"""``pikit simulate --strategy`` and the ``pi`` strategy's parity with a replay without a strategy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit.cli._json import compaction as compaction_json
+from pikit.compaction import simulate
+from pikit.compaction._settings import CompactionSettings
+from pikit.llm._select import get_summarizer
+from tests.entries import asst, text, user
+from tests.test_cli import assert_one_error_line, run
+
+SETTINGS = CompactionSettings(True, 3_000, 4_000)
+NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "summarizerCalls",
+              "summarizerInputTokens", "overflows", "neverFits", "cost")
+NEW_EVENT_KEYS = ("strategy", "kept", "masked", "truncated")
+
+
+def _sessions(sample_sessions: Path, shared_sessions: Path) -> list[Path]:
+    return sorted(sample_sessions.glob("*.jsonl")) + sorted(shared_sessions.glob("*.jsonl"))
+
+
+def _today(run_json: dict[str, Any]) -> dict[str, Any]:
+    """A ``--strategy pi`` run as a run without a strategy would show it: the new keys left out."""
+    out = {k: v for k, v in run_json.items() if k != "strategy"}
+    out["totals"] = {k: v for k, v in out["totals"].items() if k not in NEW_TOTALS}
+    out["events"] = [{k: v for k, v in e.items() if k not in NEW_EVENT_KEYS} for e in out["events"]]
+    return out
+
+
+@pytest.mark.parametrize("sizes", ["usage", "estimate"])
+def test_pi_strategy_replays_exactly_as_without_a_strategy(sample_sessions: Path, shared_sessions: Path,
+                                                           sizes: str) -> None:
+    offline = get_summarizer("offline")
+    fired = 0
+    for path in _sessions(sample_sessions, shared_sessions):
+        session = pikit.load(path)
+        if not any(e.type == "message" and e.role == "assistant" for e in session.branch(session.leaf_id)):
+            continue  # nothing to replay (a strategy says so; checked below)
+        for window in (16_384, 60_000):
+            plain = simulate(session, offline, context_window=window, settings=SETTINGS, sizes=sizes)
+            as_pi = simulate(session, offline, context_window=window, settings=SETTINGS, sizes=sizes, strategy="pi")
+            assert not isinstance(plain, list) and not isinstance(as_pi, list)
+            assert _today(compaction_json.replay(as_pi)) == compaction_json.replay(plain), (path.name, window)
+            assert [e.summary for e in as_pi.events] == [e.summary for e in plain.events]
+            assert len(as_pi.requests) == sum(1 for e in session.branch(session.leaf_id)
+                                              if e.type == "message" and e.role == "assistant")
+            fired += len(plain.events)
+    assert fired > 10  # the comparison covers real compactions
+
+
+def test_cli_without_strategy_is_unchanged_and_pi_adds_only_keys(capsys: pytest.CaptureFixture[str],
+                                                                  sample_sessions: Path) -> None:
+    path = sample_sessions / "refactor-auth.jsonl"
+    argv = ("simulate", path, "--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens", "4000",
+            "--json")
+    code, plain, _ = run(capsys, *argv)
+    assert code == 0
+    code, with_pi, _ = run(capsys, *argv, "--strategy", "pi")
+    assert code == 0
+    plain_json, pi_json = json.loads(plain), json.loads(with_pi)
+    assert [_today(r) for r in pi_json["runs"]] == plain_json["runs"]
+    assert pi_json["runs"][0]["strategy"] == "pi"
+    assert set(NEW_TOTALS) <= set(pi_json["runs"][0]["totals"])
+    assert pi_json["runs"][0]["events"][0]["kept"][0] == pi_json["runs"][0]["events"][0]["firstKeptEntryId"]
+
+
+def test_cli_strategies_side_by_side(capsys: pytest.CaptureFixture[str], sample_sessions: Path) -> None:
+    path = sample_sessions / "refactor-auth.jsonl"
+    argv = ("simulate", path, "--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens", "4000",
+            "--strategy", "pi,codex-inline,mask-observations,truncate", "--keep-turns", "2")
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [r["strategy"] for r in data["runs"]] == ["pi", "codex-inline", "mask-observations", "truncate"]
+    codex = data["runs"][1]
+    assert codex["totals"]["threshold"] == 16384 * 9 // 10
+    assert all(e["strategy"] == "codex-inline" and e["masked"] == [] for e in codex["events"])
+    mask = data["runs"][2]
+    assert mask["events"] and all(e["masked"] for e in mask["events"]) and mask["totals"]["summarizerCalls"] == 0
+    assert data["runs"][0]["totals"]["cost"]["total"] > 0  # the sample's model has Pi's catalog prices
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and not err
+    lines = out.splitlines()
+    assert lines[1].split() == ["pi", "codex-inline", "mask-observations", "truncate"]
+    assert any(line.startswith("input tokens ") and len(line.split()) == 6 for line in lines)
+
+
+@pytest.mark.parametrize(("flags", "needle"), [
+    (("--strategy", "pi,codex"), "unknown --strategy 'codex'; the built-in strategies are pi, pi-percent, "
+                                 "codex-inline, mask-observations, truncate"),
+    (("--strategy", "pi-percent", "--threshold", "1.2"), "--threshold must be a fraction of the window in (0, 1]"),
+    (("--strategy", "pi-percent", "--threshold", "0"), "--threshold must be a fraction of the window in (0, 1]"),
+    (("--strategy", "mask-observations", "--keep-turns", "-2"), "--keep-turns must be a whole number ≥ 0, not -2"),
+    (("--strategy", "pi", "--context-window", "9000,10000"), "give one value of --context-window"),
+])
+def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], sample_sessions: Path,
+                                   flags: tuple[str, ...], needle: str) -> None:
+    argv = ["simulate", str(sample_sessions / "refactor-auth.jsonl")]
+    if "--context-window" not in flags:
+        argv += ["--context-window", "16384"]
+    code, _, err = run(capsys, *argv, *flags)
+    assert_one_error_line(code, err, needle)
+
+
+def test_cli_nothing_to_compact_and_never_fits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    lonely = tmp_path / "lonely.jsonl"
+    lonely.write_text("\n".join(json.dumps(e) for e in [header, user("u1", None, 1, text("hi"))]) + "\n")
+    code, _, err = run(capsys, "simulate", lonely, "--context-window", "9000", "--strategy", "truncate")
+    assert_one_error_line(code, err, "has no assistant message: there is nothing to compact")
+    entries: list[dict[str, Any]] = [header]  # answers too large alone, and no tool output to mask
+    for n in range(1, 6):
+        entries += [user(f"u{n}", f"a{n - 1}" if n > 1 else None, 2 * n, text("go on")),
+                    asst(f"a{n}", f"u{n}", 2 * n + 1, text("z" * 40_000))]
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    code, out, err = run(capsys, "simulate", big, "--context-window", "9000", "--reserve-tokens", "1000",
+                         "--strategy", "mask-observations", "--keep-turns", "0")
+    assert code == 0
+    (line,) = err.strip().splitlines()
+    assert line.startswith("pikit: warning: mask-observations never keeps the context under its threshold 8,000")
+    assert "never fits" in out
+
+
+@pytest.mark.parametrize("sizes", ["usage", "estimate"])
+def test_strategies_that_never_fire_see_the_contexts_pi_sees(sample_sessions: Path, shared_sessions: Path,
+                                                             sizes: str) -> None:
+    """With a window nothing reaches, every strategy's context is the projection's: same checks, same requests."""
+    offline = get_summarizer("offline")
+    for path in _sessions(sample_sessions, shared_sessions):
+        session = pikit.load(path)
+        if not any(e.type == "message" and e.role == "assistant" for e in session.branch(session.leaf_id)):
+            continue
+        runs = simulate(session, offline, context_window=10**9, settings=SETTINGS, sizes=sizes,
+                        strategy=["pi", "mask-observations", "truncate"])
+        assert isinstance(runs, list)
+        pi, *others = runs
+        for other in others:
+            assert [t[2] for t in other.trace] == [t[2] for t in pi.trace], (path.name, other.strategy)
+            assert other.requests == pi.requests, (path.name, other.strategy)
+            assert other.final_tokens == pi.final_tokens, (path.name, other.strategy)
