@@ -50,7 +50,11 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
     "pikit simulate": [(["simulate", str(REFACTOR), "--context-window", "8000,16384", "--reserve-tokens", "3000",
                          "--keep-recent-tokens", "6000"],  # a runaway and overflows at 8,000
                         ["", "runs.*", "runs.*.totals", "runs.*.totals.runawayAt", "runs.*.events.*",
-                         "runs.*.trace.*", "runs.*.overflows.*", "thresholds.*"])],
+                         "runs.*.trace.*", "runs.*.overflows.*", "thresholds.*"]),
+                       (["simulate", str(REFACTOR), "--context-window", "16384", "--reserve-tokens", "3000",
+                         "--keep-recent-tokens", "4000", "--strategy", "pi,pi-percent,codex-inline,mask-observations,"
+                         "truncate", "--keep-turns", "2", "--threshold", "0.7"],
+                        ["", "runs.*", "runs.*.totals", "runs.*.events.*", "runs.*.trace.*", "thresholds.*"])],
     "pikit evaluate": [(["evaluate", str(REFACTOR)], ["", "compactions.*", "compactions.*.facts.*"])],
     "pikit settings": [(["settings", "--settings", "{tmp}/settings.json", "--model", "p/m"],
                         ["", "effective", "effective.sources", "branchSummary"])],
