@@ -32,7 +32,13 @@ from ._tree.sessiontree import CURRENT
 from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions
-from .corpus._charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
+from .corpus._charts import (
+    abandoned_branches,
+    compaction_after,
+    compaction_thresholds,
+    summary_recall,
+    usage_by_day,
+)
 
 __all__ = [
     "abandoned_branches",
@@ -44,6 +50,7 @@ __all__ = [
     "compactions",
     "context_growth",
     "keep_recent_sweep",
+    "summary_recall",
     "usage_by_day",
 ]
 
