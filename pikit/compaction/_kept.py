@@ -103,6 +103,25 @@ def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
                      for text in _message_texts(message))
 
 
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _whole(text: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``text`` as a whole word: not after a word character, not before one, nor
+    before a separator and a digit (``1.2`` is not in ``1.2.3``). (str.find: a regular expression that starts
+    with a lookbehind is tried at every position of a long text.)"""
+    size = len(needle)
+    start = text.find(needle)
+    while start >= 0:
+        after = text[start + size:start + size + 2]
+        if not (start and _is_word_char(text[start - 1])) and not (after[:1] and _is_word_char(after[0])) \
+                and not (after[:1] in (".", ",", "_") and after[1:2].isdigit()):
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
 class Haystack:
     """The normalized text of a context, and the matching of facts against it."""
 
@@ -119,12 +138,7 @@ class Haystack:
         return self._words
 
     def _word(self, needle: str) -> bool:
-        for spelling in _spellings(needle):
-            if spelling in self.text:
-                pattern = r"(?<![\w])" + re.escape(spelling) + r"(?![\w]|[.,_]\d)"
-                if re.search(pattern, self.text) is not None:
-                    return True
-        return False
+        return any(_whole(self.text, spelling) for spelling in _spellings(needle))
 
     def holds(self, fact: Fact) -> bool:
         """Whether ``fact`` survives in this context, by the rules of this module."""
