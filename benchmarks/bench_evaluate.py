@@ -88,14 +88,13 @@ def corpus() -> None:
     if not root.is_dir() or not any(root.rglob("*.jsonl")):
         subprocess.run([sys.executable, str(ROOT / "data" / "sample_corpus" / "generate.py"), str(root),
                         "--sessions", "270", "--mb", "2.5"], check=True)
-    with tempfile.TemporaryDirectory() as folder:
-        with Corpus.open(root, index=os.path.join(folder, "index.duckdb")) as c:
-            start = time.perf_counter()
-            files = c.evaluate()
-            seconds = time.perf_counter() - start
-            count, facts = c.rows("SELECT count(*), sum(facts) FROM evaluations")[0]
-            print(f"corpus: {files} files, {count} compactions, {facts:,} facts evaluated in {seconds:.1f} s "
-                  f"({c.workers} workers; target 10 s)")
+    with tempfile.TemporaryDirectory() as folder, Corpus.open(root, index=os.path.join(folder, "index.duckdb")) as c:
+        start = time.perf_counter()
+        files = c.evaluate()
+        seconds = time.perf_counter() - start
+        count, facts = c.rows("SELECT count(*), sum(facts) FROM evaluations")[0]
+        print(f"corpus: {files} files, {count} compactions, {facts:,} facts evaluated in {seconds:.1f} s "
+              f"({c.workers} workers; target 10 s)")
 
 
 def main() -> None:
