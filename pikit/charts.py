@@ -34,7 +34,13 @@ from .compaction._facts import FACT_KINDS
 from .compaction._simulate import SimulationResult
 
 # charts of a whole corpus of sessions
-from .corpus._charts import abandoned_branches, compaction_after, compaction_thresholds, usage_by_day
+from .corpus._charts import (
+    abandoned_branches,
+    compaction_after,
+    compaction_thresholds,
+    summary_recall,
+    usage_by_day,
+)
 
 __all__ = [
     "abandoned_branches",
@@ -48,6 +54,7 @@ __all__ = [
     "evaluation",
     "keep_recent_sweep",
     "strategy_sawtooth",
+    "summary_recall",
     "usage_by_day",
 ]
 

@@ -88,7 +88,12 @@ def test_matching_is_normalized() -> None:
     recall = _evaluation(summary).recall
     for kind in ("read_file", "modified_file", "command", "identifier", "constraint", "url"):
         assert recall[kind] == 1.0, kind
-    assert normalize("20,000 and 4_096") == "20000 and 4096"
+    assert normalize("20,000", "number") == "20000" and normalize("./src//a.py", "read_file") == "src/a.py"
+    assert _evaluation("port 20,000").recall["number"] == 0.0
+    numbers = evaluate_span([("x", {"role": "user", "content": "use 20000 and 4_096"})],
+                            [{"role": "user", "content": "20,000 or 4096"}], tokens_before=2, tokens_after=1,
+                            strategy="test")
+    assert numbers.recall == {"overall": 1.0, "number": 1.0}
 
 
 def test_whole_words_only() -> None:

@@ -76,8 +76,8 @@ _NUMBER = re.compile(r"(?<![\w.])(?:v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]+)?|v\
 _SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?](?=[^\s.!?;]))+[.!?]?")
 _CONSTRAINT = re.compile(r"\b(?:must|never|don't|don’t|dont|do not|always|only|prefer|avoid|should|make sure|"
                          r"required)\b", re.IGNORECASE)
-_ERROR_LINE = re.compile(r"^\s*(?:error\b|fatal:|failed\b|traceback\b|panic:|[A-Z]\w*(?:Error|Exception)\b:?)",
-                         re.IGNORECASE)
+_ERROR_LINE = re.compile(r"^[ \t]*(?:error\b|fatal:|failed\b|traceback\b|panic:|[A-Z]\w*(?:Error|Exception)\b:?)"
+                         r".*$", re.IGNORECASE | re.MULTILINE)
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n</\1>", re.DOTALL)
 
 
@@ -153,15 +153,15 @@ class _Collector:
         self.urls(text, source)
 
     def error_lines(self, text: str, source: Any, failed: bool) -> None:
-        first = True
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            if (failed and first) or _ERROR_LINE.match(line):
-                error = _one_line(line)
-                self.add("error", error, source)
-                self.numbers(error, source)
-            first = False
+        lines = _ERROR_LINE.findall(text)
+        if failed:
+            first = next((line for line in text.split("\n", 50) if line.strip()), None)
+            if first is not None:
+                lines.insert(0, first)
+        for line in lines:
+            error = _one_line(line)
+            self.add("error", error, source)
+            self.numbers(error, source)
 
     def summary(self, text: str, source: Any) -> None:
         for tag, body in _FILE_LIST.findall(text):

@@ -6,10 +6,14 @@ their arguments, tool result text, a bash execution's command and output, summar
 That text and each fact are normalized the same way:
 
 - Unicode NFKC, then case folded (``Foo`` matches ``foo``);
-- typographic quotes and backticks become ``'`` (``“x”``, ```x``` and ``'x'`` match);
-- every run of whitespace becomes one space, ends trimmed;
-- backslashes become ``/``, a ``./`` before a path is dropped, ``//`` becomes ``/``;
-- thousands separators between digits go (``20,000`` and ``20_000`` match ``20000``).
+- typographic quotes, double quotes and backticks become ``'`` (``“x”``, ```x``` and ``'x'`` match);
+- backslashes become ``/`` (``src\\a.py`` matches ``src/a.py``);
+- every run of whitespace becomes one space, ends trimmed.
+
+A file fact is normalized further: a ``./`` before the path is dropped (``./src/a.py`` is
+found as ``src/a.py``, which ``./src/a.py`` in the context holds) and ``//`` becomes ``/``.
+A number fact loses its thousands separators, and is found with or without them (``20000``
+matches ``20,000``, ``20_000`` and ``20000``).
 
 Then, per kind:
 
@@ -38,22 +42,44 @@ __all__ = ["HEAD_CHARS", "Haystack", "context_text", "normalize"]
 HEAD_CHARS = 60
 """The beginning of a command or error line that counts as quoting it."""
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": "'",
-                         "\u201d": "'", "\u201e": "'", "\u00b4": "'", "`": "'", '"': "'", "\\": "/"})
-_WS = re.compile(r"\s+")
+_QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
+           ("\u201e", "'"), ("\u00b4", "'"), ("`", "'"), ('"', "'"), ("\\", "/"))
 _DOT_SLASH = re.compile(r"(?<![\w.])\./")
-_SLASHES = re.compile(r"/{2,}")
+_SLASHES = re.compile(r"(?<!:)/{2,}")
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
 _WORD = re.compile(r"\w{4,}")
-_URL_SCHEME = re.compile(r"(https?:)/(?=[^/])")
+_DIGITS = re.compile(r"\d{4,}")
 
 
-def normalize(text: str) -> str:
-    """``text`` normalized for matching, by the rules of this module."""
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
-    text = _SLASHES.sub("/", _DOT_SLASH.sub("", _THOUSANDS.sub("", text)))
-    text = _URL_SCHEME.sub(r"\1//", text)  # the ``//`` rule keeps an address's scheme whole
-    return _WS.sub(" ", text).strip()
+def _plain(text: str) -> str:
+    """The normalization the context and facts share (NFKC, case, quotes, backslashes, whitespace)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    for quote, plain in _QUOTES:  # (str.replace: much faster than str.translate on a long text)
+        if quote in text:
+            text = text.replace(quote, plain)
+    return " ".join(text.split())
+
+
+def normalize(text: str, kind: str | None = None) -> str:
+    """A fact's text (of ``kind``) normalized for matching, by the rules of this module."""
+    plain = _plain(text)
+    if kind in ("read_file", "modified_file"):
+        return _SLASHES.sub("/", _DOT_SLASH.sub("", plain))
+    if kind == "number":
+        return _THOUSANDS.sub("", plain)
+    return plain
+
+
+def _grouped(digits: str, separator: str) -> str:
+    head = len(digits) % 3 or 3
+    return separator.join([digits[:head], *(digits[i:i + 3] for i in range(head, len(digits), 3))])
+
+
+def _spellings(needle: str) -> list[str]:
+    """A number as the context may write it: as is, and with ``,`` or ``_`` thousands separators."""
+    if not _DIGITS.fullmatch(needle):
+        return [needle]
+    return [needle, _grouped(needle, ","), _grouped(needle, "_")]
 
 
 def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
@@ -77,11 +103,30 @@ def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
                      for text in _message_texts(message))
 
 
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _whole(text: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``text`` as a whole word: not after a word character, not before one, nor
+    before a separator and a digit (``1.2`` is not in ``1.2.3``). (str.find: a regular expression that starts
+    with a lookbehind is tried at every position of a long text.)"""
+    size = len(needle)
+    start = text.find(needle)
+    while start >= 0:
+        after = text[start + size:start + size + 2]
+        if not (start and _is_word_char(text[start - 1])) and not (after[:1] and _is_word_char(after[0])) \
+                and not (after[:1] in (".", ",", "_") and after[1:2].isdigit()):
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
 class Haystack:
     """The normalized text of a context, and the matching of facts against it."""
 
     def __init__(self, text: str, cwd: str | None = None) -> None:
-        self.text = normalize(text)
+        self.text = _plain(text)
         self._words: set[str] | None = None
         cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
         self._cwd = cwd + "/" if cwd else None
@@ -93,14 +138,11 @@ class Haystack:
         return self._words
 
     def _word(self, needle: str) -> bool:
-        if needle not in self.text:
-            return False
-        pattern = r"(?<![\w])" + re.escape(needle) + r"(?![\w]|\.\d)"
-        return re.search(pattern, self.text) is not None
+        return any(_whole(self.text, spelling) for spelling in _spellings(needle))
 
     def holds(self, fact: Fact) -> bool:
         """Whether ``fact`` survives in this context, by the rules of this module."""
-        needle = normalize(fact.text)
+        needle = normalize(fact.text, fact.kind)
         if not needle:
             return True
         kind = fact.kind

@@ -3,7 +3,7 @@
 Each function takes the corpus (or the table it draws) and returns a
 :class:`matplotlib.figure.Figure` (object API, no ``pyplot`` state); :mod:`pikit.charts`
 re-exports them. Artists tests may look for carry a ``gid``: ``"threshold"``,
-``"compactions:<model>"``, ``"tokens_after"``, ``"abandoned"``, ``"usage:<model>"``.
+``"compactions:<model>"``, ``"tokens_after"``, ``"abandoned"``, ``"usage:<model>"``, ``"recall:<model>"``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from matplotlib.ticker import FuncFormatter
 
 from .._formatting import fmt_int
 from .._palette import LINES, series_color
+from ..compaction._facts import FACT_KINDS
 
 if TYPE_CHECKING:
     from ._corpus import Corpus
 
-__all__ = ["abandoned_branches", "compaction_after", "compaction_thresholds", "usage_by_day"]
+__all__ = ["abandoned_branches", "compaction_after", "compaction_thresholds", "summary_recall", "usage_by_day"]
 
 
 def _table(source: Corpus | pd.DataFrame, name: str) -> pd.DataFrame:
@@ -138,4 +139,38 @@ def usage_by_day(source: Corpus | pd.DataFrame, *, timezone: str | None = None) 
     ax.set_title(f"Usage by day and model ({zone})")
     ax.legend(loc="upper left", fontsize="small")
     ax.tick_params(axis="x", labelrotation=30)
+    return fig
+
+
+def summary_recall(source: Corpus | pd.DataFrame) -> Figure:
+    """What recorded summaries kept, per model: the mean recall of their compactions, overall and per kind of fact.
+
+    ``source``: a corpus (its compactions not copied from another file) or an ``evaluations``
+    table. One group of bars per kind (``overall`` first), one bar per model; a kind no
+    compaction of a model had is left out for it.
+    """
+    if isinstance(source, pd.DataFrame):
+        table = source
+    else:
+        table = source.sql("SELECT e.* FROM evaluations e JOIN compactions c USING (path, entry_id) WHERE NOT c.copied")
+    columns = ["recall", *(f"recall_{kind}" for kind in FACT_KINDS)]
+    labels = ["overall", *FACT_KINDS]
+    data = table.assign(model=table.model.fillna("unknown"))
+    means = data.groupby("model", sort=True)[columns].mean()
+    counts = data.groupby("model", sort=True).size()
+    fig = _figure(11.0, 4.5)
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(means), 1)
+    for number, (model, row) in enumerate(means.iterrows()):
+        x = [i + (number - (len(means) - 1) / 2) * width for i in range(len(columns))]
+        values = [float(v) if pd.notna(v) else float("nan") for v in row]
+        ax.bar(x, values, width=width, color=series_color(number), label=f"{model} ({int(counts[model])})",
+               gid=f"recall:{model}")
+    ax.set_xticks(range(len(columns)), labels, fontsize="small")
+    ax.set_ylim(0, 1.05)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:.0%}"))
+    ax.set_ylabel("facts of the replaced span kept (mean per compaction)")
+    ax.set_title(f"What {len(data)} recorded summaries kept, per model")
+    if len(means):
+        ax.legend(loc="upper right", fontsize="small")
     return fig

@@ -80,7 +80,8 @@ class Corpus:
     """Every session below a directory (or matching a glob, or listed), indexed in DuckDB.
 
     Open one with :meth:`open`. The tables (``sessions``, ``messages``, ``compactions``,
-    ``branches``, ``summary_calls``, ``problems``; columns in :data:`pikit.corpus._schema.TABLES`)
+    ``branches``, ``summary_calls``, ``evaluations``, ``evaluation_facts``, ``problems``; columns in
+    :data:`pikit.corpus._schema.TABLES`)
     are DuckDB tables or views of :attr:`connection` and pandas DataFrames through the
     properties of the same names; :meth:`sql` runs any query over them.
     """
@@ -237,15 +238,26 @@ class Corpus:
         """Run a query over the tables; the rows as tuples."""
         return self._guarded(lambda: self.connection.execute(query, params).fetchall())
 
+    def evaluate(self) -> int:
+        """Evaluate the recorded compactions of every file not evaluated since the scan last read it (tables
+        ``evaluations`` and ``evaluation_facts``, what :func:`pikit.evaluate` gives); the number of files
+        evaluated. Those two tables' properties call it; an SQL query over them sees what it filled in."""
+        return self._guarded(lambda: _index.evaluate(self._index, self.workers))
+
     def table(self, name: str) -> pd.DataFrame:
-        """One declared table as a DataFrame with its declared columns and dtypes."""
+        """One declared table as a DataFrame with its declared columns and dtypes (the evaluations filled in
+        first: :meth:`evaluate`)."""
         if name not in TABLES:
             raise PikitError(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        if name in ("evaluations", "evaluation_facts"):
+            self.evaluate()
         from ._frames import typed
 
         order = {"sessions": "started DESC, path", "problems": "path, line, kind, message",
                  "branches": "path, leaf_id, is_active, length, own_entries",
-                 "compactions": "path, timestamp, entry_id, tokens_before"}.get(name, "path, entry_index")
+                 "compactions": "path, timestamp, entry_id, tokens_before",
+                 "evaluations": "path, entry_id", "evaluation_facts": "path, entry_id, kind, text, source"
+                 }.get(name, "path, entry_index")
         columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
         query = f'SELECT {columns} FROM "{name}" ORDER BY {order}'
         return typed(self._guarded(lambda: self.connection.sql(query).to_arrow_table()), name)
@@ -255,6 +267,8 @@ class Corpus:
     compactions = _Table("One row per compaction entry.")
     branches = _Table("One row per branch tip (and current leaf) of every session.")
     summary_calls = _Table("The recorded usage of compaction and branch-summary calls.")
+    evaluations = _Table("One row per compaction: what it kept of the span it replaced (pikit evaluate's recall).")
+    evaluation_facts = _Table("One row per fact of each compaction's replaced span, kept or lost.")
     problems = _Table("Everything that went wrong: unreadable, damaged, vanished files, non-sessions.")
 
     def timezone(self, timezone: str | None = None) -> str:

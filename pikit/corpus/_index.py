@@ -41,6 +41,7 @@ from ._filescan import (
     FileResult,
     pack,
     scan_file,
+    stored_columns,
     to_numpy,
     unchanged,
     yield_to_writer,
@@ -60,8 +61,10 @@ _CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
-_OTHER_TABLES = tuple(t for t in TABLES if t != "messages")  # (small: written in fewer, larger inserts)
-_DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "problems", "texts", "states")
+# (small: written in fewer, larger inserts; the evaluations are written by evaluate, not by a scan)
+_OTHER_TABLES = tuple(t for t in TABLES if t not in ("messages", "evaluations", "evaluation_facts"))
+_DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "evaluations",
+                "evaluation_facts", "evaluated", "problems", "texts", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
 # A version-1 file beside its migrated copy (by ``pikit migrate``, or by Pi, which gives every entry a new random
 # id): the same session when both headers have the same id, timestamp and cwd; the copy is the version-1 file's
@@ -560,3 +563,28 @@ def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:
     index.con.execute("DELETE FROM problems WHERE file_id = 0")
     for path, kind, message in listing:
         index.con.execute("INSERT INTO problems VALUES (0, ?, NULL, ?, ?)", [path, kind, message])
+
+
+def evaluate(index: Index, workers: int = 1) -> int:
+    """Evaluate the compactions of every file that records one and has not been evaluated since it was last
+    read (table ``evaluated``; a file read again loses its evaluation with its other rows); return how many
+    files were evaluated. ``workers`` processes load the files (:mod:`pikit.corpus._evaluate`)."""
+    from ._evaluate import evaluate_files
+
+    todo = index.con.execute("""SELECT s.file_id, f.path, s.session_id FROM sessions s JOIN files f USING (file_id)
+                                WHERE s.compactions > 0 AND s.file_id NOT IN (SELECT file_id FROM evaluated)
+                                ORDER BY f.path_order""").fetchall()
+    if not todo:
+        return 0
+    parts: dict[str, list[Columns]] = {"evaluations": [], "evaluation_facts": []}
+    for table, rows in evaluate_files(todo, workers if _workers_can_start() else 1):
+        if rows:
+            columns = stored_columns(table)
+            parts[table].append(Columns([c for c, _ in columns], [d for _, d in columns],
+                                        [pack(list(values), d) for values, (_, d) in
+                                         zip(zip(*rows, strict=True), columns, strict=True)]))
+    with transaction(index.con):
+        for table, table_parts in parts.items():
+            index._insert(table, table_parts)
+        index.con.execute("INSERT INTO evaluated SELECT unnest($ids)", {"ids": [row[0] for row in todo]})
+    return len(todo)

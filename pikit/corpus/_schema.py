@@ -9,6 +9,7 @@ nothing heavy: the command line reads it without pandas.
 from __future__ import annotations
 
 from .._columns import table
+from ..compaction._facts import FACT_KINDS
 
 __all__ = ["DUCKDB_TYPES", "TABLES"]
 
@@ -134,6 +135,30 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     """), *_USAGE, *_table("""
         usage_key  string  identity of the call across files (timestamp and entry id)
     """)),
+    "evaluations": (*_table("""
+        session_id     string   the session
+        path           string   the session file
+        entry_id       string   the compaction entry (on any branch)
+        strategy       string   pi, or pi (hook) for a summary a hook wrote (fromHook)
+        model          string   provider/modelId of the branch at the compaction (the model that summarized)
+        tokens_before  Int64    the recorded tokensBefore
+        tokens_after   Int64    the context size right after the compaction (as pikit context measures it)
+        tokens_saved   Int64    tokens_before - tokens_after
+        compression    Float64  tokens_before / tokens_after
+        facts          Int64    facts of the replaced span (pikit evaluate's rules)
+        kept           Int64    facts the context after it still holds
+        recall         Float64  kept / facts (<NA> without facts)
+    """), *_table("\n".join(f"    recall_{kind}  Float64  recall of the {kind} facts (<NA>: the span has none)"
+                            for kind in FACT_KINDS))),
+    "evaluation_facts": _table("""
+        session_id  string   the session
+        path        string   the session file
+        entry_id    string   the compaction entry
+        kind        string   read_file, modified_file, command, error, identifier, constraint, number or url
+        text        string   the fact as extracted from the replaced span
+        source      string   the entry it came from (an earlier compaction for what its summary held)
+        kept        boolean  whether the context after the compaction still holds it
+    """),
     "problems": _table("""
         path     string  the file
         line     Int64   line number (<NA>: the whole file)

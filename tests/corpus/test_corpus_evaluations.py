@@ -1,0 +1,66 @@
+"""The corpus index holds the evaluation of every recorded compaction: filled in when asked, redone on change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pikit
+from pikit import charts
+from pikit.corpus import Corpus
+from tests.entries import compaction, ts, user
+
+#: The README's query: whose summaries lose the most modified files, per model.
+LOST_MODIFIED = """
+SELECT e.model,
+       count(*) AS modified_files,
+       count(*) FILTER (WHERE NOT f.kept) AS lost,
+       round(lost / modified_files, 3) AS lost_share
+FROM evaluation_facts f
+JOIN evaluations e USING (path, entry_id)
+JOIN compactions c USING (path, entry_id)
+WHERE f.kind = 'modified_file' AND NOT c.copied
+GROUP BY e.model
+ORDER BY lost_share DESC, e.model"""
+
+
+def test_every_recorded_compaction_is_evaluated(sample_corpus: Path, tmp_path: Path) -> None:
+    with Corpus.open(sample_corpus, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:
+        assert corpus.rows("SELECT count(*) FROM evaluations") == [(0,)]  # (not the scan's work)
+        evaluations = corpus.evaluations
+        assert len(evaluations) == corpus.rows("SELECT count(*) FROM compactions")[0][0] > 0
+        assert corpus.evaluate() == 0  # nothing left to evaluate
+        row = evaluations.iloc[0]
+        expected = pikit.evaluate(pikit.load(row["path"]), row["entry_id"])
+        assert isinstance(expected, pikit.compaction.Evaluation)
+        assert (row["facts"], row["kept"]) == (len(expected.facts), sum(expected.kept))
+        facts = corpus.evaluation_facts
+        assert int(evaluations["facts"].sum()) == len(facts)
+        lost = corpus.sql(LOST_MODIFIED)
+        assert list(lost.columns) == ["model", "modified_files", "lost", "lost_share"] and len(lost)
+        figure = charts.summary_recall(corpus)
+        assert {p.get_gid() for p in figure.axes[0].patches} == {f"recall:{m}" for m in lost.model}
+
+
+def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "a.jsonl"
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": ts(0), "cwd": "/w"}
+    lines = [header, user("u1", None, 1, "Use `alpha_beta` please."), user("u2", "u1", 2, "more"),
+             compaction("c1", "u2", 3, "u2", summary="nothing")]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with Corpus.open(folder, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:
+        assert corpus.evaluation_facts[["kind", "text", "kept"]].values.tolist() == [
+            ["identifier", "alpha_beta", False]]
+        with path.open("a", encoding="utf-8") as out:
+            for line in (user("u3", "c1", 4, "Now `gamma_delta`."), user("u4", "u3", 5, "ok"),
+                         compaction("c2", "u4", 6, "u4", summary="kept gamma_delta")):
+                out.write(json.dumps(line) + "\n")
+        corpus.scan()
+        assert corpus.rows("SELECT count(*) FROM evaluations") == [(0,)]
+        assert corpus.evaluate() == 1
+        assert sorted(corpus.evaluations["entry_id"]) == ["c1", "c2"]
+        kept = corpus.rows("SELECT kept FROM evaluation_facts WHERE entry_id = 'c2' AND text = 'gamma_delta'")
+        assert kept == [(True,)]
+
