@@ -21,33 +21,35 @@ from ..errors import PikitError
 __all__ = ["ENTROPY_LIMIT", "NEEDLES", "RULES", "Finder", "high_entropy", "library_rules", "plausible"]
 
 #: (kind, regular expression): the secret is the group named ``s`` when the rule has one, else the match.
-RULES: tuple[tuple[str, str], ...] = (
+_B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"  # a word starts: after no word character, or after ``\n`` written out
+
+RULES: tuple[tuple[str, str], ...] = tuple((kind, expression.replace("{B}", _B)) for kind, expression in (
     ("private-key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                     r"(?s:.*?)(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/?#@\[\]\"'<>]{1,256}:(?P<s>[^\s:/?#@\[\]\"'<>]{1,256})@"),
-    ("basic-auth", r"(?i)\bbasic\s+(?P<s>(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
-    ("bearer-token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-    ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+    ("url-password", r"{B}[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/?#@\[\]\"'<>]{1,256}:(?P<s>[^\s:/?#@\[\]\"'<>]{1,256})@"),
+    ("basic-auth", r"(?i){B}basic\s+(?P<s>(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
+    ("bearer-token", r"(?i){B}bearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
+    ("jwt", r"{B}eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("github-token", r"{B}(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    ("gitlab-token", r"{B}gl(?:pat|dt|ptt|rt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}"),
     ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{20,}"),
-    ("slack-token", r"\bxox[abposre]-(?:[0-9A-Za-z]{1,40}-){1,4}[0-9A-Za-z]{6,}"),
-    ("stripe-key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("anthropic-key", r"\bsk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{20,}"),
-    ("openai-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
-                   r"|\bsk-[A-Za-z0-9]{32,64}\b"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("aws-access-key-id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("slack-token", r"{B}xox[abposre]-(?:[0-9A-Za-z]{1,40}-){1,4}[0-9A-Za-z]{6,}"),
+    ("stripe-key", r"{B}(?:sk|rk|pk|whsec)_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("anthropic-key", r"{B}sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{20,}"),
+    ("openai-key", r"{B}sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|{B}sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+                   r"|{B}sk-[A-Za-z0-9]{32,64}\b"),
+    ("google-api-key", r"{B}AIza[0-9A-Za-z_-]{35}"),
+    ("aws-access-key-id", r"{B}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
     ("aws-secret-key", r"(?i)aws.{0,20}?(?:secret|private)?.{0,10}?key.{0,6}?[\"']?\s*[:=]\s*[\"']?"
                        r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b|_authToken\s*=\s*(?P<s>[^\s\"']{8,})"),
-    ("twilio-key", r"\b(?:SK|AC)[0-9a-fA-F]{32}\b"),
-    ("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
-    ("password", r"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9_]*?_)?(?:password|passwd|passphrase|secret|"
+    ("npm-token", r"{B}npm_[A-Za-z0-9]{36}\b|_authToken\s*=\s*(?P<s>[^\s\"']{8,})"),
+    ("twilio-key", r"{B}(?:SK|AC)[0-9a-fA-F]{32}\b"),
+    ("sendgrid-key", r"{B}SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    ("password", r"(?i){B}(?:[A-Za-z0-9_]*?_)?(?:password|passwd|passphrase|secret|"
                  r"secret_?key|client_?secret|api_?key|access_?key|auth_?token|access_?token|token|credentials?)"
-                 r"[\"']?(?:[ \t]*:(?!//)[ \t]*|=|[ \t]+=[ \t]+(?=[\"']))"
-                 r"(?:(?P<q>[\"'])(?P<s>[^\s\"']{6,})(?P=q)|(?P<u>[^\s\"',;`()\[\]{}<>]{6,}))"),
-)
+                 r"(?:\\?[\"'])?(?:[ \t]*:(?!//)[ \t]*|=|[ \t]+=[ \t]+(?=\\?[\"']))"
+                 r"(?:(?P<q>\\?[\"'])(?P<s>[^\s\"'\\]{6,})(?P=q)|(?P<u>[^\s\"',;`()\[\]{}<>\\]{6,}))"),
+))
 
 # An unquoted value that is code, not a secret: a type, a keyword, a name path, a variable.
 _CODE_VALUE = re.compile(r"(?:string|number|boolean|undefined|null|none|true|false|optional|required|"
