@@ -15,6 +15,7 @@ from .._formatting import fmt_int, plural
 from .._progress import Line, Progress
 from .._session import Session, load
 from ..compaction._settings import Settings, load_settings
+from ..errors import WriteError
 from ._terminal import trusted
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
     (pointing to ``pikit info``, unless ``info_hint`` is false: ``info`` itself lists the damage;
     and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
+    if redacting(args) and getattr(args, "dry_run", None) is False:  # compact, branch-summary: would write
+        raise WriteError("--redact applies to what is shown (--dry-run); to write, first make a redacted copy with "
+                         "`pikit redact FILE -o OUT` and run on OUT")
     with terminal_progress(args) as progress:
         session = load(path, strict=getattr(args, "strict", False), progress=progress)
     damaged = session.report.damaged_lines
@@ -55,7 +59,7 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
         from .._redaction.session import redact
 
         session, report = redact(session, redactor_from(args))
-        print(f"pikit: {report_line(report)}", file=sys.stderr)
+        print(f"pikit: note: {report_line(report)}", file=sys.stderr)
     return session
 
 
@@ -80,7 +84,8 @@ def report_line(report: RedactionReport) -> str:
     """What a redaction replaced, in one line: counts per kind, never a value."""
     if not report.counts:
         return "redacted nothing: no secret found"
-    kinds = ", ".join(f"{kind} {fmt_int(n)}" for kind, n in sorted(report.counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    ranked = sorted(report.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    kinds = ", ".join(f"{kind} {fmt_int(n)}" for kind, n in ranked)
     where = plural(len(report.entries), "entry") + (" and the header" if report.header else "")
     return f"redacted {plural(report.total, 'string')} in {where}: {kinds}"
 

@@ -13,7 +13,7 @@ from .._formatting import fmt_int, plural
 from .._session import Session
 from ..compaction._entries import build_branch_summary, build_compaction, last_line_is_whole, write_entry
 from ..errors import PikitError, WriteError
-from ._common import print_json, redacting, session_settings
+from ._common import print_json, session_settings
 from ._json import compaction as compaction_json
 
 
@@ -23,9 +23,6 @@ def _write_target(args: Namespace, session: Session) -> Iterator[Appender | None
     in-place lock (held until the line is written, so a second run refuses)."""
     if bool(args.output) == bool(args.in_place):
         raise WriteError("choose where to write: -o OUT (a new copy) or --in-place (append to FILE)")
-    if redacting(args):
-        raise WriteError("--redact applies to what is shown (--dry-run); to write, first make a redacted copy with "
-                         "`pikit redact FILE -o OUT` and run on OUT")
     if not args.in_place:
         check_target(args.output, source=session.path, overwrite=args.force)
         yield None

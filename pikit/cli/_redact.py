@@ -23,7 +23,7 @@ def run(args: Namespace) -> int:
         print(f"pikit: warning: {args.file}: {len(damaged):,} damaged line(s) left out of the copy", file=sys.stderr)
     copy, report = redact(session, redactor)
     out = write_new(args.output, redacted_lines(copy), source=session.path, overwrite=args.force)
-    print(f"pikit: wrote {out}: {report_line(report)}", file=sys.stderr)
+    print(f"wrote {out}: {report_line(report)}", file=sys.stderr)
     if args.json:
         print_json(redact_json.report(report, args.file, out))
     return 0

@@ -79,6 +79,7 @@ BLOB = "\n".join(text for _, text in SECRETS.values()) + f"\nticket {USER_PATTER
 """Every planted secret, in one text."""
 ESCAPED = json.dumps({"output": BLOB})
 """The same text as JSON, the way a tool prints it (``\\n`` and ``\\"`` escapes)."""
+BLANK_IMAGE_DATA = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 IMAGE = base64.b64encode(b"\x89PNG fake image " + SECRETS["github-token"][0].encode()).decode()
 
 

@@ -121,7 +121,8 @@ def test_hashes_ids_and_paths_are_kept() -> None:
     redactor = pikit.Redactor(environment=False)
     kept = ["commit 3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345", "id 0db2eb3b-5ed8-4b70-88c6-a3f7104eb251",
             "toolu_01WuL7wXYE2pFBxf9HwRvBYq", "/usr/lib/python3.11/site-packages/pkg/module_name.py",
-            "model claude-sonnet-4-5-20250929", "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "model claude-sonnet-4-5-20250929",
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "const apiKey = parsed.apiKey || process.env.KEY", "token: string;", "with basic structure"]
     for text in kept:
         assert redactor.spans(text) == [], text
@@ -149,5 +150,5 @@ def test_hostile_input_does_not_crash(tmp_path: Path) -> None:
 
 
 def test_a_bad_expression_is_one_error_naming_the_parameter() -> None:
-    with pytest.raises(pikit.PikitError, match="^patterns: not a regular expression"):
+    with pytest.raises(pikit.PikitError, match=r"^patterns: not a regular expression"):
         pikit.Redactor(patterns=["("], environment=False)
