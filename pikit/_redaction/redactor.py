@@ -11,12 +11,24 @@ import base64
 import os
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PikitError, Wording
-from .rules import EMAIL, ENTROPY_LIMIT, NEEDLES, RULES, Finder, library_rules, plausible
+from .rules import (
+    EMAIL,
+    ENTROPY_LIMIT,
+    KEYWORD,
+    KEYWORDED,
+    KEYWORDS,
+    NEEDLES,
+    RULES,
+    WINDOW,
+    Finder,
+    library_rules,
+    plausible,
+)
 
 __all__ = ["ENV_NAMES", "Placeholders", "Redactor"]
 
@@ -79,6 +91,15 @@ class _Rule:
     checked: bool = False  # pikit's own rule: its matches go through ``plausible``
     needles: tuple[str, ...] = ()  # tried only on a text holding one of these (none: always)
     folded: bool = False  # the needles are lower case, looked for in the lower-cased text
+    keyworded: bool = False  # tried only around the keywords of ``KEYWORD`` (see :data:`.rules.KEYWORDED`)
+
+    def matches(self, text: str, windows: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+        """The rule's matches in ``text``, or in its keyword ``windows`` only."""
+        if not self.keyworded:
+            yield from self.pattern.finditer(text)
+            return
+        for start, end in windows:  # a match may begin in one window and end past it
+            yield from self.pattern.finditer(text, start, end)
 
     def tried(self, text: str, lower: str) -> bool:
         """Whether ``text`` (``lower``: lower-cased) may hold a match."""
@@ -90,7 +111,33 @@ class _Rule:
 
 def _rule(kind: str, pattern: re.Pattern[str], checked: bool = False) -> _Rule:
     needles, folded = NEEDLES.get(kind, ((), False))
-    return _Rule(kind, pattern, checked, needles, folded)
+    if kind in KEYWORDED and "http" in pattern.pattern:  # a service's URL (cloudant, softlayer): by its name
+        return _Rule(kind, pattern, checked, (kind,), True)
+    return _Rule(kind, pattern, checked, needles, folded, kind in KEYWORDED)
+
+
+def _windows(text: str, lower: str) -> list[tuple[int, int]]:
+    """Where the keywords of :data:`.rules.KEYWORD` are, widened by :data:`.rules.WINDOW` and merged."""
+    before, after = WINDOW
+    if len(lower) == len(text):  # found with str.find, far quicker than an expression ignoring case
+        places = sorted((at, at + len(word)) for word in KEYWORDS for at in _find_all(lower, word))
+    else:  # lower-casing moved characters (U+0130): the expression on the text itself
+        places = [m.span() for m in KEYWORD.finditer(text)]
+    windows: list[tuple[int, int]] = []
+    for found, ends in places:
+        start, end = max(0, found - before), min(len(text), ends + after)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _find_all(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + 1)
 
 
 @dataclass
@@ -155,10 +202,13 @@ class Redactor:
         if len(text) < _SHORTEST:
             return found
         lower = text.lower()
+        windows: list[tuple[int, int]] | None = None
         for rule in self._rules:
             if not rule.tried(text, lower):
                 continue
-            for match in rule.pattern.finditer(text):
+            if rule.keyworded and windows is None:
+                windows = _windows(text, lower)
+            for match in rule.matches(text, windows or []):
                 if rule.checked and not plausible(rule.kind, match):
                     continue
                 start, end = _secret_span(match)

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import PikitError
 
-__all__ = ["ENTROPY_LIMIT", "NEEDLES", "RULES", "Finder", "high_entropy", "library_rules", "plausible"]
+__all__ = ["ENTROPY_LIMIT", "KEYWORD", "KEYWORDED", "KEYWORDS", "NEEDLES", "RULES", "WINDOW", "Finder",
+           "high_entropy", "library_rules", "plausible"]
 
 #: (kind, regular expression): the secret is the group named ``s`` when the rule has one, else the match.
 _B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"  # a word starts: after no word character, or after ``\n`` written out
@@ -101,11 +102,20 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "telegram-bot-token": ((":",), False),
 }
 
+#: The kinds whose expressions start from a keyword (``password``, ``api_key``, ``SECRET``): they are
+#: tried only in a window around each keyword :data:`KEYWORD` finds, not over the whole text.
+KEYWORDED = frozenset({"password", "aws-secret-key", "cloudant", "ibm-cloud-iam", "ibm-cos-hmac", "softlayer"})
+KEYWORDS = ("key", "pw", "pass", "token", "secret", "credential")
+KEYWORD = re.compile("|".join(KEYWORDS), re.IGNORECASE)
+#: How far before and after a keyword its window reaches (a variable's name; a value).
+WINDOW = (100, 600)
+
 EMAIL = ("email", r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}\b")
 
 #: detect-secrets' limit for base64 strings (``Base64HighEntropyString``); pikit's default.
 ENTROPY_LIMIT = 4.5
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+=_-])[A-Za-z0-9+_-]{24,512}={0,2}(?![A-Za-z0-9+=_-])")
+_CANDIDATE = re.compile(r"[A-Za-z0-9+_-]{24,}={0,2}")  # greedy and leftmost: always a whole word
+_LONGEST = 512  # a longer word is data (a blob of base64), not a key
 _DATED = re.compile(r".*(?:\d{4}-\d\d-\d\d|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}).*", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-fA-F-]+")
 # Ids providers give tool calls, messages and responses: random, and no secrets.
@@ -151,7 +161,7 @@ class Finder:
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         """Where ``text`` holds a long word of base64 characters random enough to be a key."""
         for match in _CANDIDATE.finditer(text):
-            if high_entropy(match.group(), self._entropy, self.limit):
+            if match.end() - match.start() <= _LONGEST and high_entropy(match.group(), self._entropy, self.limit):
                 yield match.span()
 
 
