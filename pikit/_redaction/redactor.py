@@ -264,5 +264,10 @@ def _compiled(expression: Any, name: str) -> re.Pattern[str]:
     try:
         return re.compile(expression)
     except (re.error, TypeError) as exc:
-        raise PikitError(Wording("{name}: not a regular expression ({why}): {value}", {"name": name},
-                                 why=exc, value=str(expression)[:80])) from None
+        values = {"why": exc, "value": str(expression)[:80]}
+        if name == "patterns":
+            wording = Wording("{patterns}: not a regular expression ({why}): {value}", {"patterns": "patterns"},
+                              **values)
+        else:
+            wording = Wording("{allow}: not a regular expression ({why}): {value}", {"allow": "allow"}, **values)
+        raise PikitError(wording) from None

@@ -19,12 +19,14 @@ __all__ = ["FLAGS", "error_line", "in_flags"]
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
     "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...), model_catalog(agent_dir=...)
+    "allow": "--redact-allow-pattern",  # Redactor(allow=[re.compile(...)])
     "by": "--by",                # Corpus.usage(by=...)
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
+    "patterns": "--redact-pattern",  # Redactor(patterns=[...])
     "root": "DIR",               # Corpus.open(root=...)
     "speed": "--speed",          # replay(speed=...)
 })
