@@ -36,6 +36,7 @@ QUICK, REFACTOR, DAMAGED = SAMPLES / "quick-tour.jsonl", SAMPLES / "refactor-aut
 RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
     "pikit context": [(["context", str(QUICK)], ["", "leaves.*"])],
     "pikit tree": [(["tree", str(QUICK)], [""])],
+    "pikit redact": [(["redact", str(QUICK), "-o", "{tmp}/redacted.jsonl", "--redact-pattern", "auth"], [""])],
     "pikit info": [(["info", str(DAMAGED)], ["", "problems.*"])],
     "pikit compact --dry-run": [(["compact", str(QUICK), "--dry-run", "--keep-recent-tokens", "100,100000"],
                                  ["", "leaves.*.*"])],
