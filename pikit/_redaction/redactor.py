@@ -140,9 +140,9 @@ def _find_all(text: str, word: str) -> Iterator[int]:
         at = text.find(word, at + 1)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Redactor:
-    """What to redact, compiled once; reuse one for many sessions.
+    """What to redact, compiled once; reuse one for many sessions (and threads: it is immutable).
 
     * ``patterns``: extra regular expressions (strings or compiled); a match is a secret of kind
       ``pattern`` (its first group when the expression has groups, else the whole match).
@@ -174,8 +174,9 @@ class Redactor:
     _finder: Finder | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.patterns = tuple(self.patterns)
-        self.allow = tuple(self.allow)
+        fix = object.__setattr__  # (frozen: the compiled rules are set once, here)
+        fix(self, "patterns", tuple(self.patterns))
+        fix(self, "allow", tuple(self.allow))
         rules = [_rule(kind, re.compile(expression), checked=True) for kind, expression in RULES]
         environ = os.environ if self.environment is True else (self.environment or {})
         values = environment_secrets(environ)
@@ -187,10 +188,10 @@ class Redactor:
             rules.append(_rule(EMAIL[0], re.compile(EMAIL[1])))
         if self.library:
             rules += [_rule(kind, pattern) for kind, pattern in library_rules()]
-        self._rules = rules
-        self._allowed = frozenset(a for a in self.allow if isinstance(a, str))
-        self._allowed_patterns = [_compiled(a, "allow") for a in self.allow if not isinstance(a, str)]
-        self._finder = Finder(self.entropy) if self.entropy is not None else None
+        fix(self, "_rules", rules)
+        fix(self, "_allowed", frozenset(a for a in self.allow if isinstance(a, str)))
+        fix(self, "_allowed_patterns", [_compiled(a, "allow") for a in self.allow if not isinstance(a, str)])
+        fix(self, "_finder", Finder(self.entropy) if self.entropy is not None else None)
 
     def allowed(self, secret: str) -> bool:
         """Whether ``secret`` is on the allow-list."""

@@ -152,3 +152,17 @@ def test_hostile_input_does_not_crash(tmp_path: Path) -> None:
 def test_a_bad_expression_is_one_error_naming_the_parameter() -> None:
     with pytest.raises(pikit.PikitError, match=r"^patterns: not a regular expression"):
         pikit.Redactor(patterns=["("], environment=False)
+
+
+def test_one_numbering_across_sessions(source: pikit.Session) -> None:
+    redactor = pikit.Redactor(environment=False)
+    numbering = pikit.Placeholders()
+    first, report = pikit.redact(source, redactor, placeholders=numbering)
+    second, _ = pikit.redact(source, redactor, placeholders=numbering)
+    assert [e.raw for e in first.entries] == [e.raw for e in second.entries]
+    fresh, _ = pikit.redact(pikit.loads(json.dumps(planted.entries()[0]) + "\n" + json.dumps(
+        {"type": "message", "id": "z1", "parentId": None, "timestamp": "t",
+         "message": {"role": "user", "content": "new " + "ghp_" + "Z" * 36, "timestamp": 1}})),
+        redactor, placeholders=numbering)
+    after = report.distinct["github-token"] + 1  # numbered after the source's tokens
+    assert fresh.entry("z1").message["content"] == f"new [REDACTED:github-token:{after}]"
