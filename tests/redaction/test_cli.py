@@ -115,3 +115,13 @@ def test_a_bad_pattern_is_one_error_line(source: Path, tmp_path: Path) -> None:
     one_error_line(run("redact", source, "-o", tmp_path / "x.jsonl", "--redact-pattern", "("),
                    "--redact-pattern", "not a regular expression")
     one_error_line(run("tree", source, "--redact-allow-pattern", "[a"), "--redact-allow-pattern")
+
+
+@pytest.mark.parametrize("command", [["fork", "--leaf", "a000000c"], ["migrate"]])
+def test_fork_and_migrate_redact_what_they_write(source: Path, tmp_path: Path, command: list[str]) -> None:
+    out = tmp_path / "out.jsonl"
+    proc = run(command[0], source, *command[1:], "-o", out, "--redact", *FLAGS, extra_env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert planted.survivors(out.read_bytes()) == []
+    if command[0] == "migrate":  # a copy keeps the header (a fork makes a new one, as Pi does)
+        assert "redactedBy" in pikit.load(out).header
