@@ -158,7 +158,8 @@ class Redactor:
     * ``library``: also run detect-secrets' detectors for the kinds pikit has no rule of its own for.
 
     Raises :class:`~pikit.PikitError` (naming ``patterns`` or ``allow``) for an expression that
-    does not compile, and when detect-secrets is not installed.
+    does not compile, and when detect-secrets is not installed (``library=False`` with
+    ``entropy=None`` needs only pikit's own rules, and no detect-secrets).
     """
 
     patterns: Iterable[str | re.Pattern[str]] = ()

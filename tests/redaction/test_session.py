@@ -166,3 +166,14 @@ def test_one_numbering_across_sessions(source: pikit.Session) -> None:
         redactor, placeholders=numbering)
     after = report.distinct["github-token"] + 1  # numbered after the source's tokens
     assert fresh.entry("z1").message["content"] == f"new [REDACTED:github-token:{after}]"
+
+
+def test_without_detect_secrets_one_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    for name in [m for m in sys.modules if m.split(".")[0] == "detect_secrets"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "detect_secrets", None)  # an import of it fails
+    with pytest.raises(pikit.PikitError, match=r"pikit\[redact\]"):
+        pikit.Redactor(environment=False)
+    assert pikit.Redactor(environment=False, library=False, entropy=None).spans("ghp_" + "a" * 36)
