@@ -58,10 +58,17 @@ _CODE_VALUE = re.compile(r"(?:string|number|boolean|undefined|null|none|true|fal
                          re.IGNORECASE)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_CLOSES = re.compile(r"[ \t]*[,})]")
+
+
 def plausible(kind: str, match: re.Match[str]) -> bool:
     """Whether a match of pikit's rule ``kind`` is a secret (an unquoted assignment may be code)."""
     if kind == "password" and match.group("u") is not None:
-        return not _CODE_VALUE.fullmatch(match.group("u"))
+        value = match.group("u")
+        if _IDENTIFIER.fullmatch(value) and _CLOSES.match(match.string, match.end()):
+            return False  # a variable in code: ``{ ...options, token: sessionToken }``
+        return not _CODE_VALUE.fullmatch(value)
     return True
 
 

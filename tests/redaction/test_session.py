@@ -123,7 +123,8 @@ def test_hashes_ids_and_paths_are_kept() -> None:
             "toolu_01WuL7wXYE2pFBxf9HwRvBYq", "/usr/lib/python3.11/site-packages/pkg/module_name.py",
             "model claude-sonnet-4-5-20250929",
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-            "const apiKey = parsed.apiKey || process.env.KEY", "token: string;", "with basic structure"]
+            "const apiKey = parsed.apiKey || process.env.KEY", "token: string;", "with basic structure",
+            "return { ...file, token: test_schema }", "f(password: userPassword)"]
     for text in kept:
         assert redactor.spans(text) == [], text
 
