@@ -59,7 +59,7 @@ _CODE_VALUE = re.compile(r"(?:string|number|boolean|undefined|null|none|true|fal
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_CLOSES = re.compile(r"[ \t]*[,})]")
+_CLOSES = re.compile(r"[ \t]*[,}()]")  # the end of an argument or a member, or a call
 
 
 def plausible(kind: str, match: re.Match[str]) -> bool:
