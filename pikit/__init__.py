@@ -38,6 +38,8 @@ if typing.TYPE_CHECKING:
     from ._format.entry import Entry as Entry
     from ._format.lines import LoadReport as LoadReport, Problem as Problem
     from ._format.tail import Appended as Appended, FileMark as FileMark, read_appended as read_appended
+    from ._redaction.redactor import Placeholders as Placeholders, Redactor as Redactor
+    from ._redaction.session import RedactionReport as RedactionReport, redact as redact
     from ._session import Session as Session, load as load, loads as loads
     from ._tree.refresh import Refresh as Refresh
     from ._tree.sessiontree import CURRENT as CURRENT, SessionTree as SessionTree

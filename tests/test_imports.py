@@ -65,6 +65,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compaction", ("compaction",)),
     ("session", ("_session",)),
     ("following", ("_following", "_replaying")),
+    ("redaction", ("_redaction",)),
     ("llm", ("llm",)),
     ("frames", ("frames",)),
     ("corpus", ("corpus",)),

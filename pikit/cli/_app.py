@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -81,11 +82,36 @@ def _token_list(text: str) -> list[int]:
     return [_tokens(part) for part in parts]
 
 
-def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
+def _session_arg(p: argparse.ArgumentParser, *, progress: bool = True, redact: bool = True) -> None:
     p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
     p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
     if progress:
         _progress_arg(p)
+    if redact:
+        p.add_argument("--redact", action="store_true",
+                       help="replace secrets by placeholders in everything shown or written (as `pikit redact`)")
+        _redaction_args(p, implies=" (implies --redact)")
+
+
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression ({exc}): {echo(text)}") from None
+    return text
+
+
+def _redaction_args(p: argparse.ArgumentParser, *, implies: str = "") -> None:
+    p.add_argument("--redact-pattern", action="append", type=_regex, metavar="REGEX", default=[],
+                   help=f"also redact what this expression matches (its first group if it has one); "
+                        f"repeatable{implies}")
+    p.add_argument("--redact-allow", action="append", metavar="VALUE", default=[],
+                   help=f"never redact this exact value; repeatable{implies}")
+    p.add_argument("--redact-allow-pattern", action="append", type=_regex, metavar="REGEX", default=[],
+                   help=f"never redact a value this expression matches whole; repeatable{implies}")
+    p.add_argument("--redact-emails", action="store_true", help=f"also redact e-mail addresses{implies}")
+    p.add_argument("--keep-images", action="store_true",
+                   help=f"keep inline images (by default their data is replaced by a blank image){implies}")
 
 
 def _progress_arg(p: argparse.ArgumentParser) -> None:
@@ -206,6 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
     p.set_defaults(run=_lazy("files:run_migrate"))
 
+    p = sub.add_parser("redact", help="write a copy of a session with its secrets replaced by placeholders")
+    p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
+    p.add_argument("--strict", action="store_true", help="fail on the first damaged line instead of skipping it")
+    _progress_arg(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the new file (must not exist)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists (never the source)")
+    _redaction_args(p)
+    p.add_argument("--json", action="store_true", help="print the report (counts, never values) as JSON")
+    p.set_defaults(run=_lazy("redact:run"))
+
     p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
     _session_arg(p)
     p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
@@ -232,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_lazy("models:run"))
 
     p = sub.add_parser("watch", help="follow a session while Pi writes it: a live gauge of the context")
-    _session_arg(p, progress=False)
+    _session_arg(p, progress=False, redact=False)
     p.add_argument("--context-window", type=_window, metavar="N",
                    help="the context window in tokens (default: the leaf's model's, as Pi resolves it; "
                         "unknown without it for a model no source knows)")

@@ -8,14 +8,19 @@ import shlex
 import shutil
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import jsjson
-from .._formatting import plural
+from .._formatting import fmt_int, plural
 from .._progress import Line, Progress
 from .._session import Session, load
 from ..compaction._settings import Settings, load_settings
+from ..errors import WriteError
 from ._terminal import trusted
+
+if TYPE_CHECKING:
+    from .._redaction.redactor import Redactor
+    from .._redaction.session import RedactionReport
 
 
 @contextlib.contextmanager
@@ -37,6 +42,9 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
     (pointing to ``pikit info``, unless ``info_hint`` is false: ``info`` itself lists the damage;
     and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
     path = args.file
+    if redacting(args) and getattr(args, "dry_run", None) is False:  # compact, branch-summary: would write
+        raise WriteError("--redact applies to what is shown (--dry-run); to write, first make a redacted copy with "
+                         "`pikit redact FILE -o OUT` and run on OUT")
     with terminal_progress(args) as progress:
         session = load(path, strict=getattr(args, "strict", False), progress=progress)
     damaged = session.report.damaged_lines
@@ -47,7 +55,39 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
               file=sys.stderr)
     if note_v1 and session.report.migrated_from == 1 and not getattr(args, "json", False):
         print(f"pikit: note: {V1_IDS_NOTE.format(path=path)}", file=sys.stderr)
+    if redacting(args):
+        from .._redaction.session import redact
+
+        session, report = redact(session, redactor_from(args))
+        print(f"pikit: note: {report_line(report)}", file=sys.stderr)
     return session
+
+
+def redacting(args: Any) -> bool:
+    """Whether the command runs on a redacted session: ``--redact``, or any of its options."""
+    return any(getattr(args, name, False) for name in ("redact", "redact_pattern", "redact_allow",
+                                                        "redact_allow_pattern", "redact_emails", "keep_images"))
+
+
+def redactor_from(args: Any) -> Redactor:
+    """The :class:`~pikit.Redactor` the redaction flags describe."""
+    import re
+
+    from .._redaction.redactor import Redactor
+
+    allow: list[str | re.Pattern[str]] = [*args.redact_allow, *(re.compile(p) for p in args.redact_allow_pattern)]
+    return Redactor(patterns=args.redact_pattern, allow=allow, emails=args.redact_emails,
+                    keep_images=args.keep_images)
+
+
+def report_line(report: RedactionReport) -> str:
+    """What a redaction replaced, in one line: counts per kind, never a value."""
+    if not report.counts:
+        return "redacted nothing: no secret found"
+    ranked = sorted(report.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    kinds = ", ".join(f"{kind} {fmt_int(n)}" for kind, n in ranked)
+    where = plural(len(report.entries), "entry") + (" and the header" if report.header else "")
+    return f"redacted {plural(report.total, 'string')} in {where}: {kinds}"
 
 
 #: What ``info``, ``tree`` and ``context`` say about a version-1 file's entry ids.

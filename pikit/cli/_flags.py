@@ -19,6 +19,7 @@ __all__ = ["FLAGS", "error_line", "in_flags"]
 #: Each parameter a library error may name, with the flag the command line sets it by.
 FLAGS: Mapping[str, str] = MappingProxyType({
     "agent_dir": "--agent-dir",  # Corpus.open(agent_dir=...), model_catalog(agent_dir=...)
+    "allow": "--redact-allow-pattern",  # Redactor(allow=[re.compile(...)])
     "auto_compact_limit": "--auto-compact-limit",  # compaction.simulate(auto_compact_limit=...)
     "by": "--by",                # Corpus.usage(by=...)
     "compaction": "--compaction",  # evaluate(session, compaction=...)
@@ -29,6 +30,7 @@ FLAGS: Mapping[str, str] = MappingProxyType({
     "max_gap": "--max-gap",      # replay(max_gap=...)
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
+    "patterns": "--redact-pattern",  # Redactor(patterns=[...])
     "root": "DIR",               # Corpus.open(root=...)
     "speed": "--speed",          # replay(speed=...)
     "strategy": "--strategy",    # compaction.simulate(strategy=...)

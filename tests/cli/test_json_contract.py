@@ -39,6 +39,7 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                    (["diff", str(REFACTOR), "--compaction", "f6135720"], ["", "totals", "rows.*"])],
     "pikit show": [(["show", str(QUICK), "1d4d"], [""]), (["show", str(REFACTOR), "f6135720"], [""])],
     "pikit tree": [(["tree", str(QUICK)], [""])],
+    "pikit redact": [(["redact", str(QUICK), "-o", "{tmp}/redacted.jsonl", "--redact-pattern", "auth"], [""])],
     "pikit info": [(["info", str(DAMAGED)], ["", "problems.*"])],
     "pikit compact --dry-run": [(["compact", str(QUICK), "--dry-run", "--keep-recent-tokens", "100,100000"],
                                  ["", "leaves.*.*"])],

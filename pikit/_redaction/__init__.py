@@ -1,0 +1,1 @@
+"""Redaction: a session with its secrets replaced by stable placeholders (see :mod:`.session`)."""
