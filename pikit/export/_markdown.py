@@ -6,7 +6,7 @@ block for the head compaction (what it replaced and kept), then every message th
 at the leaf, each under a numbered heading with its role, entry, zone (``kept`` before the
 compaction, ``new`` after it) and token figures (Pi's estimate; the usage the provider
 reported, and which message the context size starts from). Tool calls are code blocks named
-by their tool (:mod:`pikit.widgets._views.calls`: a ``bash`` command, an ``edit`` as a diff, a
+by their tool (:mod:`pikit.widgets._calls`: a ``bash`` command, an ``edit`` as a diff, a
 ``write`` as code with its path). With ``tree=True`` the whole tree follows, in Pi's ``/tree``
 order, each entry off the branch marked ``abandoned branch``.
 
@@ -25,8 +25,8 @@ from .._format.message import ImageBlock, MessageView, TextBlock, ThinkingBlock,
 from .._formatting import fmt_int, plural
 from .._session import Session
 from .._tree.sessiontree import CURRENT
+from ..widgets._calls import call_parts
 from ..widgets._views import ContextHeader, context_header, context_page, context_rows
-from ..widgets._views.calls import call_parts
 from ..widgets._views.context import RowView
 from ._mdtext import fence, inline
 

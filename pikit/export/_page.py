@@ -32,7 +32,13 @@ from ..widgets._views import (
 )
 from ._tree import TREE_CSS, render_tree
 
-__all__ = ["CSP", "PageSettings", "render_page", "write_page"]
+__all__ = ["CSP", "PAGE_TEXT_CHARS", "PageSettings", "render_page", "write_page"]
+
+#: The most characters of message text one page inlines, the newest messages first (each body
+#: at most ``BODY_CHARS``, 20,000, its first part shown and the size of the rest stated); the
+#: older messages are listed with their size, so the page of any session stays small enough
+#: for a browser to open.
+PAGE_TEXT_CHARS = 2_000_000
 
 #: Nothing may be fetched, framed, scripted or submitted: the page is text and inline styles.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -157,7 +163,8 @@ def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *
     kind = (leaf_entry.role or leaf_entry.type) if leaf_entry is not None else None
     rows = context_rows(projection)
     header = render_header(context_header(projection, labels=session.labels, kind=kind))
-    table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels))
+    table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels),
+                         anchors=True, text_budget=PAGE_TEXT_CHARS)
     history = compaction_history(session, leaf_id)
     threshold = None if settings.context_window is None else settings.context_window - settings.reserve_tokens
     chart = render_chart([ChartGroup("this branch", tuple(history))], threshold, empty=_NO_COMPACTION)

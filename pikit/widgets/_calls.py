@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..._format.message import ToolCall
+from .._format.message import ToolCall
 
 __all__ = ["CallPart", "call_parts", "language_of"]
 
