@@ -30,7 +30,7 @@ from ..errors import Wording, WriteError
 from .reading import NotRegularFileError, kind_of, open_regular
 
 __all__ = ["Appender", "append_lines", "check_target", "copy_with_lines",
-           "uuid7", "write_new"]
+           "uuid7", "write_new", "write_pieces"]
 
 _COPY_CHUNK = 8 * 1024 * 1024
 
@@ -64,6 +64,12 @@ def write_new(target: str | os.PathLike[str], lines: Iterable[bytes], *, source:
     existing file without ``overwrite``, or cannot be written; nothing is left behind then.
     """
     return _write_new(os.fspath(target), (piece for line in lines for piece in (line, b"\n")), source, overwrite)
+
+
+def write_pieces(target: str | os.PathLike[str], pieces: Iterable[bytes], *, source: str | None = None,
+                 overwrite: bool = False) -> str:
+    """Write ``pieces`` one after the other, as they are, as a new file (as :func:`write_new`)."""
+    return _write_new(os.fspath(target), pieces, source, overwrite)
 
 
 def check_target(target: str | os.PathLike[str], *, source: str | None = None,

@@ -242,15 +242,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report (counts, never values) as JSON")
     p.set_defaults(run=_lazy("redact:run"))
 
-    p = sub.add_parser("export", help="a self-contained HTML page: tree, context, budget, compactions")
+    p = sub.add_parser("export", help="a self-contained HTML page (tree, context, budget, compactions) or Markdown")
     _session_arg(p)
     p.add_argument("--leaf", metavar="ID", help="the leaf to show (default: the last entry)")
-    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the HTML file to write (must not exist)")
+    p.add_argument("-o", "--output", required=True, metavar="PAGE", help="the file to write (must not exist)")
     p.add_argument("--force", action="store_true", help="replace PAGE if it exists (never the source)")
+    p.add_argument("--format", choices=["html", "markdown"], default="html",
+                   help="html (default): the page; markdown: the branch as the model saw it")
+    p.add_argument("--tree", action="store_true",
+                   help="with --format markdown: every branch of the tree, the abandoned ones marked")
     p.add_argument("--filter", default="default", choices=["default", "no-tools", "user-only", "labeled-only", "all"],
                    help="which entries the tree shows (Pi's filter modes)")
     p.add_argument("--model", metavar="PROVIDER/ID", help="the model for the budget (default: the leaf's)")
     p.add_argument("--context-window", type=_tokens, metavar="N", help="default: the model's window, as Pi resolves it")
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N",
+                   help="tokens reserved for the answer (default: the effective setting)")
+    p.add_argument("--keep-recent-tokens", type=_tokens, metavar="N",
+                   help="tokens of recent context a compaction keeps (default: the effective setting)")
     p.add_argument("--settings", metavar="FILE", help="a settings.json instead of Pi's global+project files")
     p.set_defaults(run=_lazy("export:run"))
 

@@ -32,7 +32,13 @@ from ..widgets._views import (
 )
 from ._tree import TREE_CSS, render_tree
 
-__all__ = ["CSP", "PageSettings", "render_page", "write_page"]
+__all__ = ["CSP", "PAGE_TEXT_CHARS", "PageSettings", "render_page", "write_page"]
+
+#: The most characters of message text one page inlines, the newest messages first (each body
+#: at most ``BODY_CHARS``, 20,000, its first part shown and the size of the rest stated); the
+#: older messages are listed with their size, so the page of any session stays small enough
+#: for a browser to open.
+PAGE_TEXT_CHARS = 1_000_000
 
 #: Nothing may be fetched, framed, scripted or submitted: the page is text and inline styles.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -148,6 +154,11 @@ def _window_html(settings: PageSettings) -> str:
 
 def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *, tree_filter: str = "default") -> str:
     """The page of ``session`` at ``leaf`` (default: the session's leaf) as one HTML string."""
+    return "".join(_page_parts(session, settings, leaf, tree_filter))
+
+
+def _page_parts(session: Session, settings: PageSettings, leaf: Any, tree_filter: str) -> list[str]:
+    """The page in its parts, in order (written one by one, so the page is never one string)."""
     leaf_id = session.resolve_leaf(leaf)
     projection = session.context(leaf_id)
     budget = render_budget(budget_view(projection, model=settings.model, window=settings.context_window,
@@ -157,7 +168,8 @@ def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *
     kind = (leaf_entry.role or leaf_entry.type) if leaf_entry is not None else None
     rows = context_rows(projection)
     header = render_header(context_header(projection, labels=session.labels, kind=kind))
-    table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels))
+    table = render_table(context_page(projection, rows, 0, max(len(rows), 1), labels=session.labels),
+                         anchors=True, text_budget=PAGE_TEXT_CHARS)
     history = compaction_history(session, leaf_id)
     threshold = None if settings.context_window is None else settings.context_window - settings.reserve_tokens
     chart = render_chart([ChartGroup("this branch", tuple(history))], threshold, empty=_NO_COMPACTION)
@@ -165,24 +177,24 @@ def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *
     marks = [(branch_index[p.id], p.id) for p in history if p.id in branch_index]
     growth = _growth(session, leaf_id, settings, marks)
     tree = render_tree(session, leaf_id, mode=tree_filter)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<meta name="referrer" content="no-referrer">'
             f"<title>{esc(session.title)} · pikit</title><style>{CSS}{TREE_CSS}{PAGE_CSS}</style></head>"
             f'<body><main class="pikit-root pikit-page">{_head(session, leaf_id, settings)}'
-            '<div class="pikit-layout"><section class="pikit-tree-panel" aria-label="tree"><h2>The tree</h2>'
-            f'{tree}</section><div><section aria-label="budget">{budget}</section>'
+            '<div class="pikit-layout"><section class="pikit-tree-panel" aria-label="tree"><h2>The tree</h2>',
+            tree, f'</section><div><section aria-label="budget">{budget}</section>'
             f'<section aria-label="compaction history"><h2>Compactions and context size</h2>{chart}{growth}'
-            f'</section><section aria-label="context"><h2>What the model sees at the leaf</h2>{header}{table}'
+            f'</section><section aria-label="context"><h2>What the model sees at the leaf</h2>{header}', table,
             f"</section></div></div><footer>Exported by pikit {esc(__version__)}. Everything on this page "
-            "is in this file: it loads nothing and runs no script.</footer></main></body></html>\n")
+            "is in this file: it loads nothing and runs no script.</footer></main></body></html>\n"]
 
 
 def write_page(session: Session, settings: PageSettings, output: str | os.PathLike[str], leaf: Any = CURRENT, *,
                tree_filter: str = "default", overwrite: bool = False) -> str:
     """Write the page to ``output`` (a new file unless ``overwrite``; never the session file)."""
-    from .._format.write import write_new
+    from .._format.write import write_pieces
 
-    page = render_page(session, settings, leaf, tree_filter=tree_filter).rstrip("\n").encode("utf-8")
-    return write_new(output, [page], source=session.path, overwrite=overwrite)
+    parts = _page_parts(session, settings, leaf, tree_filter)
+    return write_pieces(output, (part.encode("utf-8") for part in parts), source=session.path, overwrite=overwrite)

@@ -16,8 +16,10 @@ from .._format.message import MessageView, TextBlock, ThinkingBlock, ToolCall, v
 from .._formatting import fmt_delta, fmt_int, plural
 from .._inert import html_text as esc
 from .._palette import css_variables
+from ._transcript import call_html, markdown_html
 
 __all__ = [
+    "BODY_CHARS",
     "CSS",
     "error_box",
     "esc",
@@ -32,7 +34,8 @@ __all__ = [
 
 _LONG_CHARS = 600
 _LONG_LINES = 10
-_MAX_BODY_CHARS = 20_000
+#: A body longer than this many characters shows its first ``BODY_CHARS`` and the size of the rest.
+BODY_CHARS = 20_000
 
 
 _ROLE_CLASS = {
@@ -61,8 +64,8 @@ def label_pill(label: Any) -> str:
 
 def _collapsible(text: str, css: str = "pikit-pre") -> str:
     """Preformatted text; long text shows its start and folds the rest into ``<details>``."""
-    if len(text) > _MAX_BODY_CHARS:
-        text = text[:_MAX_BODY_CHARS] + f"\n… ({fmt_int(len(text) - _MAX_BODY_CHARS)} more characters not shown)"
+    if len(text) > BODY_CHARS:
+        text = text[:BODY_CHARS] + f"\n… ({fmt_int(len(text) - BODY_CHARS)} more characters not shown)"
     lines = text.count("\n") + 1
     if len(text) <= _LONG_CHARS and lines <= _LONG_LINES:
         return f'<div class="{css}">{esc(text)}</div>'
@@ -71,6 +74,28 @@ def _collapsible(text: str, css: str = "pikit-pre") -> str:
     return (f'<div class="{css} pikit-head">{esc(head)}…</div>'
             f'<details class="pikit-more"><summary>show all ({fmt_int(len(text))} characters, '
             f'{fmt_int(lines)} line{plural})</summary><div class="{css}">{esc(text)}</div></details>')
+
+
+def _prose(text: str) -> str:
+    """An assistant's text: sanitized Markdown when short enough, else folded preformatted text."""
+    if len(text) > BODY_CHARS:
+        return _collapsible(text)
+    return markdown_html(text, _collapsible)
+
+
+def _diff_lines(text: str) -> str:
+    lines = []
+    for line in text.split("\n"):
+        css = "pikit-plus" if line.startswith("+") else "pikit-minus" if line.startswith("-") else ""
+        lines.append(f'<span class="{css}">{esc(line)}</span>' if css else esc(line))
+    return "\n".join(lines)
+
+
+def _code(text: str, language: str) -> str:
+    """A tool call's part as code (a diff's lines coloured), long ones folded."""
+    if language != "diff" or len(text) > _LONG_CHARS * 10:
+        return _collapsible(text)
+    return f'<div class="pikit-pre">{_diff_lines(text)}</div>'
 
 
 def _json(value: Any) -> str:
@@ -84,14 +109,13 @@ def _assistant(m: MessageView) -> list[str]:
     parts: list[str] = []
     for block in m.blocks:
         if isinstance(block, TextBlock) and block.text.strip():
-            parts.append(_collapsible(block.text))
+            parts.append(_prose(block.text))
         elif isinstance(block, ThinkingBlock) and block.thinking:
             parts.append('<details class="pikit-thinking"><summary>thinking '
                          f"({fmt_int(len(block.thinking))} characters)</summary>"
                          f'<div class="pikit-pre">{esc(block.thinking)}</div></details>')
         elif isinstance(block, ToolCall):
-            call = f"→ {block.name}({_json(block.arguments)})"
-            parts.append(f'<div class="pikit-call">{_collapsible(call)}</div>')
+            parts.append(call_html(block, _code))
     if m.stopped_early:
         detail = f": {m.error_message}" if m.error_message else ""
         parts.append(f'<div class="pikit-warn">stopped: {esc(m.stop_reason)}{esc(detail)}</div>')
@@ -167,7 +191,16 @@ CSS = css_variables(".pikit-root, .pikit-tree") + """
 details.pikit-more > summary, details.pikit-thinking > summary, details.pikit-block > summary {
   cursor: pointer; color: var(--jp-brand-color1, #1565c0); font-size: 0.9em; }
 .pikit-clamp { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
-.pikit-call { color: var(--jp-ui-font-color1, #333); margin: 2px 0; }
+.pikit-call { color: var(--jp-ui-font-color1, #333); margin: 4px 0; }
+.pikit-call-name { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
+.pikit-code { background: var(--jp-layout-color2, #f6f8fa); border-radius: 3px; padding: 2px 6px; margin: 2px 0; }
+.pikit-md > :first-child { margin-top: 0; } .pikit-md > :last-child { margin-bottom: 0; }
+.pikit-md pre { background: var(--jp-layout-color2, #f6f8fa); padding: 4px 6px; border-radius: 3px;
+  white-space: pre-wrap; word-break: break-word; }
+.pikit-md code { font-family: var(--jp-code-font-family, monospace); font-size: 0.92em; }
+.pikit-md table { border-collapse: collapse; } .pikit-md td, .pikit-md th { border: 1px solid #ddd; padding: 1px 4px; }
+.pikit-anchor { color: var(--jp-ui-font-color3, #999); text-decoration: none; font-size: 0.85em; }
+.pikit-anchor:hover { color: var(--jp-brand-color1, #1565c0); }
 .pikit-error { border: 1px solid #d32f2f; background: rgba(211, 47, 47, 0.10); color: var(--jp-ui-font-color1, #222);
   border-radius: 4px; padding: 6px 8px; margin: 4px 0; }
 .pikit-error b { color: #d32f2f; }

@@ -97,3 +97,35 @@ def test_planted_markup_in_a_session_renders_as_text(page: Page, tmp_path: Path)
     assert "<script>document.title='pwned';window.__planted=1</script>" in body
     assert page.locator("script").count() == 0 and page.locator("img").count() == 0
     screenshot(page, "export-planted")
+
+
+def test_transcript_anchors_and_no_script_from_session_text(page: Page, tmp_path: Path) -> None:
+    session = tmp_path / "planted.jsonl"
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
+    answer = [{"type": "text", "text": f"# Heading\n\n**bold** {PLANTED}\n\n[run](javascript:window.__planted=3) "
+                                       "[docs](https://example.org/)\n\n![pic](https://example.org/p.png)"},
+              {"type": "toolCall", "id": "c1", "name": "edit",
+               "arguments": {"path": "a.py", "oldText": "x = 1\n", "newText": f"x = 2  # {PLANTED}\n"}}]
+    lines = [header,
+             {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+              "message": {"role": "user", "content": "go", "timestamp": 1767225601000}},
+             {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+              "message": {"role": "assistant", "content": answer, "provider": "anthropic",
+                          "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 1767225602000}}]
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = _export(session, tmp_path / "planted.html", tmp_path)
+    problems, requests = _open(page, out)
+    assert problems == [] and requests == [out.as_uri()]
+    assert page.evaluate("window.__planted") is None and page.title().endswith("· pikit")
+    row = page.locator("#entry-a1")
+    assert row.count() == 1 and row.locator("a.pikit-anchor").get_attribute("href") == "#entry-a1"
+    assert page.locator("#entry-u1").count() == 1
+    body = row.locator(".pikit-md")
+    assert body.locator("h1").inner_text() == "Heading" and body.locator("strong").inner_text() == "bold"
+    assert body.locator("script, img").count() == 0
+    assert [a.get_attribute("href") for a in body.locator("a").all()] == ["https://example.org/"]
+    assert "<script>" in body.inner_text()
+    assert row.locator(".pikit-minus").first.inner_text() == "--- a/a.py"
+    row.locator("a.pikit-anchor").click()
+    assert page.url.endswith("#entry-a1") and page.evaluate("window.__planted") is None
+    screenshot(page, "export-transcript", full_page=True)

@@ -14,7 +14,7 @@ from typing import Any
 from ..._context.describe import entry_preview
 from ..._context.projection import ProjectedEntry, Projection
 from ..._context.tokens import estimate_tokens, message_usage, usage_total
-from .._html import esc, fmt_int, label_pill, message_body, role_badge
+from .._html import BODY_CHARS, esc, fmt_int, label_pill, message_body, role_badge
 
 __all__ = [
     "CompactionBlock",
@@ -290,6 +290,9 @@ def context_page(p: Projection, rows: Sequence[ContextRow], page: int, size: int
     return ContextPage(tuple(out), page, pages, start + 1 if chunk else 0, len(rows))
 
 
+#: A run of more older rows than this, not inlined, is drawn as one row.
+FOLDED_RUN = 20
+
 _MARKERS = {"omitted": ("omitted", "omitted by edit "), "replaced": ("replaced", "replaced by edit ")}
 
 
@@ -323,26 +326,60 @@ def _figures(view: RowView) -> str:
     return "".join(figures)
 
 
-def _row_html(view: RowView) -> str:
+def _anchor(view: RowView) -> tuple[str, str]:
+    """``id="entry-<id>"`` and a visible link to it (on the first row of an entry only)."""
+    if view.row.position > 0:
+        return "", ""
+    target = esc(f"entry-{view.row.entry.entry.id}")
+    return f' id="{target}"', f'<a class="pikit-anchor" href="#{target}" title="link to this entry">#</a> '
+
+
+def _row_html(view: RowView, anchors: bool = False, inline: bool = True) -> str:
     row = view.row
     pe = row.entry
     classes = f"pikit-context-row pikit-status-{pe.status}" + (f" pikit-zone-{row.zone}" if row.zone else "")
     source = esc(pe.entry.id)
+    target, link = _anchor(view) if anchors else ("", "")
     if row.message is None:
         what = "omitted: sends nothing" if pe.status == "omitted" else "sends nothing"
-        return (f'<tr class="{classes}" data-entry-id="{source}"><td class="pikit-num">–</td>'
-                f"<td>{role_badge(pe.entry.role or pe.entry.type)}{_source_html(view)}</td>"
+        return (f'<tr class="{classes}"{target} data-entry-id="{source}"><td class="pikit-num">–</td>'
+                f"<td>{link}{role_badge(pe.entry.role or pe.entry.type)}{_source_html(view)}</td>"
                 f'<td class="pikit-num">–</td><td><div class="pikit-sub">{what}</div>'
                 f'<div class="pikit-pre">{esc(entry_preview(pe.entry))}</div></td></tr>')
-    return (f'<tr class="{classes}" data-entry-id="{source}" data-index="{row.index}">'
+    body = message_body(row.message) if inline else (
+        f'<div class="pikit-dim pikit-not-inlined">not inlined: ≈{fmt_int(view.estimate * 4)} characters '
+        "(the page's text budget went to newer messages)</div>")
+    return (f'<tr class="{classes}"{target} data-entry-id="{source}" data-index="{row.index}">'
             f'<td class="pikit-num">{fmt_int(row.index + 1)}</td>'
-            f'<td>{role_badge(row.message.get("role"))}{_source_html(view)}</td>'
+            f'<td>{link}{role_badge(row.message.get("role"))}{_source_html(view)}</td>'
             f'<td class="pikit-num pikit-figures">{_figures(view)}</td>'
-            f"<td>{message_body(row.message)}</td></tr>")
+            f"<td>{body}</td></tr>")
 
 
-def render_table(page: ContextPage) -> str:
-    """The rows of one page as an HTML table."""
+def _inlined(page: ContextPage, budget: int | None) -> list[bool]:
+    """Which rows' bodies fit in ``budget`` characters, newest first (all of them without a budget)."""
+    if budget is None:
+        return [True] * len(page.rows)
+    out = [False] * len(page.rows)
+    left = budget
+    for i in range(len(page.rows) - 1, -1, -1):
+        size = min(page.rows[i].estimate * 4, BODY_CHARS)
+        if size > left:
+            break
+        left -= size
+        out[i] = True
+    return out
+
+
+def render_table(page: ContextPage, *, anchors: bool = False, text_budget: int | None = None) -> str:
+    """The rows of one page as an HTML table.
+
+    ``anchors``: each entry's first row gets ``id="entry-<id>"`` and a ``#`` link to it.
+    ``text_budget``: at most about this many characters of message text are inlined, the
+    newest messages first (each body counts its estimate × 4, at most :data:`BODY_CHARS`);
+    the older rows say how long they are, and a run of more than :data:`FOLDED_RUN` of them
+    is one row.
+    """
     if not page.rows:
         return '<div class="pikit-dim pikit-empty">No messages: the model would get an empty context.</div>'
     head = ('<div class="pikit-scroll"><table class="pikit-table pikit-context-table"><thead><tr>'
@@ -350,4 +387,17 @@ def render_table(page: ContextPage) -> str:
             '<th style="width:6.6em" class="pikit-num" title="est.: Pi\'s estimate, ceil(chars / 4); '
             'real: tokenizer count; usage: what the provider reported">tokens</th>'
             "<th>content</th></tr></thead><tbody>")
-    return head + "".join(_row_html(view) for view in page.rows) + "</tbody></table></div>"
+    inlined = _inlined(page, text_budget)
+    skipped = inlined.index(True) if True in inlined else len(inlined)
+    rows = []
+    if skipped > FOLDED_RUN:
+        chars = sum(view.estimate for view in page.rows[:skipped]) * 4
+        rows.append(f'<tr class="pikit-context-row pikit-not-inlined"><td class="pikit-num">1–{fmt_int(skipped)}</td>'
+                    f'<td colspan="3" class="pikit-dim">{fmt_int(skipped)} older messages, ≈{fmt_int(chars)} '
+                    "characters, are not inlined: the page holds at most "
+                    f"{fmt_int(text_budget or 0)} characters of message text, the newest first</td></tr>")
+    else:
+        skipped = 0
+    rows.extend(_row_html(view, anchors, inline) for view, inline in zip(page.rows[skipped:], inlined[skipped:],
+                                                                        strict=True))
+    return head + "".join(rows) + "</tbody></table></div>"
