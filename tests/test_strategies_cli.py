@@ -92,12 +92,15 @@ def test_cli_strategies_side_by_side(capsys: pytest.CaptureFixture[str], sample_
     assert any(line.startswith("input tokens ") and len(line.split()) == 6 for line in lines)
 
 
+FRACTION = "expected a fraction of the window (above 0 and at most 1)"
+
+
 @pytest.mark.parametrize(("flags", "needle"), [
     (("--strategy", "pi,codex"), "unknown --strategy 'codex'; the built-in strategies are pi, pi-percent, "
                                  "codex-inline, mask-observations, truncate"),
-    (("--strategy", "pi-percent", "--threshold", "1.2"), "--threshold must be a fraction of the window in (0, 1]"),
-    (("--strategy", "pi-percent", "--threshold", "0"), "--threshold must be a fraction of the window in (0, 1]"),
-    (("--strategy", "mask-observations", "--keep-turns", "-2"), "--keep-turns must be a whole number ≥ 0, not -2"),
+    (("--strategy", "pi-percent", "--threshold", "1.2"), f"argument --threshold: {FRACTION}"),
+    (("--strategy", "pi-percent", "--threshold", "0"), f"argument --threshold: {FRACTION}"),
+    (("--strategy", "mask-observations", "--keep-turns", "-2"), "argument --keep-turns: expected a whole number (0 to"),
     (("--strategy", "pi", "--context-window", "9000,10000"), "give one value of --context-window"),
 ])
 def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], sample_sessions: Path,

@@ -70,6 +70,7 @@ _idle = _ranged(float, "a number of seconds", 0, ONE_DAY)
 _poll = _ranged(float, "a number of seconds", MIN_POLL, ONE_DAY)
 _retries = _ranged(int, "a number of retries", 0, 100)
 _port = _ranged(int, "a port number", 1, 65_535)
+_fraction = _ranged(float, "a fraction of the window", 0, 1, above=True)
 
 
 def _token_list(text: str) -> list[int]:
@@ -352,6 +353,9 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
                    "the same names")
     _progress_arg(p)
+    p.add_argument("--redact", action="store_true",
+                   help="replace secrets by placeholders in every table value and trajectory (as `pikit redact`)")
+    _redaction_args(p, implies=" (implies --redact)")
     p.set_defaults(run=_lazy("export_corpus:run"))
 
     p = sub.add_parser("problems", help="what the corpus index could not read: damaged lines, non-sessions, …")
@@ -427,11 +431,11 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p.add_argument("--strategy", metavar="NAME[,NAME...]",
                    help="replay these compaction strategies side by side: pi, pi-percent, codex-inline, "
                         "mask-observations, truncate")
-    p.add_argument("--threshold", type=float, metavar="F",
+    p.add_argument("--threshold", type=_fraction, metavar="F",
                    help="pi-percent: compact when the context exceeds F × the window, F in (0, 1] (default 0.8)")
-    p.add_argument("--keep-turns", type=int, default=10, metavar="N",
+    p.add_argument("--keep-turns", type=_count, default=10, metavar="N",
                    help="mask-observations: keep the tool output of the last N turns (default 10)")
-    p.add_argument("--auto-compact-limit", type=int, metavar="N",
+    p.add_argument("--auto-compact-limit", type=_tokens, metavar="N",
                    help="codex-inline: compact at N tokens (capped at 90%% of the window)")
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from .._formatting import fmt_int, plural
 from ..errors import PikitError
+from ._common import redacting, redactor_from
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,21 +23,40 @@ def run(args: argparse.Namespace) -> int:
     for out in (args.parquet, args.atif):
         if out is not None:
             check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
+    redactor, placeholders = None, None
+    if redacting(args):
+        from .._redaction.redactor import Placeholders
+
+        redactor, placeholders = redactor_from(args), Placeholders()  # one numbering for both exports
     with _opened(args, None, note_problems=False) as corpus:
         if not corpus.rows("SELECT count(*) FROM sessions")[0][0]:
             where = args.dir or ", ".join(args.agent_dir or ()) or "Pi's sessions directory"
             raise PikitError(f"{where}: holds no session files; nothing to export")
         _problems_note(args, corpus)
         if args.parquet is not None:
-            done = export_parquet(corpus, args.parquet, overwrite=args.force)
+            done = export_parquet(corpus, args.parquet, overwrite=args.force, redactor=redactor,
+                                  placeholders=placeholders)
+            _redaction_note(done.redacted, redactor is not None)
             print(f"wrote {plural(len(done.files), 'table')} to {done.folder} as Parquet:")
             for path, rows in done.files.items():
                 print(f"  {os.path.basename(path):<22} {fmt_int(rows):>9} rows")
         if args.atif is not None:
-            done = export_atif(corpus, args.atif, overwrite=args.force)
+            done = export_atif(corpus, args.atif, overwrite=args.force, redactor=redactor, placeholders=placeholders)
+            _redaction_note(done.redacted, redactor is not None)
             steps = sum(done.files.values())
             print(f"wrote {plural(len(done.files), 'ATIF trajectory', 'ATIF trajectories')} to {done.folder} "
                   f"({plural(steps, 'step')})")
             for path, why in done.skipped.items():
                 print(f"  skipped {path}: {why}")
     return 0
+
+
+def _redaction_note(counts: dict[str, int], redacted: bool) -> None:
+    """One line on stderr: what the export's redaction replaced (counts per kind, never a value)."""
+    if not redacted:
+        return
+    if not counts:
+        print("pikit: note: redacted nothing: no secret found", file=sys.stderr)
+        return
+    kinds = ", ".join(f"{kind} {fmt_int(n)}" for kind, n in sorted(counts.items()))
+    print(f"pikit: note: redacted {plural(sum(counts.values()), 'string')}: {kinds}", file=sys.stderr)

@@ -171,11 +171,16 @@ def test_an_index_pikit_did_not_make_is_left_alone(sample_corpus: Path, tmp_path
     assert foreign.read_bytes() == b"not a database"
 
 
-def test_the_export_only_reads_the_index(sample_corpus: Path, tmp_path: Path) -> None:
+def test_the_export_only_reads_the_index_once_its_evaluations_are_filled_in(sample_corpus: Path,
+                                                                             tmp_path: Path) -> None:
     index = tmp_path / "index.duckdb"
     with Corpus.open(sample_corpus, index=index) as corpus:
-        tables = {name: corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0] for name in TABLES}
+        assert corpus.rows("SELECT count(*) FROM evaluations")[0][0] == 0  # filled in on demand
         export_parquet(corpus, tmp_path / "a")
+        tables = {name: corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0] for name in TABLES}
+        assert tables["evaluations"] == corpus.rows("SELECT count(*) FROM compactions")[0][0] > 0
+        assert tables["evaluation_facts"] > 0
+        export_parquet(corpus, tmp_path / "c")
         export_atif(corpus, tmp_path / "b")
         assert {name: corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0] for name in TABLES} == tables
         with pytest.raises(WriteError, match="pass overwrite=True"):

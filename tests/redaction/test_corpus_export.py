@@ -1,0 +1,56 @@
+"""export-corpus --redact: no planted value in any Parquet table or ATIF trajectory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.procs import pikit as run
+from tests.redaction import planted
+from tests.redaction.test_cli import ENV, FLAGS
+
+
+def _written(folder: Path) -> str:
+    """Every file under ``folder`` as text: the Parquet tables read back value by value, the rest as is."""
+    parts = []
+    for path in sorted(folder.rglob("*")):
+        if path.suffix == ".parquet":
+            rows = duckdb.sql(f"SELECT * FROM read_parquet('{path}')").fetchall()
+            parts += [str(value) for row in rows for value in row]
+            parts.append(path.read_bytes().decode("utf-8", "surrogateescape"))
+        elif path.is_file():
+            parts.append(path.read_bytes().decode("utf-8", "surrogatepass"))
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus") / "sessions"
+    folder.mkdir()
+    planted.write(folder)
+    return folder
+
+
+def test_without_redact_the_exports_hold_the_values(corpus: Path, tmp_path: Path) -> None:
+    proc = run("export-corpus", corpus, "--index", tmp_path / "i.duckdb", "--parquet", tmp_path / "pq",
+               "--atif", tmp_path / "atif", extra_env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert planted.survivors(_written(tmp_path / "pq"))  # the index's text columns hold some
+    assert set(planted.SECRETS) <= set(planted.survivors(_written(tmp_path / "atif")))
+
+
+def test_export_corpus_redact_writes_no_value(corpus: Path, tmp_path: Path) -> None:
+    proc = run("export-corpus", corpus, "--index", tmp_path / "i.duckdb", "--parquet", tmp_path / "pq",
+               "--atif", tmp_path / "atif", "--redact", *FLAGS, extra_env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count(b"pikit: note: redacted ") == 2  # one line per export, counts only
+    for folder in (tmp_path / "pq", tmp_path / "atif"):
+        written = _written(folder)
+        assert "[REDACTED:" in written, folder
+        assert planted.survivors(written) == [], folder
+    assert planted.survivors(proc.stdout + proc.stderr) == []
+    with duckdb.connect(str(tmp_path / "i.duckdb"), read_only=True) as index:  # the index keeps its values
+        held = "\n".join(str(v) for row in index.sql("SELECT * FROM sessions").fetchall() for v in row)
+    assert planted.survivors(held)
