@@ -29,6 +29,7 @@ FLAGS: Mapping[str, str] = MappingProxyType({
     "max_gap": "--max-gap",      # replay(max_gap=...)
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
+    "probe_model": "--probes",   # probe_client(model=...)
     "root": "DIR",               # Corpus.open(root=...)
     "speed": "--speed",          # replay(speed=...)
     "strategy": "--strategy",    # compaction.simulate(strategy=...)
