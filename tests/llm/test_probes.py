@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+import pikit
 from pikit.cli import main
+from pikit.compaction import build_compaction
 from pikit.errors import SummarizerError
-from pikit.llm import MAX_GRADE, ProbeResult, probe
+from pikit.llm import MAX_GRADE, OfflineSummarizer, ProbeResult, probe
 from pikit.llm._select import probe_client
 from tests.entries import compaction
 from tests.llm.servers import HANG, MALFORMED, OK, TEST_KEY, FakeLLMServer, Step, status
@@ -184,3 +186,15 @@ def test_cli_probe_model_without_provider_is_one_line(compacted: Path, capsys: p
     code = main(["evaluate", str(compacted), "--probes", "gpt-4o-mini"])
     _, err = capsys.readouterr()
     assert code == 1 and err.count("\n") == 1 and "--probes" in err
+
+
+def test_an_evaluation_or_a_compaction_pikit_ran(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY" if server.wire == "openai" else "ANTHROPIC_API_KEY", TEST_KEY)
+    session = _session(SUMMARY)
+    evaluation = pikit.evaluate(session, "c9")
+    ran = build_compaction(session, "u2", keep_recent_tokens=1, summarizer=OfflineSummarizer())
+    server.script(*PHASES, *PHASES)
+    with _client(server) as client:
+        assert probe(session, evaluation, client=client).compaction_id == "c9"
+        assert probe(session, ran, client=client).compaction_id == ran.entry["id"]
+    assert str(ran.entry["summary"])[:40] in _user_prompt(server, 4)
