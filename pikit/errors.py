@@ -171,7 +171,7 @@ class SummarizerError(PikitError):
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool | None = None) -> None:
+    def __init__(self, message: str | Wording, *, status: int | None = None, retryable: bool | None = None) -> None:
         super().__init__(message)
         self.status = status
         if retryable is not None:

@@ -363,6 +363,18 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.set_defaults(run=_lazy("corpus:run_problems"))
 
 
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--probes", metavar="PROVIDER/ID",
+                   help="also probe each compaction with this model: questions about what it replaced, answered from "
+                        "what it left and graded (anthropic/ID speaks Anthropic's protocol, any other provider "
+                        "OpenAI's; the key from OPENAI_API_KEY or ANTHROPIC_API_KEY; default: no probes, no network)")
+    p.add_argument("--base-url", metavar="URL", help="--probes: API base URL (OpenAI-compatible or Anthropic)")
+    p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S",
+                   help="--probes: seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_retries, default=3, metavar="N",
+                   help="--probes: extra attempts on 429/5xx/connection errors (default 3)")
+
+
 def _summarizer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summarizer", choices=["offline", "openai", "anthropic"], default=None,
                    help="who writes the summary (default: offline, embedded, no network)")
@@ -447,6 +459,7 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
                        help="the compaction entry to evaluate (repeat for several; default: every compaction on the "
                             "branch at the last entry)")
     which.add_argument("--all", action="store_true", help="every compaction in the file, on any branch")
+    _probe_args(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("evaluate:run"))
 

@@ -9,6 +9,7 @@ from .._inert import echo
 from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
 from ..errors import EntryError
 from ._common import open_session, print_json
+from ._evaluate_probes import print_probes, run_probes
 from ._json import evaluation as evaluation_json
 
 
@@ -55,11 +56,14 @@ def run(args: Namespace) -> int:
                                    "nothing to evaluate (--all evaluates every compaction in the file)")
         items = [evaluate(session, e.id) for e in compactions_on_branch(session)]
     evaluations = [i for i in items if isinstance(i, Evaluation)]
+    probes = run_probes(session, evaluations, args)
     if args.json:
-        print_json(evaluation_json.evaluations(evaluations))
+        print_json(evaluation_json.with_probes(evaluation_json.evaluations(evaluations), probes))
         return 0
     for i, item in enumerate(evaluations):
         if i:
             print()
         _print(item)
+        if probes is not None:
+            print_probes(probes[i])
     return 0

@@ -30,6 +30,7 @@ FLAGS: Mapping[str, str] = MappingProxyType({
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
     "patterns": "--redact-pattern",  # Redactor(patterns=[...])
+    "probe_model": "--probes",   # probe_client(model=...)
     "root": "DIR",               # Corpus.open(root=...)
     "speed": "--speed",          # replay(speed=...)
     "strategy": "--strategy",    # compaction.simulate(strategy=...)

@@ -34,7 +34,7 @@ from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
 from ._kept import Haystack, context_text
 
-__all__ = ["Evaluation", "evaluate", "evaluate_span"]
+__all__ = ["Evaluation", "compaction_span", "evaluate", "evaluate_span"]
 
 
 @dataclass(repr=False)
@@ -129,18 +129,26 @@ def _model_name(model: Any) -> str | None:
     return f"{provider}/{model['modelId']}" if provider else str(model["modelId"])
 
 
+def _replaced(before: Projection, after: Projection) -> list[tuple[Any, Mapping[str, Any]]]:
+    kept = set(after.context_ids)
+    return [(pe.entry.id, m) for pe in before.entries if pe.entry.id not in kept for m in pe.messages]
+
+
 def _between(before: Projection, after: Projection, *, compaction_id: Any, tokens_before: int | None,
              strategy: str, cwd: Any) -> Evaluation:
-    kept = set(after.context_ids)
-    replaced = [(pe.entry.id, m) for pe in before.entries if pe.entry.id not in kept for m in pe.messages]
+    replaced = _replaced(before, after)
     return evaluate_span(replaced, after.messages, tokens_before=tokens_before, tokens_after=after.tokens,
                          strategy=strategy, compaction_id=compaction_id, model=_model_name(before.model),
                          cwd=cwd if isinstance(cwd, str) else None)
 
 
-def _recorded(session: SessionTree, entry: Entry) -> Evaluation:
+def _before(session: SessionTree, entry: Entry) -> Projection:
     parent = entry.parent_id
-    before = project(session, parent) if parent is not None and parent in session.by_id else project_path([])
+    return project(session, parent) if parent is not None and parent in session.by_id else project_path([])
+
+
+def _recorded(session: SessionTree, entry: Entry) -> Evaluation:
+    before = _before(session, entry)
     recorded = entry.data.get("tokensBefore")
     tokens_before = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else before.tokens
     strategy = "pi (hook)" if entry.data.get("fromHook") is True else "pi"
@@ -153,6 +161,32 @@ def _ran(result: CompactionResult, cwd: Any) -> Evaluation:
     after = project_path([*before.path, Entry(result.entry)])
     return _between(before, after, compaction_id=result.entry.get("id"), tokens_before=result.tokens_before,
                     strategy="pikit", cwd=cwd)
+
+
+def _compaction_entry(session: SessionTree, compaction: Any) -> Entry:
+    entry = session.entry(compaction)
+    if entry.type != "compaction":
+        raise EntryError(entry.id, Wording("entry {entry} is a {type} entry, not a compaction: pass {compaction} "
+                                           "the id of a compaction entry", {"compaction": "compaction="},
+                                           entry=entry.id, type=entry.type))
+    return entry
+
+
+def compaction_span(session: SessionTree, compaction: Any) -> tuple[list[tuple[Any, Mapping[str, Any]]],
+                                                                     list[Mapping[str, Any]]]:
+    """What :func:`evaluate` reads of one compaction: the replaced ``(source entry id, message)``
+    pairs and the messages of the context after it (summary and kept messages).
+
+    ``compaction`` is a compaction entry's id (or a unique prefix of one), or a
+    :class:`~pikit.compaction.CompactionResult` pikit built for ``session``.
+    """
+    if isinstance(compaction, CompactionResult):
+        before = compaction.preparation.projection
+        after = project_path([*before.path, Entry(compaction.entry)])
+    else:
+        entry = _compaction_entry(session, compaction)
+        before, after = _before(session, entry), project(session, entry.id)
+    return _replaced(before, after), list(after.messages)
 
 
 def compactions_on_branch(session: SessionTree, leaf: Any = CURRENT) -> list[Entry]:
@@ -174,12 +208,7 @@ def evaluate(session: SessionTree, compaction: Any = None, *,
     if isinstance(compaction, CompactionResult):
         return _ran(compaction, session.header.get("cwd"))
     if compaction is not None:
-        entry = session.entry(compaction)
-        if entry.type != "compaction":
-            raise EntryError(entry.id, Wording("entry {entry} is a {type} entry, not a compaction: pass {compaction} "
-                                               "the id of a compaction entry", {"compaction": "compaction="},
-                                               entry=entry.id, type=entry.type))
-        return _recorded(session, entry)
+        return _recorded(session, _compaction_entry(session, compaction))
     entries = compactions_on_branch(session, leaf)
     if not entries:
         leaf_id = session.resolve_leaf(leaf)

@@ -8,6 +8,8 @@ to the core so that compaction never depends on this layer):
 - :class:`OpenAISummarizer` and :class:`AnthropicSummarizer`: the two wire protocols over one
   small HTTP client (retries, backoff, time and size limits, secret-free errors);
 - :func:`get_summarizer`: one of them by name; :func:`build_prompt`: pikit's instruction texts;
+- :func:`probe`: the probes of one compaction (:class:`ProbeResult`, :class:`Probe`):
+  questions a model writes from the span a compaction replaced and answers from what it left;
 - :func:`lookup_model` and :func:`model_catalog`: context windows, output limits and prices of
   models, resolved as Pi resolves them (its built-in catalogs, ``models-store.json``,
   ``models.json``); an unknown model is ``None``, never a guessed window.
@@ -35,6 +37,14 @@ if typing.TYPE_CHECKING:
     from ._offline import OfflineSummarizer as OfflineSummarizer
     from ._openai import OpenAISummarizer as OpenAISummarizer
     from ._pricing import CostTier as CostTier, Pricing as Pricing, usage_with_cost as usage_with_cost
+    from ._probes import (
+        MAX_GRADE as MAX_GRADE,
+        PROBE_KINDS as PROBE_KINDS,
+        Probe as Probe,
+        ProbeClient as ProbeClient,
+        ProbeResult as ProbeResult,
+        probe as probe,
+    )
     from ._prompts import SYSTEM_PROMPT as SYSTEM_PROMPT, build_prompt as build_prompt
     from ._select import SUMMARIZERS as SUMMARIZERS, get_summarizer as get_summarizer
     from ._transport import RetryPolicy as RetryPolicy

@@ -177,6 +177,17 @@ class HTTPSummarizer(abc.ABC):
                 the API key).
         """
         system_prompt, user_prompt = build_prompt(request)
+        return self.complete(system_prompt, user_prompt)
+
+    def complete(self, system_prompt: str, user_prompt: str) -> SummaryResult:
+        """Send one ``system_prompt`` and one ``user_prompt``; the model's text answer.
+
+        The request cycle of :meth:`summarize` (its retries, time limits and checks) for any
+        instruction: the probes of :func:`pikit.llm.probe` ask their questions through it.
+
+        Raises:
+            SummarizerError: as :meth:`summarize`.
+        """
         headers, body = self._build_request(system_prompt, user_prompt)
         data = self.http.post_json(self.url, headers=headers, body=body)
         result = self._parse_answer(data)

@@ -1,11 +1,17 @@
-"""Pick a summarizer by name: ``offline`` (embedded, the default), ``openai`` or ``anthropic``."""
+"""Pick a summarizer by name: ``offline`` (embedded, the default), ``openai`` or ``anthropic``;
+and the HTTP client of a probe model by ``provider/modelId``."""
 
 from __future__ import annotations
 
-from pikit.compaction._summarizer import Summarizer
-from pikit.errors import SummarizerError
+from typing import TYPE_CHECKING
 
-__all__ = ["SUMMARIZERS", "get_summarizer", "split_model"]
+from pikit.compaction._summarizer import Summarizer
+from pikit.errors import SummarizerConfigError, SummarizerError, Wording
+
+if TYPE_CHECKING:
+    from pikit.llm._client import HTTPSummarizer
+
+__all__ = ["SUMMARIZERS", "get_summarizer", "probe_client", "split_model"]
 
 SUMMARIZERS = ("offline", "openai", "anthropic")
 _DEFAULT_MODELS = {"openai": "openai/gpt-4.1-mini", "anthropic": "anthropic/claude-sonnet-4-5"}
@@ -36,3 +42,26 @@ def get_summarizer(name: str = "offline", *, model: str | None = None, base_url:
 
     return AnthropicSummarizer(model_id, base_url or AnthropicSummarizer.default_base_url, timeout=timeout,
                                retries=retries, provider=provider)
+
+
+def probe_client(model: str, *, base_url: str | None = None, timeout: float = 120.0,
+                 retries: int = 3) -> HTTPSummarizer:
+    """The HTTP client of ``model`` (``provider/modelId``) for :func:`pikit.llm.probe`.
+
+    ``anthropic/…`` speaks the Anthropic protocol, any other provider the OpenAI one (at
+    ``base_url``, by default OpenAI's API); the key comes from ``ANTHROPIC_API_KEY`` or
+    ``OPENAI_API_KEY``.
+    """
+    provider, model_id = split_model(model)
+    if provider is None:
+        raise SummarizerConfigError(Wording("name the probe model as provider/model in {probe_model}, not {given}",
+                                            {"probe_model": "model="}, given=repr(model)))
+    if provider == "anthropic":
+        from pikit.llm._anthropic import AnthropicSummarizer
+
+        return AnthropicSummarizer(model_id, base_url or AnthropicSummarizer.default_base_url, timeout=timeout,
+                                   retries=retries, provider=provider)
+    from pikit.llm._openai import OpenAISummarizer
+
+    return OpenAISummarizer(model_id, base_url or OpenAISummarizer.default_base_url, timeout=timeout,
+                            retries=retries, provider=provider)

@@ -23,6 +23,8 @@ from pikit._tree.refresh import BranchSwitch
 from pikit.cli import _json
 from pikit.cli._json import watch as watch_json
 from pikit.cli._watch_status import Status
+from tests.llm.servers import FakeLLMServer
+from tests.llm.test_probes import PHASES
 from tests.procs import pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +34,9 @@ CORPUS = REPO / "data" / "sample_corpus" / "sessions"
 QUICK, REFACTOR, DAMAGED = SAMPLES / "quick-tour.jsonl", SAMPLES / "refactor-auth.jsonl", SAMPLES / "damaged.jsonl"
 
 #: (arguments after the command, the paths of the contract's objects in its output) per run of each documented
-#: command; ``*`` stands for every value of an object or every item of an array. ``{tmp}`` is the test's folder.
+#: command; ``*`` stands for every value of an object or every item of an array. ``{tmp}`` is the test's folder,
+#: ``{probes}`` the base URL of a local OpenAI-protocol server answering the probes of the first compaction (those
+#: of the next fail: its answers are not the JSON the probes ask for).
 RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
     "pikit context": [(["context", str(QUICK)], ["", "leaves.*"])],
     "pikit diff": [(["diff", str(QUICK), "1527c10e", "ddc79522"], ["", "totals", "rows.*"]),
@@ -56,7 +60,10 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                          "--keep-recent-tokens", "4000", "--strategy", "pi,pi-percent,codex-inline,mask-observations,"
                          "truncate", "--keep-turns", "2", "--threshold", "0.7"],
                         ["", "runs.*", "runs.*.totals", "runs.*.events.*", "runs.*.trace.*", "thresholds.*"])],
-    "pikit evaluate": [(["evaluate", str(REFACTOR)], ["", "compactions.*", "compactions.*.facts.*"])],
+    "pikit evaluate": [(["evaluate", str(REFACTOR)], ["", "compactions.*", "compactions.*.facts.*"]),
+                       (["evaluate", str(REFACTOR), "--probes", "openai/probe-model", "--base-url", "{probes}",
+                         "--retries", "0"],
+                        ["", "compactions.*", "compactions.*.probes", "compactions.*.probes.questions.*"])],
     "pikit settings": [(["settings", "--settings", "{tmp}/settings.json", "--model", "p/m"],
                         ["", "effective", "effective.sources", "branchSummary"])],
     "pikit watch": [(["watch", str(REFACTOR), "--idle-exit", "0", "--context-window", "16384"],
@@ -107,11 +114,11 @@ def objects(value: Any, path: str) -> Iterator[dict[str, Any]]:
     yield from (item for item in found if item is not None)
 
 
-def emitted(command: str, tmp_path: Path) -> set[str]:
+def emitted(command: str, tmp_path: Path, probes: str = "") -> set[str]:
     """Every key of the contract's objects in the runs of ``command`` on the samples."""
     keys: set[str] = set()
     for argv, paths in RUNS[command]:
-        args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+        args = [a.replace("{tmp}", str(tmp_path)).replace("{probes}", probes) for a in argv]
         done = run_pikit(*args, "--json", timeout=120, cwd=tmp_path,
                          extra_env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "TZ": "UTC"})
         assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
@@ -144,7 +151,9 @@ def test_every_documented_command_is_checked() -> None:
 @pytest.mark.usefixtures("settings_file")
 @pytest.mark.parametrize("command", list(RUNS))
 def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_path: Path) -> None:
-    keys = emitted(command, tmp_path)
+    with FakeLLMServer("openai") as server:
+        server.script(*PHASES)
+        keys = emitted(command, tmp_path, server.base_url)
     if command == "pikit watch":  # a change's event: not in a one-shot run, so from the shape itself
         for reading in (Status(None, 0, 0, 1, 1, False, 0, None, None, "", reloaded="rewritten"),
                         Status(None, 0, 0, 1, 1, False, 0, None, None, "", branch_switch=BranchSwitch("a", None))):

@@ -20,8 +20,13 @@ EXPECTED = {
     "ModelCatalog",
     "ModelInfo",
     "OfflineSummarizer",
+    "MAX_GRADE",
     "OpenAISummarizer",
+    "PROBE_KINDS",
     "Pricing",
+    "Probe",
+    "ProbeClient",
+    "ProbeResult",
     "RetryPolicy",
     "agent_dir",
     "build_prompt",
@@ -29,6 +34,7 @@ EXPECTED = {
     "lookup_model",
     "model_catalog",
     "model_window",
+    "probe",
     "usage_with_cost",
 }
 

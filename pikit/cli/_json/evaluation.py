@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...compaction._evaluation import Evaluation
+from ...llm._probes import ProbeResult
 
 
 def evaluations(items: Iterable[Evaluation]) -> dict[str, Any]:
@@ -26,3 +27,18 @@ def evaluation(item: Evaluation) -> dict[str, Any]:
         "recall": item.recall,
         "facts": item.records(),
     }
+
+
+def with_probes(data: dict[str, Any], probes: list[ProbeResult | str] | None) -> dict[str, Any]:
+    """``data`` with each compaction's ``probes`` object (``--probes``); ``data`` unchanged without them."""
+    if probes is not None:
+        for compaction, result in zip(data["compactions"], probes, strict=True):
+            compaction["probes"] = probe_object(result)
+    return data
+
+
+def probe_object(result: ProbeResult | str) -> dict[str, Any]:
+    """``{"model", "questions", "scores"}`` of one compaction's probes, or ``{"error"}`` when they failed."""
+    if isinstance(result, str):
+        return {"error": result}
+    return {"model": result.model, "questions": result.records(), "scores": result.scores}
