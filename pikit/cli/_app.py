@@ -122,6 +122,19 @@ def _progress_arg(p: argparse.ArgumentParser) -> None:
                         f"read, a replay of {entries:,} entries or more)")
 
 
+def _strategy_args(p: argparse.ArgumentParser, strategy_help: str | None) -> None:
+    """--strategy (when ``strategy_help`` is given) and the strategies' own settings."""
+    if strategy_help is not None:
+        p.add_argument("--strategy", metavar="NAME[,NAME...]",
+                       help=f"{strategy_help}: pi, pi-percent, codex-inline, mask-observations, truncate")
+    p.add_argument("--threshold", type=_fraction, metavar="F",
+                   help="pi-percent: compact when the context exceeds F × the window, F in (0, 1] (default 0.8)")
+    p.add_argument("--keep-turns", type=_count, default=10, metavar="N",
+                   help="mask-observations: keep the tool output of the last N turns (default 10)")
+    p.add_argument("--auto-compact-limit", type=_tokens, metavar="N",
+                   help="codex-inline: compact at N tokens (capped at 90%% of the window)")
+
+
 def _json_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the machine-readable JSON contract")
 
@@ -440,15 +453,7 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p.add_argument("--sizes", choices=["usage", "estimate"], default="usage",
                    help="usage (default): start from the recorded usage, as `pikit context` does, and change it by "
                         "the estimate of what simulated compactions change; estimate: Pi's estimate alone")
-    p.add_argument("--strategy", metavar="NAME[,NAME...]",
-                   help="replay these compaction strategies side by side: pi, pi-percent, codex-inline, "
-                        "mask-observations, truncate")
-    p.add_argument("--threshold", type=_fraction, metavar="F",
-                   help="pi-percent: compact when the context exceeds F × the window, F in (0, 1] (default 0.8)")
-    p.add_argument("--keep-turns", type=_count, default=10, metavar="N",
-                   help="mask-observations: keep the tool output of the last N turns (default 10)")
-    p.add_argument("--auto-compact-limit", type=_tokens, metavar="N",
-                   help="codex-inline: compact at N tokens (capped at 90%% of the window)")
+    _strategy_args(p, "replay these compaction strategies side by side")
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))
 
@@ -459,6 +464,22 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
                        help="the compaction entry to evaluate (repeat for several; default: every compaction on the "
                             "branch at the last entry)")
     which.add_argument("--all", action="store_true", help="every compaction in the file, on any branch")
+    which.add_argument("--strategy", metavar="NAME[,NAME...]",
+                       help="instead: the compactions these strategies simulate on the branch (as `pikit simulate "
+                            "--strategy`): pi, pi-percent, codex-inline, mask-observations, truncate")
+    p.add_argument("--leaf", metavar="ID", help="with --strategy: the branch to replay (default: the last entry)")
+    p.add_argument("--context-window", type=_window, metavar="N",
+                   help="with --strategy: the context window (default: the model's, as Pi resolves it)")
+    p.add_argument("--reserve-tokens", type=_tokens, metavar="N", help="with --strategy: default: the effective "
+                   "setting")
+    p.add_argument("--keep-recent-tokens", type=_tokens, metavar="N",
+                   help="with --strategy: default: the effective setting")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="with --strategy: the model whose window and settings "
+                   "overrides apply (default: the branch's)")
+    p.add_argument("--settings", metavar="FILE", help="with --strategy: a settings.json instead of Pi's global+project "
+                   "files")
+    _strategy_args(p, None)
+    p.set_defaults(keep_existing=False, sizes="usage")
     _probe_args(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("evaluate:run"))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from argparse import Namespace
+from typing import Any
 
 from .._formatting import fmt_int, plural
 from .._inert import echo
 from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
-from ..errors import EntryError
+from ..errors import EntryError, PikitError
 from ._common import open_session, print_json
 from ._evaluate_probes import print_probes, run_probes
 from ._json import evaluation as evaluation_json
@@ -41,9 +42,33 @@ def _print(item: Evaluation) -> None:
         print("  nothing lost")
 
 
+def _simulated(session: Any, args: Namespace) -> list[Evaluation]:
+    """``--strategy``: the compactions each strategy simulates on the branch, evaluated."""
+    from ..llm._window import UNKNOWN_WINDOW_HINT, model_window
+    from ._simulate_strategies import _branch_model, replays
+
+    leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
+    model = args.model or _branch_model(session, leaf)
+    window = model_window(model, given=args.context_window)
+    if window.tokens is None:
+        raise PikitError(f"{model or 'the branch'}: {UNKNOWN_WINDOW_HINT}")
+    args.reserve_tokens = None if args.reserve_tokens is None else [args.reserve_tokens]
+    args.keep_recent_tokens = None if args.keep_recent_tokens is None else [args.keep_recent_tokens]
+    runs = replays(args, session, leaf, window.tokens)
+    evaluated = evaluate(session, runs) if any(r.events for r in runs) else []
+    found = evaluated if isinstance(evaluated, list) else [evaluated]
+    if not found:
+        raise EntryError(leaf, f"{', '.join(r.strategy or 'pi' for r in runs)} simulated no compaction on the branch "
+                               f"at {leaf} with a window of {fmt_int(window.tokens)}: nothing to evaluate (a smaller "
+                               "--context-window makes them fire)")
+    return found
+
+
 def run(args: Namespace) -> int:
     session = open_session(args)
-    if args.compaction:
+    if args.strategy:
+        items: list[Any] = _simulated(session, args)
+    elif args.compaction:
         items = [evaluate(session, compaction) for compaction in args.compaction]
     elif args.all:
         entries = [e for e in session.entries if e.type == "compaction"]

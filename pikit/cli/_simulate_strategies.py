@@ -24,15 +24,27 @@ def run(args: Namespace) -> int:
             raise PikitError(f"--strategy replays one setting: give one value of {flag}, not {len(values):,}")
     session = open_session(args)
     leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
+    model = args.model or _branch_model(session, leaf)
+    pricing = _pricing(model)
+    runs = replays(args, session, leaf, args.context_window[0], pricing)
+    if args.json:
+        print_json(compaction_json.simulate(runs))
+        return 0
+    print_table(runs, leaf, model if pricing is not None else None)
+    return 0
+
+
+def replays(args: Namespace, session: Any, leaf: Any, context_window: int,
+            pricing: Any = None) -> list[SimulationResult]:
+    """The replays of ``--strategy`` at ``leaf`` under one window and the flags' settings (a warning line for a
+    strategy that never fits)."""
     effective = session_settings(args, session).for_model(args.model)
     settings = CompactionSettings(effective.enabled, (args.reserve_tokens or [effective.reserve_tokens])[0],
                                   (args.keep_recent_tokens or [effective.keep_recent_tokens])[0], args.model)
     from ..llm._select import get_summarizer
 
-    model = args.model or _branch_model(session, leaf)
-    pricing = _pricing(model)
     with terminal_progress(args) as progress:
-        runs = simulate(session, get_summarizer("offline"), context_window=args.context_window[0], settings=settings,
+        runs = simulate(session, get_summarizer("offline"), context_window=context_window, settings=settings,
                         leaf=leaf, keep_existing=args.keep_existing, sizes=args.sizes, progress=progress,
                         strategy=[s.strip() for s in args.strategy.split(",")], threshold=args.threshold,
                         keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit, pricing=pricing)
@@ -40,11 +52,7 @@ def run(args: Namespace) -> int:
     for r in runs:
         if r.never_fits:
             print(f"pikit: warning: {never_fits_note(r)}", file=sys.stderr)
-    if args.json:
-        print_json(compaction_json.simulate(runs))
-        return 0
-    print_table(runs, leaf, model if pricing is not None else None)
-    return 0
+    return runs
 
 
 def _branch_model(session: Any, leaf: Any) -> str | None:

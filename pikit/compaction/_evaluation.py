@@ -13,7 +13,17 @@ before and after, and the strategy's name. Its adapters:
   recorded one; tokens after is the context size at the compaction, as ``pikit context``
   measures it;
 - a compaction pikit ran (a :class:`~pikit.compaction.CompactionResult` of
-  :func:`~pikit.compaction.build_compaction`): the same, from its preparation and its entry.
+  :func:`~pikit.compaction.build_compaction`): the same, from its preparation and its entry;
+- the compactions a replay simulated (a :class:`~pikit.compaction.SimulationResult` of
+  :func:`~pikit.compaction.simulate`, with any strategy): each event says which entries it
+  replaced, masked, kept and cut short, and holds its summary. The replaced span is the
+  messages of the entries it replaced, of those it newly masked (a placeholder holds none of
+  their facts) and the whole of a message it cut short, plus the previous simulated summary
+  when this one takes its place (its source is the entry the previous compaction came after);
+  the context after is its summary, the kept messages that are not masked, and the kept head
+  of the message cut short (its first ``keptTokens × 4`` UTF-8 bytes, the bytes/4 rule Codex
+  cuts by). The evaluation's id is the entry after which the compaction fired, its strategy
+  the replay's.
 
 Facts are extracted by :mod:`._facts` and matched by :mod:`._kept`; their docstrings are
 the rules.
@@ -26,13 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._context.projected import Projection
-from .._context.projection import project, project_path
+from .._context.projection import entry_messages, project, project_path
 from .._format.entry import Entry
 from .._tree.sessiontree import CURRENT, SessionTree
 from ..errors import EntryError, Wording
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
 from ._kept import Haystack, context_text
+from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = ["Evaluation", "compaction_span", "evaluate", "evaluate_span"]
 
@@ -189,6 +200,57 @@ def compaction_span(session: SessionTree, compaction: Any) -> tuple[list[tuple[A
     return _replaced(before, after), list(after.messages)
 
 
+def _own_messages(session: SessionTree, entry_id: Any) -> list[dict[str, Any]]:
+    """The messages an entry of ``session`` contributes (none for an id the replay made up)."""
+    entry = session.by_id.get(entry_id)
+    return entry_messages(entry) if entry is not None else []
+
+
+def _head(message: Mapping[str, Any], kept_tokens: int) -> dict[str, Any]:
+    """``message``'s text cut to its first ``kept_tokens × 4`` UTF-8 bytes, as a user message."""
+    content = message.get("content")
+    text = content if isinstance(content, str) else "\n".join(
+        b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)) \
+        if isinstance(content, list) else ""
+    cut = text.encode("utf-8", "surrogatepass")[:max(kept_tokens, 0) * 4].decode("utf-8", "ignore")
+    return {"role": "user", "content": cut}
+
+
+def _simulated(session: SessionTree, result: SimulationResult) -> list[Evaluation]:
+    """The evaluation of each compaction ``result`` simulated (see the module docstring)."""
+    cwd = session.header.get("cwd")
+    model = _model_name(project(session, result.leaf_id).model) if result.leaf_id is not None else None
+    strategy = result.strategy or "pi"
+    masked: set[Any] = set()
+    previous: SimulationEvent | None = None
+    out = []
+    for event in result.events:
+        newly = [i for i in event.masked if i not in masked]
+        masked.update(event.masked)
+        replaced = [(i, m) for i in (*event.replaced, *newly) for m in _own_messages(session, i)]
+        if event.truncated is not None:
+            replaced += [(event.truncated[0], m) for m in _own_messages(session, event.truncated[0])]
+        if event.summary is not None and previous is not None and previous.summary is not None:
+            replaced.append((previous.after_entry_id, {"role": "compactionSummary", "summary": previous.summary}))
+        context: list[Mapping[str, Any]] = []
+        if event.summary is not None:
+            context.append({"role": "compactionSummary", "summary": event.summary})
+        for i in event.kept:
+            if i in masked:
+                continue
+            messages = _own_messages(session, i)
+            if event.truncated is not None and i == event.truncated[0]:
+                messages = [_head(m, event.truncated[1]) for m in messages]
+            context += messages
+        out.append(evaluate_span(replaced, context, tokens_before=event.tokens_before,
+                                 tokens_after=event.tokens_after, strategy=strategy,
+                                 compaction_id=event.after_entry_id, model=model,
+                                 cwd=cwd if isinstance(cwd, str) else None))
+        if event.summary is not None:
+            previous = event
+    return out
+
+
 def compactions_on_branch(session: SessionTree, leaf: Any = CURRENT) -> list[Entry]:
     """The compaction entries on the branch at ``leaf``, oldest first."""
     leaf_id = session.resolve_leaf(leaf)
@@ -201,12 +263,19 @@ def evaluate(session: SessionTree, compaction: Any = None, *,
 
     ``compaction`` is a compaction entry's id (or a unique prefix of one): its evaluation;
     a :class:`~pikit.compaction.CompactionResult` pikit built for this session: its
-    evaluation; ``None``: the evaluations of every compaction on the branch at ``leaf``,
-    oldest first. An id that is not a compaction, or a branch with no compaction, is an
-    :class:`~pikit.errors.EntryError`.
+    evaluation; a :class:`~pikit.compaction.SimulationResult` of a replay of this session
+    (or a list of them, as ``simulate(..., strategy=[...])`` returns): the evaluations of every
+    compaction it simulated, in order (none when it simulated none); ``None``: the evaluations
+    of every compaction on the branch at ``leaf``, oldest first. An id that is not a
+    compaction, or a branch with no compaction, is an :class:`~pikit.errors.EntryError`.
     """
     if isinstance(compaction, CompactionResult):
         return _ran(compaction, session.header.get("cwd"))
+    if isinstance(compaction, SimulationResult):
+        return _simulated(session, compaction)
+    if isinstance(compaction, list | tuple) and compaction and all(isinstance(r, SimulationResult)
+                                                                   for r in compaction):
+        return [e for result in compaction for e in _simulated(session, result)]
     if compaction is not None:
         return _recorded(session, _compaction_entry(session, compaction))
     entries = compactions_on_branch(session, leaf)

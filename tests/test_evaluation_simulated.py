@@ -1,0 +1,115 @@
+"""pikit.evaluate on the compactions a replay simulated: each strategy's event, message by message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pikit
+from pikit.compaction import CompactionSettings, Evaluation, SimulationEvent, SimulationResult, simulate
+from pikit.llm import get_summarizer
+from tests.entries import asst, call, session_of, text, tool_result, user
+from tests.procs import one_error_line, pikit as run
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/repo"}
+SETTINGS = CompactionSettings(True, 3000, 4000, None)
+
+
+def _session() -> pikit.Session:
+    return session_of(HEADER, [
+        user("u1", None, 1, "Rename `first_helper` everywhere."),
+        asst("a1", "u1", 2, [call("c1", "bash", command="grep -rn first_helper src")]),
+        tool_result("r1", "a1", 3, text("FATAL: permission denied on src/vault"), name="bash", isError=True),
+        user("u2", "r1", 4, "Then rename `second_helper`, and keep `tail_helper` as it is."),
+        asst("a2", "u2", 5, text("Done.")),
+    ])
+
+
+def _event(**fields: Any) -> SimulationEvent:
+    base: dict[str, Any] = {"after_entry_id": "a2", "branch_index": 4, "tokens_before": 900, "tokens_after": 100,
+                            "first_kept_entry_id": "u2", "is_split_turn": False, "summarized_messages": 3,
+                            "summary_tokens": 10, "strategy": "test"}
+    return SimulationEvent(**{**base, **fields})
+
+
+def _one(session: pikit.Session, *events: SimulationEvent) -> list[Evaluation]:
+    result = SimulationResult("a2", 16384, SETTINGS, events=list(events), strategy="test")
+    found = pikit.evaluate(session, result)
+    assert isinstance(found, list)
+    return found
+
+
+def _kept(evaluation: Evaluation) -> dict[str, bool]:
+    return {f.text: k for f, k in zip(evaluation.facts, evaluation.kept, strict=True)}
+
+
+def test_replaced_entries_are_the_span_and_the_summary_and_kept_messages_the_context() -> None:
+    [e] = _one(_session(), _event(summary="Renamed first_helper.", replaced=("u1", "a1", "r1"), kept=("u2", "a2")))
+    assert e.compaction_id == "a2" and e.strategy == "test" and (e.tokens_before, e.tokens_after) == (900, 100)
+    facts = _kept(e)
+    assert facts["first_helper"] is True  # in the summary
+    assert facts["grep -rn first_helper src"] is False
+    assert facts["FATAL: permission denied on src/vault"] is False
+    assert "second_helper" not in facts  # u2 was kept, not replaced
+
+
+def test_the_cut_tail_of_a_truncated_message_is_lost_and_its_head_kept() -> None:
+    head = len(b"Then rename `second_helper`,") // 4 + 1  # tokens of bytes/4 that hold the first name
+    [e] = _one(_session(), _event(summary="s", replaced=("u1", "a1", "r1"), kept=("u2",), truncated=("u2", head)))
+    facts = _kept(e)
+    assert facts["second_helper"] is True and facts["tail_helper"] is False
+
+
+def test_a_masked_result_is_replaced_once_and_its_placeholder_holds_nothing() -> None:
+    first = _event(masked=("r1",), kept=("u1", "a1", "r1", "u2", "a2"), summarized_messages=1)
+    again = _event(masked=("r1",), kept=("u1", "a1", "r1", "u2", "a2"), summarized_messages=1, after_entry_id="x")
+    one, two = _one(_session(), first, again)
+    assert _kept(one) == {"FATAL: permission denied on src/vault": False}
+    assert two.facts == []  # already masked before this compaction: not replaced by it
+
+
+def test_a_new_summary_replaces_the_previous_one() -> None:
+    first = _event(summary="Kept note: `summary_only_name`.", replaced=("u1",), kept=("a1", "r1", "u2", "a2"))
+    second = _event(summary="Nothing.", replaced=("a1", "r1"), kept=("u2", "a2"), after_entry_id="a2b")
+    _, later = _one(_session(), first, second)
+    assert _kept(later)["summary_only_name"] is False
+    assert "a2" in later.replaced_ids  # the previous summary's source: the entry its compaction came after
+
+
+def test_every_strategy_on_the_sample_is_evaluated_per_event(sample_sessions: Path) -> None:
+    session = pikit.load(sample_sessions / "refactor-auth.jsonl")
+    runs = simulate(session, get_summarizer("offline"), context_window=16384, settings=SETTINGS,
+                    strategy=["pi", "codex-inline", "mask-observations", "truncate"], keep_turns=2)
+    assert isinstance(runs, list)
+    found = pikit.evaluate(session, runs)
+    assert isinstance(found, list)
+    assert [e.strategy for e in found] == [r.strategy for r in runs for _ in r.events]
+    assert [e.compaction_id for e in found] == [ev.after_entry_id for r in runs for ev in r.events]
+    codex = [e for e in found if e.strategy == "codex-inline"]
+    assert codex and all(e.tokens_after is not None and e.tokens_before is not None for e in codex)
+    assert all(set(e.replaced_ids) <= set(session.by_id) for e in found)
+
+
+def test_cli_evaluate_strategy(sample_sessions: Path, tmp_path: Path) -> None:
+    path = sample_sessions / "refactor-auth.jsonl"
+    flags = ["--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens", "4000"]
+    done = run("evaluate", path, "--strategy", "codex-inline,truncate", *flags, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {c["strategy"] for c in data["compactions"]} == {"codex-inline", "truncate"}
+    assert all(0 <= c["recall"]["overall"] <= 1 for c in data["compactions"] if c["recall"]["overall"] is not None)
+    plain = run("evaluate", path, "--strategy", "codex-inline", *flags)
+    assert plain.returncode == 0 and b"(codex-inline, " in plain.stdout
+    assert one_error_line(run("evaluate", path, "--strategy", "truncate", "--context-window", "900000"),
+                          "simulated no compaction")
+    assert one_error_line(run("evaluate", path, "--strategy", "nope", *flags), "unknown --strategy 'nope'")
+    assert one_error_line(run("evaluate", path, "--strategy", "pi", "--compaction", "3f00"), "not allowed with")
+
+
+@pytest.mark.parametrize("flag", [["--threshold", "0"], ["--keep-turns", "-1"]])
+def test_cli_evaluate_strategy_settings_are_checked(sample_sessions: Path, flag: list[str]) -> None:
+    done = run("evaluate", sample_sessions / "refactor-auth.jsonl", "--strategy", "pi-percent", *flag)
+    assert one_error_line(done, f"argument {flag[0]}")
