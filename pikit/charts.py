@@ -54,6 +54,7 @@ __all__ = [
     "evaluation",
     "keep_recent_sweep",
     "strategy_sawtooth",
+    "strategy_tradeoff",
     "summary_recall",
     "usage_by_day",
 ]
@@ -244,6 +245,38 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
     ax.set_title(title or "Context size over the branch, by compaction strategy")
     ax.set_ylim(bottom=0)
     _thousands(ax)
+    ax.grid(True, alpha=0.3)
+    _legend_outside(ax)
+    return fig
+
+
+def strategy_tradeoff(df: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """The trade-off of compaction strategies: input tokens sent (x) against recall (y), a point per replay.
+
+    ``df`` is :func:`pikit.frames.strategy_tradeoff`: one point per row, one colour per strategy
+    (``gid="tradeoff"``), each labelled with its row's ``label``. Up and to the left is better:
+    fewer tokens sent, more of the replaced facts kept. A replay whose compactions replaced no
+    fact has no recall and is not drawn.
+    """
+    fig = _figure(9.0, 5.2)
+    ax = fig.add_subplot()
+    ax.set_title(title or "Tokens sent against facts kept, by compaction strategy")
+    shown = df[df["recall"].notna()] if not df.empty else df
+    if shown.empty:
+        _empty(ax, "no replay compacted anything it could be scored on")
+        return fig
+    for number, strategy in enumerate(dict.fromkeys(shown["strategy"])):
+        part = shown[shown["strategy"] == strategy]
+        ax.scatter(part["input_tokens"].astype(float), part["recall"].astype(float), s=46, color=series_color(number),
+                   label=strategy, gid="tradeoff", zorder=3)
+        for x, y, label in zip(part["input_tokens"], part["recall"], part["label"], strict=True):
+            if label != strategy:
+                ax.annotate(str(label), (float(x), float(y)), textcoords="offset points", xytext=(6, 4),
+                            fontsize=8, color=TEXT)
+    ax.set_xlabel("input tokens sent over the branch (every request's context, summed)")
+    ax.set_ylabel("recall: facts of the replaced spans kept")
+    ax.set_ylim(-0.02, 1.02)
+    _thousands(ax, "x")
     ax.grid(True, alpha=0.3)
     _legend_outside(ax)
     return fig

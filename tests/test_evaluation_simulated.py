@@ -113,3 +113,29 @@ def test_cli_evaluate_strategy(sample_sessions: Path, tmp_path: Path) -> None:
 def test_cli_evaluate_strategy_settings_are_checked(sample_sessions: Path, flag: list[str]) -> None:
     done = run("evaluate", sample_sessions / "refactor-auth.jsonl", "--strategy", "pi-percent", *flag)
     assert one_error_line(done, f"argument {flag[0]}")
+
+
+def test_tradeoff_frame_pools_each_replays_evaluations_and_the_chart_draws_a_point_each(sample_sessions: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pikit import charts, frames
+
+    session = pikit.load(sample_sessions / "refactor-auth.jsonl")
+    runs = [simulate(session, get_summarizer("offline"), context_window=16384, settings=SETTINGS, strategy=name)
+            for name in ("pi", "codex-inline")]
+    quiet = simulate(session, get_summarizer("offline"), context_window=200_000, settings=SETTINGS, strategy="pi")
+    df = frames.strategy_tradeoff(session, [*runs, quiet], labels=["pi", "codex", "pi, large window"])
+    assert list(df["label"]) == ["pi", "codex", "pi, large window"]
+    for row, run in zip(df.to_dict("records")[:2], runs, strict=True):
+        evaluations = pikit.evaluate(session, run)
+        assert isinstance(evaluations, list)
+        assert row["facts"] == sum(len(e.facts) for e in evaluations) > 0
+        assert row["kept"] == sum(sum(e.kept) for e in evaluations)
+        assert row["recall"] == row["kept"] / row["facts"] and row["input_tokens"] == run.input_tokens
+    assert df["compactions"].iloc[2] == 0 and df["recall"].isna().iloc[2]  # nothing replaced: no recall
+    fig = charts.strategy_tradeoff(df)
+    points = [c for c in fig.axes[0].collections if c.get_gid() == "tradeoff"]
+    assert [len(c.get_offsets()) for c in points] == [1, 1]  # the replay without a recall is not drawn
+    with pytest.raises(ValueError, match="labels must name every replay"):
+        frames.strategy_tradeoff(session, runs, labels=["one"])

@@ -20,7 +20,7 @@ from ._context import model_text, size_text
 SAMPLE = "refactor-auth.jsonl"
 DEMO_ROWS = 6
 NOTEBOOKS = ("01-explore-a-session.ipynb", "02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb",
-             "04-a-corpus-of-sessions.ipynb")
+             "04-a-corpus-of-sessions.ipynb", "05-compaction-strategies.ipynb")
 
 
 def project_root() -> Path:

@@ -73,6 +73,10 @@ if typing.TYPE_CHECKING:
         simulation_trace as simulation_trace,
         strategy_totals as strategy_totals,
     )
+    from ._tradeoff import (
+        STRATEGY_TRADEOFF_COLUMNS as STRATEGY_TRADEOFF_COLUMNS,
+        strategy_tradeoff as strategy_tradeoff,
+    )
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

@@ -10,7 +10,13 @@ from ._compactions import COMPACTION_COLUMNS, CONTEXT_TRACE_COLUMNS, SWEEP_COLUM
 from ._entries import BRANCH_COLUMNS, ENTRY_COLUMNS
 from ._evaluations import EVALUATION_COLUMNS, EVALUATION_FACT_COLUMNS
 from ._messages import CALIBRATION_COLUMNS, MESSAGE_COLUMNS
-from ._simulations import SIMULATION_EVENT_COLUMNS, SIMULATION_TOTALS_COLUMNS, SIMULATION_TRACE_COLUMNS
+from ._simulations import (
+    SIMULATION_EVENT_COLUMNS,
+    SIMULATION_TOTALS_COLUMNS,
+    SIMULATION_TRACE_COLUMNS,
+    STRATEGY_TOTALS_COLUMNS,
+)
+from ._tradeoff import STRATEGY_TRADEOFF_COLUMNS
 
 __all__ = ["FRAMES", "column_table"]
 
@@ -27,6 +33,8 @@ FRAMES: dict[str, tuple[Column, ...]] = {
     "sweep_keep_recent": SWEEP_COLUMNS,
     "evaluations": EVALUATION_COLUMNS,
     "evaluation_facts": EVALUATION_FACT_COLUMNS,
+    "strategy_totals": STRATEGY_TOTALS_COLUMNS,
+    "strategy_tradeoff": STRATEGY_TRADEOFF_COLUMNS,
 }
 """Frame name (the builder function's name) → its declared columns."""
 
