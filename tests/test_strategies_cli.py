@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ from pikit.compaction import simulate
 from pikit.compaction._settings import CompactionSettings
 from pikit.llm._select import get_summarizer
 from tests.entries import asst, text, user
+from tests.llm.servers import TEST_KEY, FakeLLMServer
 from tests.test_cli import assert_one_error_line, run
 
 SETTINGS = CompactionSettings(True, 3_000, 4_000)
@@ -149,3 +153,20 @@ def test_strategies_that_never_fire_see_the_contexts_pi_sees(sample_sessions: Pa
             assert [t[2] for t in other.trace] == [t[2] for t in pi.trace], (path.name, other.strategy)
             assert other.requests == pi.requests, (path.name, other.strategy)
             assert other.final_tokens == pi.final_tokens, (path.name, other.strategy)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_real_model_writes_the_simulated_summaries(wire: str, sample_sessions: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if "PROXY" not in k.upper() and not k.endswith("_API_KEY")}
+    env[f"{wire.upper()}_API_KEY"] = TEST_KEY
+    with FakeLLMServer(wire, api_key=TEST_KEY) as server:
+        done = subprocess.run([sys.executable, "-m", "pikit", "simulate", str(sample_sessions / "refactor-auth.jsonl"),
+                               "--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens",
+                               "4000", "--strategy", "pi,codex-inline", "--summarizer", wire, "--base-url",
+                               server.base_url, "--model", f"{wire}/test-model", "--retries", "0", "--json"],
+                              capture_output=True, text=True, timeout=120, env=env, check=False)
+        calls = len(server.requests)
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert calls == sum(r["totals"]["summarizerCalls"] for r in runs) > 0  # every summary came from the server
+    assert TEST_KEY not in done.stdout + done.stderr

@@ -454,6 +454,14 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
                    help="usage (default): start from the recorded usage, as `pikit context` does, and change it by "
                         "the estimate of what simulated compactions change; estimate: Pi's estimate alone")
     _strategy_args(p, "replay these compaction strategies side by side")
+    p.add_argument("--summarizer", choices=["offline", "openai", "anthropic"], default=None,
+                   help="who writes the simulated summaries (default: offline, embedded, no network; with an HTTP "
+                        "summarizer --model names the model, one call per summary)")
+    p.add_argument("--base-url", metavar="URL", help="API base URL of the HTTP summarizer (OpenAI-compatible or "
+                   "Anthropic)")
+    p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S", help="seconds per attempt (default 120)")
+    p.add_argument("--retries", type=_retries, default=3, metavar="N",
+                   help="extra attempts on 429/5xx/connection errors (default 3)")
     _json_arg(p)
     p.set_defaults(run=_lazy("simulate:run"))
 
@@ -479,7 +487,7 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p.add_argument("--settings", metavar="FILE", help="with --strategy: a settings.json instead of Pi's global+project "
                    "files")
     _strategy_args(p, None)
-    p.set_defaults(keep_existing=False, sizes="usage")
+    p.set_defaults(keep_existing=False, sizes="usage", summarizer=None)
     _probe_args(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("evaluate:run"))

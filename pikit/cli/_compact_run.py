@@ -37,7 +37,9 @@ def _write_target(args: Namespace, session: Session) -> Iterator[Appender | None
                   file=sys.stderr)
 
 
-def _summarizer(args: Namespace) -> Any:
+def summarizer_from(args: Namespace) -> Any:
+    """The summarizer ``--summarizer``, ``--model``, ``--base-url``, ``--timeout`` and ``--retries`` choose
+    (offline by default)."""
     from ..llm._select import get_summarizer
 
     return get_summarizer(args.summarizer or "offline", model=args.model, base_url=args.base_url,
@@ -61,7 +63,7 @@ def run_compaction(session: Session, leaf: Any, args: Namespace) -> int:
 def _compaction(session: Session, leaf: Any, args: Namespace, appender: Appender | None) -> int:
     settings = session_settings(args, session).for_model(_model_spec(args, session, leaf))
     keep = args.keep_recent_tokens[0] if args.keep_recent_tokens else settings.keep_recent_tokens
-    summarizer = _summarizer(args)
+    summarizer = summarizer_from(args)
     if not args.json and sys.stderr.isatty():
         print(f"compacting at {leaf} (keepRecentTokens={fmt_int(keep)}) with the {summarizer.name} summarizer…",
               file=sys.stderr)
@@ -101,7 +103,7 @@ def _branch_summary(session: Session, pair: tuple[Any, Any], budget: int | None,
             raise PikitError(f"window unknown for {spec or 'a model not recorded'}: pass --budget N or add the model "
                              "to ~/.pi/agent/models.json")
         budget = max(0, window.tokens - session_settings(args, session).branch_summary_reserve_tokens)
-    summarizer = _summarizer(args)
+    summarizer = summarizer_from(args)
     result = build_branch_summary(session, old, target, summarizer=summarizer, budget=budget,
                                   instructions=args.instructions)
     path = write_entry(session, result.entry, output=args.output, in_place=args.in_place, overwrite=args.force,

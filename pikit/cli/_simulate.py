@@ -33,9 +33,9 @@ def run(args: Namespace) -> int:
     effective = session_settings(args, session).for_model(args.model)
     reserves = args.reserve_tokens or [effective.reserve_tokens]
     keeps = args.keep_recent_tokens or [effective.keep_recent_tokens]
-    from ..llm._select import get_summarizer
+    from ._compact_run import summarizer_from
 
-    summarizer = get_summarizer("offline")
+    summarizer = summarizer_from(args)
     degenerate = {(w, r) for w in args.context_window for r in reserves if r >= w} if effective.enabled else set()
     for window, reserve in sorted(degenerate):
         print(f"pikit: warning: reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the "
@@ -57,13 +57,13 @@ def run(args: Namespace) -> int:
     if len(runs) == 1:
         _print_run(runs[0], dropped)
         return 0
-    _print_sweep(runs, leaf, dropped)
+    _print_sweep(runs, leaf, dropped, summarizer.name)
     return 0
 
 
-def _print_sweep(runs: list[SimulationResult], leaf: Any, dropped: int) -> None:
-    """The threshold table of a sweep, one row per setting."""
-    print(f"replay of {leaf_text(leaf)} under {fmt_int(len(runs))} settings (offline summaries)")
+def _print_sweep(runs: list[SimulationResult], leaf: Any, dropped: int, summaries: str) -> None:
+    """The threshold table of a sweep, one row per setting (``summaries``: the summarizer's name)."""
+    print(f"replay of {leaf_text(leaf)} under {fmt_int(len(runs))} settings ({summaries} summaries)")
     print(sizes_note(runs[0], dropped))
     print(f"{'window':>9} {'reserve':>8} {'keep':>7} {'threshold':>9} {'compactions':>11} {'first at':>9} "
           f"{'peak':>9} {'final':>8} {'over window':>11}")

@@ -30,7 +30,7 @@ def run(args: Namespace) -> int:
     if args.json:
         print_json(compaction_json.simulate(runs))
         return 0
-    print_table(runs, leaf, model if pricing is not None else None)
+    print_table(runs, leaf, model if pricing is not None else None, args.summarizer or "offline")
     return 0
 
 
@@ -41,10 +41,10 @@ def replays(args: Namespace, session: Any, leaf: Any, context_window: int,
     effective = session_settings(args, session).for_model(args.model)
     settings = CompactionSettings(effective.enabled, (args.reserve_tokens or [effective.reserve_tokens])[0],
                                   (args.keep_recent_tokens or [effective.keep_recent_tokens])[0], args.model)
-    from ..llm._select import get_summarizer
+    from ._compact_run import summarizer_from
 
     with terminal_progress(args) as progress:
-        runs = simulate(session, get_summarizer("offline"), context_window=context_window, settings=settings,
+        runs = simulate(session, summarizer_from(args), context_window=context_window, settings=settings,
                         leaf=leaf, keep_existing=args.keep_existing, sizes=args.sizes, progress=progress,
                         strategy=[s.strip() for s in args.strategy.split(",")], threshold=args.threshold,
                         keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit, pricing=pricing)
@@ -102,12 +102,12 @@ def _cell(value: Any) -> str:
     return fmt_int(value)
 
 
-def print_table(runs: list[SimulationResult], leaf: Any, model: str | None) -> None:
-    """The strategies side by side: one column per strategy, one row per figure."""
+def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summaries: str = "offline") -> None:
+    """The strategies side by side: one column per strategy, one row per figure (``summaries``: who wrote them)."""
     first = runs[0]
     s = first.settings
     print(f"strategies on {leaf_text(leaf)}: window {fmt_int(first.context_window)}, reserve "
-          f"{fmt_int(s.reserve_tokens)}, keepRecentTokens {fmt_int(s.keep_recent_tokens)} (offline summaries)")
+          f"{fmt_int(s.reserve_tokens)}, keepRecentTokens {fmt_int(s.keep_recent_tokens)} ({summaries} summaries)")
     totals = [r.totals() for r in runs]
     rows = [(label, [_cell(t[key]) for t in totals]) for label, key in _ROWS]
     cost = [t["cost"] for t in totals]
