@@ -9,7 +9,7 @@ import pytest
 
 from tests.procs import pikit as run
 from tests.redaction import planted
-from tests.redaction.test_cli import ENV, FLAGS
+from tests.redaction.test_redact_cli import ENV, FLAGS
 
 
 def _written(folder: Path) -> str:
