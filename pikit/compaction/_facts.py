@@ -208,9 +208,8 @@ class _Collector:
         elif role == "assistant":
             self.assistant(source, message)
         elif role == "toolResult":
-            ops = FileOps()
-            ops.add_message(message)
-            self.files(ops, source)
+            if message.get("nestedCalls") is not None:  # (the only file operations a tool result records)
+                self.file_ops(source, message)
             failed = message.get("isError") is True
             for text in _texts(message.get("content")):
                 if failed or message.get("toolName") != "read":
@@ -224,13 +223,18 @@ class _Collector:
             for text in _texts(message.get("content")):
                 self.prose(text, source)
 
-    def assistant(self, source: Any, message: Mapping[str, Any]) -> None:
-        for text in _texts(message.get("content")):
-            self.prose(text, source)
+    def file_ops(self, source: Any, message: Mapping[str, Any]) -> None:
         ops = FileOps()
         ops.add_message(message)
         self.files(ops, source)
-        for name, arguments in _tool_calls(message):
+
+    def assistant(self, source: Any, message: Mapping[str, Any]) -> None:
+        for text in _texts(message.get("content")):
+            self.prose(text, source)
+        calls = list(_tool_calls(message))
+        if calls:  # (without a tool call, a message records no file operation)
+            self.file_ops(source, message)
+        for name, arguments in calls:
             command = arguments.get("command")
             if name == "bash" and isinstance(command, str):
                 self.add("command", _one_line(command), source)
