@@ -86,7 +86,7 @@ _ASCII_DIGITS = "0123456789"
 def _may_hold_number(text: str) -> bool:
     """False when ``text`` has no digit, so :data:`_NUMBER` cannot match (a scan of a text for ``in`` is much
     faster than a pattern that starts with a lookbehind; a non-ASCII text is left to the pattern)."""
-    return not text.isascii() or any(digit in text for digit in _ASCII_DIGITS)
+    return not text.isascii() or any(map(text.__contains__, _ASCII_DIGITS))
 
 
 def _may_hold_error(text: str) -> bool:
@@ -95,7 +95,7 @@ def _may_hold_error(text: str) -> bool:
     if not text.isascii():
         return True
     lower = text.lower()
-    return any(word in lower for word in _ERROR_WORDS)
+    return any(map(lower.__contains__, _ERROR_WORDS))
 
 
 def _cut(text: str) -> str:
