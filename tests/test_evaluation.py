@@ -196,3 +196,17 @@ def test_a_context_that_keeps_the_span_loses_nothing(parts: list[tuple[str, str]
     evaluation = evaluate_span(span, [m for _, m in span], tokens_before=2, tokens_after=1, strategy="all")
     assert evaluation.lost == []
     assert extract_facts(span) == evaluation.facts
+
+
+def test_texts_outside_ascii_still_reach_every_rule() -> None:
+    """The quick checks that skip a pattern (no digit, no error word, no ``http``, no backtick, no tool call)
+    leave a text outside ASCII to the patterns, which fold case and read digits beyond ASCII."""
+    facts = extract_facts([
+        ("u1", {"role": "user", "content": "port ١٢٣٤ and `naïve_name` at https://例え.jp/x"}),
+        ("r1", {"role": "toolResult", "toolName": "bash", "content": [{"type": "text", "text": "ok\nfaıled: é"}],
+                "nestedCalls": {"calls": [{"name": "read", "arguments": {"path": "docs/ü.md"}}]}}),
+        ("a1", {"role": "assistant", "content": "Done ✓"}),
+    ])
+    assert [(f.kind, f.text, f.source) for f in facts] == [
+        ("read_file", "docs/ü.md", "r1"), ("error", "faıled: é", "r1"), ("identifier", "naïve_name", "u1"),
+        ("number", "١٢٣٤", "u1"), ("url", "https://例え.jp/x", "u1")]

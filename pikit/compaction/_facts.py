@@ -79,6 +79,23 @@ _CONSTRAINT = re.compile(r"\b(?:must|never|don't|don’t|dont|do not|always|only
 _ERROR_LINE = re.compile(r"^[ \t]*(?:error\b|fatal:|failed\b|traceback\b|panic:|[A-Z]\w*(?:Error|Exception)\b:?)"
                          r".*$", re.IGNORECASE | re.MULTILINE)
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n</\1>", re.DOTALL)
+_ERROR_WORDS = ("error", "fatal:", "failed", "traceback", "panic:", "exception")
+_ASCII_DIGITS = "0123456789"
+
+
+def _may_hold_number(text: str) -> bool:
+    """False when ``text`` has no digit, so :data:`_NUMBER` cannot match (a scan of a text for ``in`` is much
+    faster than a pattern that starts with a lookbehind; a non-ASCII text is left to the pattern)."""
+    return not text.isascii() or any(map(text.__contains__, _ASCII_DIGITS))
+
+
+def _may_hold_error(text: str) -> bool:
+    """False when ``text`` holds none of the words every :data:`_ERROR_LINE` match holds (an ASCII text folds
+    as the pattern's ``IGNORECASE`` does; a non-ASCII text is left to the pattern)."""
+    if not text.isascii():
+        return True
+    lower = text.lower()
+    return any(map(lower.__contains__, _ERROR_WORDS))
 
 
 def _cut(text: str) -> str:
@@ -89,27 +106,32 @@ def _one_line(text: str) -> str:
     return _cut(_WS.sub(" ", text).strip())
 
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, without the abstract-class check for a plain dict (the usual case)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _texts(content: Any) -> Iterator[str]:
     if isinstance(content, str):
         yield content
     elif isinstance(content, list):
         for block in content:
-            if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if _is_mapping(block) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 yield block["text"]
 
 
 def _tool_calls(message: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
-        if isinstance(block, Mapping) and block.get("type") == "toolCall":
+        if _is_mapping(block) and block.get("type") == "toolCall":
             arguments = block.get("arguments")
-            yield block.get("name"), arguments if isinstance(arguments, Mapping) else {}
+            yield block.get("name"), arguments if _is_mapping(arguments) else {}
 
 
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
-    elif isinstance(value, Mapping):
+    elif _is_mapping(value):
         for item in value.values():
             yield from _strings(item)
     elif isinstance(value, list):
@@ -134,14 +156,20 @@ class _Collector:
             self.modified.setdefault(path, source)
 
     def urls(self, text: str, source: Any) -> None:
+        if "http" not in text:
+            return
         for match in _URL.findall(text):
             self.add("url", _cut(match.rstrip(_URL_TAIL)), source)
 
     def numbers(self, text: str, source: Any) -> None:
+        if not _may_hold_number(text):
+            return
         for match in _NUMBER.findall(text):
             self.add("number", re.sub(r"(?<=\d)[,_](?=\d{3})", "", match), source)
 
     def identifiers(self, text: str, source: Any) -> None:
+        if "`" not in text:
+            return
         for span in _BACKTICK.findall(text):
             span = span.strip()
             if "/" not in span and _IDENT.fullmatch(span) and not span.replace(".", "").isdigit():
@@ -153,7 +181,7 @@ class _Collector:
         self.urls(text, source)
 
     def error_lines(self, text: str, source: Any, failed: bool) -> None:
-        lines = _ERROR_LINE.findall(text)
+        lines = _ERROR_LINE.findall(text) if _may_hold_error(text) else []
         if failed:
             first = next((line for line in text.split("\n", 50) if line.strip()), None)
             if first is not None:
@@ -180,9 +208,8 @@ class _Collector:
         elif role == "assistant":
             self.assistant(source, message)
         elif role == "toolResult":
-            ops = FileOps()
-            ops.add_message(message)
-            self.files(ops, source)
+            if message.get("nestedCalls") is not None:  # (the only file operations a tool result records)
+                self.file_ops(source, message)
             failed = message.get("isError") is True
             for text in _texts(message.get("content")):
                 if failed or message.get("toolName") != "read":
@@ -196,13 +223,18 @@ class _Collector:
             for text in _texts(message.get("content")):
                 self.prose(text, source)
 
-    def assistant(self, source: Any, message: Mapping[str, Any]) -> None:
-        for text in _texts(message.get("content")):
-            self.prose(text, source)
+    def file_ops(self, source: Any, message: Mapping[str, Any]) -> None:
         ops = FileOps()
         ops.add_message(message)
         self.files(ops, source)
-        for name, arguments in _tool_calls(message):
+
+    def assistant(self, source: Any, message: Mapping[str, Any]) -> None:
+        for text in _texts(message.get("content")):
+            self.prose(text, source)
+        calls = list(_tool_calls(message))
+        if calls:  # (without a tool call, a message records no file operation)
+            self.file_ops(source, message)
+        for name, arguments in calls:
             command = arguments.get("command")
             if name == "bash" and isinstance(command, str):
                 self.add("command", _one_line(command), source)
@@ -240,6 +272,6 @@ def extract_facts(messages: Iterable[tuple[Any, Mapping[str, Any]]]) -> list[Fac
     module, grouped by kind in :data:`FACT_KINDS` order, each kind in order of first occurrence."""
     collector = _Collector()
     for source, message in messages:
-        if isinstance(message, Mapping) and message.get("role") != "system":
+        if _is_mapping(message) and message.get("role") != "system":
             collector.message(source, message)
     return collector.result()

@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ._facts import Fact, _strings, _texts
+from ._facts import Fact, _is_mapping, _strings, _texts
 
 __all__ = ["HEAD_CHARS", "Haystack", "context_text", "normalize"]
 
@@ -93,13 +93,13 @@ def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
     if role == "assistant":
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "toolCall":
+            if _is_mapping(block) and block.get("type") == "toolCall":
                 yield from _strings([block.get("name"), block.get("arguments")])
 
 
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
     """The text of a context, as matching reads it (not yet normalized)."""
-    return "\n".join(text for message in messages if isinstance(message, Mapping)
+    return "\n".join(text for message in messages if _is_mapping(message)
                      for text in _message_texts(message))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pikit
 from pikit import charts
 from pikit.corpus import Corpus
+from pikit.corpus._evaluate import evaluate_files
 from tests.entries import compaction, ts, user
 
 #: The README's query: whose summaries lose the most modified files, per model.
@@ -64,3 +65,15 @@ def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
         kept = corpus.rows("SELECT kept FROM evaluation_facts WHERE entry_id = 'c2' AND text = 'gamma_delta'")
         assert kept == [(True,)]
 
+
+
+def test_workers_give_the_rows_in_the_jobs_order(sample_corpus: Path, sample_sessions: Path,
+                                                 shared_sessions: Path) -> None:
+    """The workers take the largest files first; the rows still come in the jobs' order, as this process
+    computes them."""
+    paths = [*sorted(sample_corpus.rglob("*.jsonl"), key=lambda p: p.stat().st_size),
+             *sorted(sample_sessions.glob("*.jsonl")), *sorted(shared_sessions.glob("*.jsonl"))]
+    jobs = [(number, str(path), f"s{number}") for number, path in enumerate(paths, 1)]
+    here = list(evaluate_files(jobs, workers=1))
+    assert sum(len(rows) for table, rows in here if table == "evaluations") > 10
+    assert list(evaluate_files(jobs, workers=2)) == here
