@@ -127,12 +127,12 @@ def test_tradeoff_frame_pools_each_replays_evaluations_and_the_chart_draws_a_poi
     quiet = simulate(session, get_summarizer("offline"), context_window=200_000, settings=SETTINGS, strategy="pi")
     df = frames.strategy_tradeoff(session, [*runs, quiet], labels=["pi", "codex", "pi, large window"])
     assert list(df["label"]) == ["pi", "codex", "pi, large window"]
-    for row, run in zip(df.to_dict("records")[:2], runs, strict=True):
-        evaluations = pikit.evaluate(session, run)
+    for row, replay in zip(df.to_dict("records")[:2], runs, strict=True):
+        evaluations = pikit.evaluate(session, replay)
         assert isinstance(evaluations, list)
         assert row["facts"] == sum(len(e.facts) for e in evaluations) > 0
         assert row["kept"] == sum(sum(e.kept) for e in evaluations)
-        assert row["recall"] == row["kept"] / row["facts"] and row["input_tokens"] == run.input_tokens
+        assert row["recall"] == row["kept"] / row["facts"] and row["input_tokens"] == replay.input_tokens
     assert df["compactions"].iloc[2] == 0 and df["recall"].isna().iloc[2]  # nothing replaced: no recall
     fig = charts.strategy_tradeoff(df)
     points = [c for c in fig.axes[0].collections if c.get_gid() == "tradeoff"]
