@@ -143,6 +143,10 @@ def _long_output_args(p: argparse.ArgumentParser, what: str) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--limit", type=_count, metavar="N", help=f"show only the first N {what} (plain output)")
     group.add_argument("--tail", type=_count, metavar="N", help=f"show only the last N {what} (plain output)")
+    _pager_arg(p)
+
+
+def _pager_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-pager", action="store_true",
                    help="never page (by default a terminal gets long output through $PAGER, as git does)")
 
@@ -209,8 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(at its parent) against the context it leaves")
     p.add_argument("--all", action="store_true", help="list every unchanged message (by default long runs of "
                    "them are folded)")
-    p.add_argument("--no-pager", action="store_true",
-                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+    _pager_arg(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("diff:run"))
 
@@ -218,8 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     _session_arg(p)
     p.add_argument("id", metavar="ID", help="the entry: an id or a unique prefix")
     p.add_argument("--leaf", metavar="ID", help="the leaf whose context to look in (default: the last entry)")
-    p.add_argument("--no-pager", action="store_true",
-                   help="never page (by default a terminal gets long output through $PAGER, as git does)")
+    _pager_arg(p)
     _json_arg(p)
     p.set_defaults(run=_lazy("show:run"))
 
