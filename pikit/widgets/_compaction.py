@@ -25,7 +25,7 @@ from .._tree.sessiontree import CURRENT
 from ..compaction._settings import Settings, load_settings
 from ..compaction._summarizer import Summarizer
 from ..errors import SettingsError
-from ._base import Callbacks, LeafWidget
+from ._base import Callbacks, LeafWidget, error_output
 from ._budget import BudgetBar, model_key
 from ._compaction_history import CompactionHistory
 from ._compaction_preview import CompactionPreview
@@ -117,15 +117,15 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
                                        summarizer_factory=summarizer_factory,
                                        controls=(self.run_history.clear_button,))
         self._expose_controls()
-        self.lost = LostFacts()
-        self._entry_links = Callbacks(self.lost.callback_errors, "entry link")
-        self.lost.on_select(self._entry_links)
+        self._lost: LostFacts | None = None  # made at the first run: its front end loads only then
+        self._link_errors = error_output()
+        self._entry_links = Callbacks(self._link_errors, "entry link")
         self.steps = widgets.VBox()  # the step-by-step view of the algorithm, opened on demand
         self.steps.add_class("pikit-compaction-steps")
         title = widgets.HTML(f'<div class="pikit-title">Compaction what-if <span class="pikit-dim">· '
                              f"{esc(session_title(session))}</span></div>")
         super().__init__([style_widget(), title, box, self.budget, self.compared, self.preview, self.steps,
-                          self.runner, self.lost, self.lost.callback_errors, self.chart], **kwargs)
+                          self.runner, self._link_errors, self.chart], **kwargs)
         runner = self.runner
         self.stepper_launcher = StepperLauncher(self, (self, "keep_recent_tokens"), self, summarizer=runner.summarizer,
                                                 summarizer_name=lambda: runner.summarizer_name,
@@ -169,7 +169,7 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
         box.on_error(lambda exc: self.preview.show_error("Cannot load that model's settings", exc))
         runner.on_run(self.run_history.add)
         runner.on_run(self._show_lost)
-        self.clear_button.on_click(lambda _b: self.lost.clear())
+        self.clear_button.on_click(lambda _b: self._clear_lost())
         for control in runner.summarizer_controls:
             control.observe(lambda _c: self.stepper_launcher.summarizer_changed(), names="value")
 
@@ -299,9 +299,24 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     def clear_runs(self) -> None:
         """Forget the runs (the files they wrote stay): the chart shows the branch alone again."""
         self.run_history.clear()
-        self.lost.clear()
+        self._clear_lost()
 
     # ------------------------------------------------------------------ what the latest run lost
+    @property
+    def lost(self) -> LostFacts:
+        """The view of what the latest run lost (made, and put above the chart, on first use)."""
+        if self._lost is None:
+            self._lost = LostFacts()
+            self._lost.on_select(self._entry_links)
+            children: list[Any] = list(self.children)  # type: ignore[has-type]
+            at = children.index(self._link_errors)
+            self.children = (*children[:at], self._lost, self._lost.callback_errors, *children[at:])
+        return self._lost
+
+    def _clear_lost(self) -> None:
+        if self._lost is not None:
+            self._lost.clear()
+
     def _show_lost(self, run: CompactionRun) -> None:
         try:
             self.lost.show(run.evaluation)
@@ -311,7 +326,7 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     @property
     def last_evaluation(self) -> Evaluation | None:
         """What the latest run kept and lost (``None`` before the first run or after :meth:`clear_runs`)."""
-        return self.lost.evaluation
+        return self._lost.evaluation if self._lost is not None else None
 
     def on_entry_link(self, callback: Callable[[Any], Any], remove: bool = False) -> None:
         """Call ``callback(entry_id)`` when the source of a lost fact is clicked (in ``lost`` or in the

@@ -50,6 +50,7 @@ function render({ model, el }) {
   let active = new Set();
   let focusRow = -1;
   let scheduled = false;
+  let revealRow = -1;  // a selected row to scroll into view at the next paint (read no layout before then)
   const rowH = () => model.get("row_height") || 24;
 
   function computeActive() {
@@ -134,6 +135,11 @@ function render({ model, el }) {
     // Hidden (e.g. while JupyterLab re-lays the page out): the scroll position reads 0 then, so
     // wait for the next resize instead of drawing the wrong slice.
     if (viewport.isConnected && viewport.clientHeight === 0 && viewport.offsetParent === null) return;
+    if (revealRow >= 0) {
+      const row = revealRow;
+      revealRow = -1;
+      ensureVisible(row);
+    }
     const h = rowH();
     spacer.style.height = rows.length * h + "px";
     empty.style.display = rows.length ? "none" : "block";
@@ -241,7 +247,7 @@ function render({ model, el }) {
     schedule();
   });
   model.on("change:leaf_row", schedule);
-  model.on("change:selected_row", () => { ensureVisible(model.get("selected_row")); schedule(); });
+  model.on("change:selected_row", () => { revealRow = model.get("selected_row"); schedule(); });
   model.on("change:height", () => { viewport.style.height = model.get("height") + "px"; schedule(); });
 
   viewport.style.height = (model.get("height") || 480) + "px";
