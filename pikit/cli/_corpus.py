@@ -51,14 +51,15 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True) -> Iterator[Any]:
-    """The corpus, scanned, with a note on its problems."""
+def _opened(args: argparse.Namespace, client: Any, *, note_problems: bool = True,
+            usage_only: bool = False) -> Iterator[Any]:
+    """The corpus, scanned (``usage_only``: for a usage report, see ``Corpus.open``), with a note on its problems."""
     from ..corpus._indexfile import IndexRebuiltWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IndexRebuiltWarning)
         try:
-            with _held_or_copied(args, client) as corpus:
+            with _held_or_copied(args, client, usage_only) as corpus:
                 _notes(caught)
                 if note_problems:
                     _problems_note(args, corpus)
@@ -81,7 +82,7 @@ def _notes(caught: list[warnings.WarningMessage]) -> None:
 
 
 @contextlib.contextmanager
-def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
+def _held_or_copied(args: argparse.Namespace, client: Any, usage_only: bool = False) -> Iterator[Any]:
     """The corpus on its index; when another process holds the index (a notebook with it open), on a copy of it
     brought up to date, which goes afterwards.
 
@@ -95,7 +96,7 @@ def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
     deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
-            corpus = _scanned(args, args.index, client, lock_wait=1.0)
+            corpus = _scanned(args, args.index, client, lock_wait=1.0, usage_only=usage_only)
             break
         except IndexHeldError as held:
             try:
@@ -106,7 +107,7 @@ def _held_or_copied(args: argparse.Namespace, client: Any) -> Iterator[Any]:
             if copied is not None:
                 folder, copy = copied
                 try:
-                    with _scanned(args, copy, client) as corpus:
+                    with _scanned(args, copy, client, usage_only=usage_only) as corpus:
                         print(f"pikit: note: {held.path} is in use by {holder(held.pid, held.program)}; the answer "
                               "comes from a copy of it brought up to date (the index itself stays as it was)",
                               file=sys.stderr)
@@ -132,8 +133,7 @@ def _scanned(args: argparse.Namespace, index: str | None, client: Any, **options
 
 def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
     report = corpus.last_scan
-    query = "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind"
-    problems = corpus.rows(query) if report is not None and report.problems else []
+    problems = corpus.problem_counts() if report is not None and report.problems else []
     if report is not None and report.files == 0:
         root = corpus.root if isinstance(corpus.root, str | None) else ", ".join(map(str, corpus.root))
         where = args.dir or root or "Pi's sessions directory"
@@ -260,7 +260,7 @@ def run_usage(args: argparse.Namespace) -> int:
     from ..corpus._usage import FIELDS
 
     _check_usage_args(args)
-    with _client(args) as client, _opened(args, client) as corpus:
+    with _client(args) as client, _opened(args, client, usage_only=True) as corpus:
         rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
                                  split_branch=args.split == "branch")
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}

@@ -87,7 +87,7 @@ class Corpus:
     """
 
     def __init__(self, root: Root, index: _index.Index, client: Any = None, workers: int | None = None, *,
-                 owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
+                 owned: bool = False, lock_wait: float = LOCK_WAIT, usage_only: bool = False) -> None:
         self.root = root
         self._index = index
         self.client = client
@@ -95,11 +95,12 @@ class Corpus:
         self.last_scan: _index.ScanReport | None = None
         self._owned, self._lock_wait = owned, lock_wait
         self._progress: Progress = None
+        self._usage_only = usage_only and client is None  # (the Dask engine builds every table)
 
     @classmethod
     def open(cls, root: Root = None, *, agent_dir: Root = None, index: str | os.PathLike[str] | None = None,
              client: Any = None, workers: int | None = None, scan: bool = True, progress: Progress = None,
-             lock_wait: float = LOCK_WAIT) -> Corpus:
+             lock_wait: float = LOCK_WAIT, usage_only: bool = False) -> Corpus:
         """Open (and bring up to date) the corpus of ``root``.
 
         ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
@@ -121,6 +122,13 @@ class Corpus:
         the cluster has no workers or the results stop coming). ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
         and with 1, this process). ``progress``: see :meth:`scan`.
+
+        ``usage_only``: a scan reads a file it has not read yet for what :meth:`usage_rows` needs
+        alone (its assistant messages' usage, summary calls, the tree; not the content of messages),
+        which makes a first scan several times cheaper. The first call that needs anything more
+        (any table, :meth:`sql`, :meth:`rows`, :meth:`search`, :attr:`connection`, ...) reads those
+        files again in full first, so what a table holds is always what a full scan gives. ``pikit
+        usage`` opens the corpus so.
         """
         if agent_dir is not None:
             if root is not None:
@@ -129,7 +137,7 @@ class Corpus:
             root = agent_root(agent_dir)
         path = os.fspath(index) if index is not None else default_index_path(root)
         opened = _index.Index(path, owned=index is None, lock_wait=lock_wait)
-        corpus = cls(root, opened, client, workers, owned=index is None, lock_wait=lock_wait)
+        corpus = cls(root, opened, client, workers, owned=index is None, lock_wait=lock_wait, usage_only=usage_only)
         _warn(opened.notes)
         if scan:
             try:
@@ -156,8 +164,16 @@ class Corpus:
 
             self.last_scan = scan_distributed(self._index, self.root, self.client, progress)
         else:
-            self.last_scan = _index.scan(self._index, self.root, progress, self.workers)
+            self.last_scan = _index.scan(self._index, self.root, progress, self.workers, usage_only=self._usage_only)
         return self.last_scan
+
+    def _whole(self) -> None:
+        """Read again in full the files a scan read for usage alone (``usage_only``), once, before anything but a
+        usage report reads the index."""
+        if self._usage_only:
+            self._usage_only = False
+            if self._guarded(self._index.partial, scan=False):
+                self._guarded(lambda: self._scan(self._progress), scan=False)
 
     def _guarded(self, run: Callable[[], T], *, scan: bool = True) -> T:
         """``run()``; once more on an index built anew when DuckDB finds the index damaged (``scan``: a query,
@@ -218,6 +234,7 @@ class Corpus:
     @property
     def connection(self) -> Any:
         """The DuckDB connection holding the tables."""
+        self._whole()
         return self._index.con
 
     @property
@@ -229,19 +246,31 @@ class Corpus:
         """Run a query over the tables; the result as a DataFrame."""
         import duckdb
 
+        self._whole()
         try:
-            return self._guarded(lambda: self.connection.execute(query, params).df())
+            return self._guarded(lambda: self._index.con.execute(query, params).df())
         except duckdb.Error as exc:
             raise PikitError(f"query failed: {words(exc)}") from None
 
     def rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         """Run a query over the tables; the rows as tuples."""
-        return self._guarded(lambda: self.connection.execute(query, params).fetchall())
+        self._whole()
+        return self._own_rows(query, params)
+
+    def _own_rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """:meth:`rows` of a query pikit wrote that reads only what a usage-only scan keeps whole."""
+        return self._guarded(lambda: self._index.con.execute(query, params).fetchall())
+
+    def problem_counts(self) -> list[tuple[str, int]]:
+        """How many problems of each kind the index holds, by kind (a usage-only scan lists every one)."""
+        return [(kind, int(n)) for kind, n in self._own_rows(
+            "SELECT kind, count(*) AS n FROM problems GROUP BY kind ORDER BY kind")]
 
     def evaluate(self) -> int:
         """Evaluate the recorded compactions of every file not evaluated since the scan last read it (tables
         ``evaluations`` and ``evaluation_facts``, what :func:`pikit.evaluate` gives); the number of files
         evaluated. Those two tables' properties call it; an SQL query over them sees what it filled in."""
+        self._whole()
         return self._guarded(lambda: _index.evaluate(self._index, self.workers))
 
     def table(self, name: str) -> pd.DataFrame:
@@ -249,6 +278,7 @@ class Corpus:
         first: :meth:`evaluate`)."""
         if name not in TABLES:
             raise PikitError(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        self._whole()
         if name in ("evaluations", "evaluation_facts"):
             self.evaluate()
         from ._frames import typed
@@ -260,7 +290,7 @@ class Corpus:
                  }.get(name, "path, entry_index")
         columns = ", ".join(f'"{c}"' for c, _, _ in TABLES[name])
         query = f'SELECT {columns} FROM "{name}" ORDER BY {order}'
-        return typed(self._guarded(lambda: self.connection.sql(query).to_arrow_table()), name)
+        return typed(self._guarded(lambda: self._index.con.sql(query).to_arrow_table()), name)
 
     sessions = _Table("One row per session file (see ``TABLES[\"sessions\"]``), newest first.")
     messages = _Table("One row per message entry, with usage, Pi's estimate and the counting flags.")
@@ -273,10 +303,10 @@ class Corpus:
 
     def timezone(self, timezone: str | None = None) -> str:
         """``timezone`` checked, or the machine's time zone."""
-        name = timezone or self.connection.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+        name = timezone or self._index.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
         try:
             probe = "SELECT timezone($tz, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
-            self.connection.execute(probe, {"tz": name}).fetchall()
+            self._index.con.execute(probe, {"tz": name}).fetchall()
         except Exception:
             raise PikitError(f"unknown time zone {echo(name)}; use an IANA name such as Europe/Berlin or UTC") from None
         return str(name)
@@ -293,7 +323,7 @@ class Corpus:
         sql, params = usage_query(keys[0] if len(keys) == 1 else keys, since=since, until=until,
                                   timezone=self.timezone(timezone), split_branch=split_branch)
         rows = []
-        for key, branch, *values, _last in self.rows(sql, params):
+        for key, branch, *values, _last in self._own_rows(sql, params):
             row: dict[str, Any] = {"key": key} if len(keys) == 1 else dict(zip(keys, key, strict=True))
             if split_branch:
                 row["branch"] = branch

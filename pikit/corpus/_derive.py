@@ -438,7 +438,12 @@ def _text(value: Any) -> str | None:
 
 
 def derive(state: FileState, info: FileInfo, pending: int = 0) -> Rows:
-    """Every table's rows for one file (``pending``: bytes of an unfinished last line)."""
+    """Every table's rows for one file (``pending``: bytes of an unfinished last line).
+
+    Of a state read for usage alone (``state.usage_only``): the messages rows of its assistant
+    messages, its summary calls and problems, and its sessions row as far as a usage report
+    reads it (ids, paths, header, usage); its other rows wait for the file's full read.
+    """
     problems = [(info.file_id, info.path, line, kind, message) for line, kind, message in state.problems]
     if pending:
         problems.append((info.file_id, info.path, state.lines + 1, "unfinished-line",
@@ -453,6 +458,9 @@ def derive(state: FileState, info: FileInfo, pending: int = 0) -> Rows:
     for key in ("cwd", "parentSession"):
         header[key] = _text(header.get(key))
     ctx = _Context(state, info)
-    rows = Rows([], _messages(ctx), _compactions(ctx), _branches(ctx), _summary_calls(ctx), problems)
+    if state.usage_only:  # (what a usage report reads: the rest comes with the file's full read)
+        rows = Rows([], _messages(ctx), [], [], _summary_calls(ctx), problems)
+    else:
+        rows = Rows([], _messages(ctx), _compactions(ctx), _branches(ctx), _summary_calls(ctx), problems)
     rows.sessions.append(_session(ctx, rows))
     return rows

@@ -26,7 +26,7 @@ from .._format.tail import FileMark, mark_at, read_appended
 from ..errors import SessionFileError
 from ._derive import FileInfo, Rows, derive
 from ._discover import is_url, project_of
-from ._scan import FileState, Message, feed, new_state
+from ._scan import FileState, Message, feed, feed_usage, new_state
 from ._schema import TABLES
 
 __all__ = ["COMPUTED_COLUMNS", "EXTRA_COLUMNS", "MESSAGE_COLUMNS", "Columns", "FileResult", "pack", "scan_file",
@@ -75,6 +75,7 @@ class FileResult:
     whole: bool = True
     bytes_read: int = 0
     unchanged: bool = False
+    usage_only: bool = False  # its rows are those of a usage report alone (the file waits for a full read)
 
     @property
     def rows(self) -> int:
@@ -202,9 +203,14 @@ def unchanged(path: str, mark: FileMark | None, seen: tuple[int, int, int] | Non
 
 
 def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob: bytes | None = None,
-              seen: tuple[int, int, int] | None = None, messages: Sequence[tuple[Any, ...]] = ()) -> FileResult:
+              seen: tuple[int, int, int] | None = None, messages: Sequence[tuple[Any, ...]] = (),
+              usage_only: bool = False) -> FileResult:
     """Scan one file from ``mark`` (with its stored state, how it looked then, ``seen``, and its rows of
-    ``messages_raw``: see :meth:`~pikit.corpus._index.Index.messages`), or whole."""
+    ``messages_raw``: see :meth:`~pikit.corpus._index.Index.messages`), or whole.
+
+    ``usage_only``: a file read whole is read for usage alone (:func:`~pikit.corpus._scan.feed_usage`);
+    a stored state is continued the way it was read.
+    """
     if is_url(path):
         return _scan_url(path, file_id, mark, state_blob)
     try:
@@ -222,9 +228,9 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
         mark = None
     try:
         if state is None and status.st_size <= _WHOLE_READ_BYTES:
-            state, new_mark, pending, whole, read = _read_whole(path)
+            state, new_mark, pending, whole, read = _read_whole(path, usage_only)
         else:
-            state, new_mark, pending, whole, read = _read(path, mark or FileMark(), state)
+            state, new_mark, pending, whole, read = _read(path, mark or FileMark(), state, usage_only)
     except FileNotFoundError:
         return _problem(path, file_id, "vanished", "the file disappeared while it was read")
     except (OSError, SessionFileError) as exc:
@@ -240,7 +246,8 @@ def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: 
     rows = derive(state, info, pending)
     tables = _columns(rows, state.texts, file_id)
     state.texts = []
-    return FileResult(path, file_id, tables, mark, _encode_state(state), seen, whole, read)
+    return FileResult(path, file_id, tables, mark, _encode_state(state), seen, whole, read,
+                      usage_only=state.usage_only)
 
 
 def _encode_state(state: FileState) -> bytes:
@@ -270,30 +277,35 @@ def _complete_lines(data: bytes) -> tuple[list[memoryview], int]:
     return lines, start
 
 
-def _read_whole(path: str) -> tuple[FileState, FileMark, int, bool, int]:
+def _feed(state: FileState, lines: Sequence[Any], first_line: int) -> FileState:
+    return (feed_usage if state.usage_only else feed)(state, lines, first_line)
+
+
+def _read_whole(path: str, usage_only: bool) -> tuple[FileState, FileMark, int, bool, int]:
     """A file not indexed yet, in one read: the complete lines, the mark after the last one."""
     with open_regular(path) as handle:
         data = handle.read()
         lines, end = _complete_lines(data)
-        state = feed(new_state(path), lines, 1)
+        state = _feed(new_state(path, usage_only=usage_only), lines, 1)
         state.offset = end
         return state, mark_at(handle, end, len(lines)), len(data) - end, True, end
 
 
-def _read(path: str, start: FileMark, state: FileState | None) -> tuple[FileState, FileMark, int, bool, int]:
+def _read(path: str, start: FileMark, state: FileState | None,
+          usage_only: bool) -> tuple[FileState, FileMark, int, bool, int]:
     """From ``start`` with ``state`` (whole again when the file was rewritten), in bounded steps."""
     whole = state is None
-    state = state or new_state(path)
+    state = state or new_state(path, usage_only=usage_only)
     mark, read, pending = start, 0, 0
     while True:
         got = read_appended(path, mark)
         if got.rewritten is not None:
             if whole:
                 raise SessionFileError(path, f"changed while it was read ({got.rewritten})")
-            state, mark, whole, read = new_state(path), FileMark(), True, 0
+            state, mark, whole, read = new_state(path, usage_only=usage_only), FileMark(), True, 0
             continue
         if got.lines:
-            feed(state, got.lines, got.first_line)
+            _feed(state, got.lines, got.first_line)
             read += got.mark.offset - mark.offset
         mark, pending = got.mark, got.pending
         state.offset = mark.offset

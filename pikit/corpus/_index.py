@@ -64,7 +64,7 @@ _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["I
 # (small: written in fewer, larger inserts; the evaluations are written by evaluate, not by a scan)
 _OTHER_TABLES = tuple(t for t in TABLES if t not in ("messages", "evaluations", "evaluation_facts"))
 _DATA_TABLES = ("sessions", "messages_raw", "compactions", "branches", "summary_calls", "evaluations",
-                "evaluation_facts", "evaluated", "problems", "texts", "states")
+                "evaluation_facts", "evaluated", "problems", "texts", "partial", "states")
 _REDERIVED = tuple(t for t in _DATA_TABLES if t != "texts")  # (replaced at every read; texts by a whole read only)
 # A version-1 file beside its migrated copy (by ``pikit migrate``, or by Pi, which gives every entry a new random
 # id): the same session when both headers have the same id, timestamp and cwd; the copy is the version-1 file's
@@ -179,6 +179,10 @@ class Index:
             out.setdefault(file_id, []).append(tuple(row))
         return out
 
+    def partial(self) -> set[int]:
+        """The files read for usage alone (:func:`scan` with ``usage_only``): their other rows wait for a full read."""
+        return {file_id for (file_id,) in self.con.execute("SELECT file_id FROM partial").fetchall()}
+
     def forget(self, file_ids: Iterable[int], *, keep_file: bool = False,
                tables: tuple[str, ...] = _DATA_TABLES) -> None:
         """Remove the rows of these files from ``tables`` (and the files themselves unless ``keep_file``)."""
@@ -217,6 +221,9 @@ class Index:
                 [msgspec.msgpack.encode(r.mark) for r in kept], [r.state for r in kept]]
             self._insert("states", [Columns(*_STATE_COLUMNS, [pack(column, dtype) for column, dtype in zip(
                 columns, _STATE_COLUMNS[1], strict=True)])])
+        partial = [r.file_id for r in kept if r.usage_only]
+        if partial:
+            self.con.execute("INSERT INTO partial SELECT unnest($ids)", {"ids": partial})
 
     def _insert(self, table: str, parts: list[Columns]) -> None:
         """Insert a table's parts in one statement, as numpy columns (and its computed columns).
@@ -320,7 +327,7 @@ def default_workers() -> int:
 
 
 Known = tuple[int, FileMark | None, tuple[int, int, int] | None]
-Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None, list[tuple[Any, ...]]]
+Job = tuple[str, int, FileMark | None, bytes | None, tuple[int, int, int] | None, list[tuple[Any, ...]], bool]
 Todo = tuple[str, int, FileMark | None, tuple[int, int, int] | None]
 
 
@@ -413,16 +420,26 @@ Runner = Callable[[list[Job]], Iterable[FileResult]]
 
 
 def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
-         runner: Runner | None = None) -> ScanReport:
+         runner: Runner | None = None, *, usage_only: bool = False) -> ScanReport:
     """Bring the index in step with the files of ``root``.
 
     ``workers`` processes read the changed files (``runner`` replaces them: the Dask engine).
     ``progress`` (:mod:`pikit._progress`) is told the bytes read as each file's result arrives, of
     the bytes there were to read (of local files: a URL's size is not looked up).
+
+    ``usage_only``: a file not read yet is read for what a usage report needs alone
+    (:func:`~pikit.corpus._scan.feed_usage`: its assistant messages, summary calls, problems and
+    a sessions row as far as the report reads it), and listed in ``partial``; a file read so
+    is continued so when it grows. Without it, every file of ``partial`` is read again whole,
+    in full: afterwards every table is what a full build gives.
     """
     todo, listing, gone, new = plan(index, root)
     report = ScanReport(files=len(todo), removed=len(gone))
-    changed = [job for job in todo if not unchanged(job[0], job[2], job[3])]
+    partial = set() if usage_only else index.partial()
+    # (a file read for usage alone is read again whole for the rest of its rows)
+    todo_read = [(path, file_id, None, None) if file_id in partial else (path, file_id, mark, seen)
+                 for path, file_id, mark, seen in todo]
+    changed = [job for job in todo_read if job[1] in partial or not unchanged(job[0], job[2], job[3])]
     report.unchanged = len(todo) - len(changed)
     listed = {(p, k, m) for p, k, m in index.con.execute(
         "SELECT path, kind, message FROM problems WHERE file_id = 0").fetchall()}
@@ -432,7 +449,7 @@ def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
         return report  # nothing else to write
     continued = [t[1] for t in changed if t[2] is not None]
     blobs, messages = index.states(continued), index.messages(continued)
-    jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen, messages.get(file_id, []))
+    jobs: list[Job] = [(path, file_id, mark, blobs.get(file_id), seen, messages.get(file_id, []), usage_only)
                        for path, file_id, mark, seen in changed]
     results = runner(jobs) if runner is not None else _local_results(jobs, workers)
     results = tracked(results, progress, f"scanning {plural(len(jobs), 'file')}", sum(map(_to_read, jobs)), BYTES,

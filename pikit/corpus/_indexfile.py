@@ -42,7 +42,7 @@ __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeld
            "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_unwritable",
            "move_aside", "stored_name", "transaction", "unwritable", "words"]
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1
@@ -53,7 +53,8 @@ _PLAIN = "USING COMPRESSION uncompressed"
 # them at a checkpoint costs more time than the space it saves is worth to a cache.
 _UNIQUE_STRINGS = frozenset(("entry_id", "usage_key"))
 # Every table an index of any schema version holds (and the view ``messages``).
-_OWN_TABLES = ("meta", "files", "states", "texts", "evaluated", "messages_raw", *(t for t in TABLES if t != "messages"))
+_OWN_TABLES = ("meta", "files", "states", "texts", "evaluated", "partial", "messages_raw",
+               *(t for t in TABLES if t != "messages"))
 _LOCKED = "Could not set lock on file"
 _SAME_PROCESS = "different configuration than existing connections"  # (this process has the database open)
 _HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
@@ -143,6 +144,7 @@ def create_tables(con: Any) -> None:
                 "mark BLOB, state BLOB)")
     con.execute(f"CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR {_PLAIN})")
     con.execute("CREATE TABLE IF NOT EXISTS evaluated (file_id BIGINT)")  # files whose compactions are evaluated
+    con.execute("CREATE TABLE IF NOT EXISTS partial (file_id BIGINT)")  # files read for usage alone (see scan)
     for table in TABLES:
         columns = ", ".join(f'"{c}" {DUCKDB_TYPES[d]}{f" {_PLAIN}" if c in _UNIQUE_STRINGS else ""}'
                             for c, d in stored_columns(table))

@@ -27,7 +27,7 @@ from .._context.tokens import IMAGE_CHARS, estimate_chars
 from .._format.lines import BOM, BOM_HEADER
 from ..jsjson import stringify_len, utf16_len, without_lone_surrogates
 
-__all__ = ["FileState", "Message", "feed", "new_state"]
+__all__ = ["FileState", "Message", "feed", "feed_usage", "new_state"]
 
 # The timestamps @ccusage/pi accepts (and so the ones a usage report can place on a day).
 USAGE_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?(?:Z|[+-]\d{2}:\d{2})")
@@ -93,6 +93,22 @@ class _Line(msgspec.Struct, gc=False):
 
 
 _line_decoder = msgspec.json.Decoder(_Line)
+
+
+class _UsageMsg(msgspec.Struct, gc=False):
+    """What a usage scan reads of a message: its content is skipped unread (see :func:`feed_usage`)."""
+
+    role: Any = None
+    provider: Any = msgspec.UNSET
+    model: Any = msgspec.UNSET
+    usage: _Usage | msgspec.UnsetType = msgspec.UNSET
+
+
+class _UsageLine(_Line, gc=False):
+    message: _UsageMsg | None = None  # type: ignore[assignment]
+
+
+_usage_decoder = msgspec.json.Decoder(_UsageLine)
 _FAST_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
 
 
@@ -137,11 +153,13 @@ class FileState(msgspec.Struct):
     summaries: list[list[Any]] = msgspec.field(default_factory=list)  # [entry, kind, usage]
     problems: list[list[Any]] = msgspec.field(default_factory=list)  # [line, kind, message]
     texts: list[str] = msgspec.field(default_factory=list)  # user and assistant texts new since the last take
+    # read for usage alone (feed_usage): only assistant messages, without estimates, and no texts
+    usage_only: bool = False
 
 
-def new_state(path: str) -> FileState:
-    """The state of a file nothing has been read of."""
-    return FileState(path=path)
+def new_state(path: str, *, usage_only: bool = False) -> FileState:
+    """The state of a file nothing has been read of (``usage_only``: to be read by :func:`feed_usage`)."""
+    return FileState(path=path, usage_only=usage_only)
 
 
 def _number(value: Any) -> bool:
@@ -308,7 +326,12 @@ def _message(state: FileState, line: Line, head: _Line, index: int) -> None:
     if msg is None:
         return
     role = msg.role if isinstance(msg.role, str) else None
-    estimate, text = _estimate_and_text(line, role, msg.content)
+    if state.usage_only:
+        if role != "assistant":
+            return
+        estimate, text = 0, ""
+    else:
+        estimate, text = _estimate_and_text(line, role, msg.content)
     usage = None
     countable = False
     provider = msg.provider if isinstance(msg.provider, str) else None
@@ -494,6 +517,69 @@ def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
             _entry(state, raw, head, number)
         elif state.header is None:
             _header(state, head, number)
+        elif head.type == "session":
+            state.problems.append([number, "extra-header", "a second session header (ignored)"])
+        else:
+            _entry(state, raw, head, number)
+    state.lines = first_line - 1 + len(lines)
+    return state
+
+
+def feed_usage(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
+    """:func:`feed` for what a usage report needs, and no more (``state.usage_only``).
+
+    Every entry is kept (id, parent, type, timestamp: the tree, the copies, the entry counts),
+    compactions and summaries as :func:`feed` keeps them, but of messages only the assistant
+    ones, with their usage and no estimate, and no search text: message content is skipped
+    by the decoder unread. The rest of a file's rows is built when a query needs them, by
+    reading the file again with :func:`feed`. A version-1 file (its ids derive from each
+    entry's content) is read in full from its header on.
+    """
+    number = first_line - 1
+    decode = _usage_decoder.decode
+    for at, raw in enumerate(lines):
+        number += 1
+        if state.not_session is not None:
+            break
+        if not state.usage_only:  # (a version-1 file: read in full from here)
+            feed(state, lines[at:], number)
+            break
+        try:
+            head: Any = decode(raw)
+        except msgspec.DecodeError:
+            head = _decode(raw)
+            if head is None:
+                if number == 1 and bytes(raw[:3]) == BOM:
+                    state.not_session = BOM_HEADER
+                    break
+                if bytes(raw).strip():
+                    state.problems.append([number, "damaged-line", "not a JSON object"])
+                continue
+            if isinstance(head, dict):
+                head = _from_dict(head)
+        msg = head.message
+        if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None:
+            index = len(state.ids)
+            state.ids.append(head.id)
+            state.parents.append(head.parentId)
+            state.types.append("message")
+            timestamp = head.timestamp
+            state.times.append(timestamp)
+            if msg.role != "assistant":
+                continue
+            usage = msg.usage
+            if usage.__class__ is not _Usage or timestamp.__class__ is not str:
+                _message(state, raw, head, index)
+                continue
+            counted, model, provider = _usage(usage), msg.model, msg.provider  # (inline: the common case)
+            countable = counted is not None and (model is msgspec.UNSET or model.__class__ is str) \
+                and USAGE_TIMESTAMP.fullmatch(timestamp) is not None
+            state.messages.append(Message(index, "assistant", provider if provider.__class__ is str else None,
+                                          model if model.__class__ is str else None, 0, counted, countable))
+        elif state.header is None:
+            _header(state, head, number)
+            if state.v1:
+                state.usage_only = False
         elif head.type == "session":
             state.problems.append([number, "extra-header", "a second session header (ignored)"])
         else:

@@ -1,0 +1,140 @@
+"""A scan for usage alone (``Corpus.open(usage_only=True)``, ``pikit usage``): the same reports, and every table of
+a full build once anything else is read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pikit.corpus import Corpus
+from pikit.corpus._indexfile import _OWN_TABLES
+from pikit.corpus._usage import BY
+from tests.corpus.corpora import assistant, header, legacy, legacy_header, user, write
+
+
+def _corpus(root: Path, index: Path, **options: object) -> Corpus:
+    return Corpus.open(root, index=index, **{"workers": 1, **options})  # type: ignore[arg-type]
+
+
+def _reports(corpus: Corpus) -> list[object]:
+    reports: list[object] = [corpus.usage_rows(by, timezone="UTC") for by in BY]
+    reports.append(corpus.usage_rows(["day", "model"], timezone="Europe/Berlin"))
+    reports.append(corpus.usage_rows("session", timezone="UTC", split_branch=True, since="20260101"))
+    return reports
+
+
+def _stored(index: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table pikit keeps in the index (not ``meta``), sorted."""
+    with duckdb.connect(str(index), read_only=True) as con:
+        return {table: sorted(map(repr, con.execute(f'SELECT * FROM "{table}"').fetchall()))  # type: ignore[misc]
+                for table in _OWN_TABLES if table != "meta"}
+
+
+def _partial(index: Path) -> int:
+    with duckdb.connect(str(index), read_only=True) as con:
+        return int(con.execute("SELECT count(*) FROM partial").fetchall()[0][0])
+
+
+@pytest.fixture(params=["sample", "shared", "weird", "legacy"])
+def root(request: pytest.FixtureRequest, sample_corpus: Path, shared_sessions: Path, tmp_path: Path) -> Path:
+    """The corpora the two scans are compared on."""
+    if request.param == "sample":
+        return sample_corpus
+    if request.param == "shared":
+        return shared_sessions
+    folder = tmp_path / request.param
+    folder.mkdir()
+    if request.param == "weird":
+        from tests.weird import weird_sessions
+
+        weird_sessions(folder)
+        return folder
+    # a version-1 file beside its migrated copy, a fork of it, and a file that is no session
+    entries = [user("u1", None, "2026-11-02T09:00:00.000Z", "hello"),
+               assistant("a1", "u1", "2026-11-02T09:00:05.000Z", 100),
+               user("u2", "a1", "2026-11-02T09:01:00.000Z", "more"),
+               assistant("a2", "u2", "2026-11-02T09:01:05.000Z", 200)]
+    write(folder / "old.jsonl", legacy_header("s1"), *(legacy(e) for e in entries))
+    write(folder / "new.jsonl", header("s1"), *entries)
+    write(folder / "fork.jsonl", header("s2", parent=str(folder / "new.jsonl"), timestamp="2026-11-02T10:00:00.000Z"),
+          *entries, assistant("a3", "a2", "2026-11-02T10:00:05.000Z", 300))
+    (folder / "notes.jsonl").write_text('{"hello": "world"}\n')
+    return folder
+
+
+def test_a_usage_scan_reports_what_a_full_scan_reports(root: Path, tmp_path: Path) -> None:
+    with _corpus(root, tmp_path / "usage.duckdb", usage_only=True) as lean, \
+            _corpus(root, tmp_path / "full.duckdb") as full:
+        assert _reports(lean) == _reports(full)
+        assert lean.problem_counts() == full.problem_counts()
+    assert _partial(tmp_path / "usage.duckdb") > 0  # (it did read for usage alone)
+    assert _partial(tmp_path / "full.duckdb") == 0
+
+
+def test_anything_else_read_first_makes_every_table_a_full_builds(root: Path, tmp_path: Path) -> None:
+    reads = [lambda c: c.sessions, lambda c: c.sql("SELECT 1"), lambda c: c.search("the"), lambda c: c.connection]
+    for n, read in enumerate(reads):
+        index = tmp_path / f"usage-{n}.duckdb"
+        with _corpus(root, index, usage_only=True, workers=2) as corpus:
+            before = corpus.usage_rows("day", timezone="UTC")
+            read(corpus)
+            assert corpus.usage_rows("day", timezone="UTC") == before
+        assert _partial(index) == 0
+    with _corpus(root, tmp_path / "full.duckdb"):
+        pass
+    full = _stored(tmp_path / "full.duckdb")
+    for n in range(len(reads)):
+        assert _stored(tmp_path / f"usage-{n}.duckdb") == full
+
+
+def test_a_usage_scan_after_appends_reads_only_what_was_appended(sample_corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    shutil.copytree(sample_corpus, root)
+    grown = sorted(root.rglob("*.jsonl"))[:6:2]
+    tails = {}
+    for path in grown:
+        lines = path.read_bytes().split(b"\n")[:-1]
+        keep = max(2, len(lines) - 5)
+        path.write_bytes(b"\n".join(lines[:keep]) + b"\n")
+        tails[path] = b"".join(line + b"\n" for line in lines[keep:])
+    index = tmp_path / "usage.duckdb"
+    with _corpus(root, index, usage_only=True):
+        pass
+    for path, tail in tails.items():
+        with path.open("ab") as out:
+            out.write(tail)
+    with _corpus(root, index, usage_only=True) as corpus:
+        report = corpus.last_scan
+        assert report is not None and report.read_appended == len(grown) and report.read_whole == 0
+        assert report.bytes_read == sum(map(len, tails.values()))
+        lean = _reports(corpus)
+    with _corpus(root, tmp_path / "full.duckdb") as full:
+        assert lean == _reports(full)
+    partial = _partial(index)
+    assert partial == 36  # (the sample's version-1 file is read in full in any scan)
+    with _corpus(root, index) as corpus:  # (a full scan: the files read for usage alone are read again whole)
+        report = corpus.last_scan
+        assert report is not None and report.read_whole == partial
+    assert _stored(index) == _stored(tmp_path / "full.duckdb")
+
+
+def test_pikit_usage_then_another_command_on_the_same_index(sample_corpus: Path, tmp_path: Path) -> None:
+    def pikit(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pikit", *args], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    index, fresh = str(tmp_path / "index.duckdb"), str(tmp_path / "fresh.duckdb")
+    usage = ["usage", str(sample_corpus), "--by", "model", "--json", "--timezone", "UTC", "--index"]
+    lean = pikit(*usage, index)
+    assert _partial(Path(index)) > 0
+    full_sessions = pikit("sessions", str(sample_corpus), "--json", "--index", fresh)  # (a full build)
+    assert json.loads(lean) == json.loads(pikit(*usage, fresh))
+    assert pikit("sessions", str(sample_corpus), "--json", "--index", index) == full_sessions
+    assert _partial(Path(index)) == 0
