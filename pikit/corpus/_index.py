@@ -59,6 +59,9 @@ _CHECKPOINT_BYTES = 32 * 1024 * 1024
 # its buffers: about 200 bytes a row), and writes a table in row groups of this many rows.
 _CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
+# Less than this to read is read in this process: starting worker processes (each imports what it reads with)
+# costs more than they save on a small corpus.
+POOL_BYTES = 64 * 1024 * 1024
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 # (small: written in fewer, larger inserts; the evaluations are written by evaluate, not by a scan)
@@ -359,7 +362,8 @@ def _register_files(index: Index, todo: list[Todo]) -> None:
 
 
 def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
-    """The jobs' results, in order, read by a pool of ``workers`` processes.
+    """The jobs' results, in order, read by a pool of ``workers`` processes (with less than :data:`POOL_BYTES` to
+    read, or fewer than 8 files, in this process).
 
     forkserver: the workers start from a clean process, not a copy of one holding DuckDB's threads;
     they run at a lower priority than this process, which writes the index (all wait for it).
@@ -367,7 +371,8 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     enough (by bytes to read) that results never pile up in memory. Should the pool break (its
     workers cannot start: say, a main module they cannot import), the rest is read here.
     """
-    if workers <= 1 or len(jobs) < 8 or not _workers_can_start():
+    sizes = [_to_read(job) for job in jobs]
+    if workers <= 1 or len(jobs) < 8 or sum(sizes) < POOL_BYTES or not _workers_can_start():
         for each in jobs:
             yield scan_file(*each)
         return
@@ -375,7 +380,6 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    sizes = [_to_read(job) for job in jobs]
     pending: deque[tuple[Future[FileResult], int]] = deque()
     held, given, broken = 0, 0, False
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),

@@ -376,7 +376,11 @@ def test_globs_and_lists_of_files(sample_corpus: Path) -> None:
         assert len(corpus.sessions) == 3
 
 
-def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path) -> None:
+def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.corpus import _index
+
+    monkeypatch.setattr(_index, "POOL_BYTES", 0)  # (the sample is smaller than what a pool is started for)
     with Corpus.open(sample_corpus, index=":memory:", workers=1) as one, \
             Corpus.open(sample_corpus, index=":memory:", workers=2) as two:
         for table in TABLES:
@@ -392,6 +396,7 @@ def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sampl
     script = "\n".join([
         "import pikit.corpus._index as index",
         "index._workers_can_start = lambda: True" if force_pool else "",
+        "index.POOL_BYTES = 0",
         "from pikit.corpus import Corpus",
         f"with Corpus.open({str(sample_corpus)!r}, index=':memory:', workers=2) as corpus:",
         "    print(len(corpus.sessions), int(corpus.sql('SELECT count(*) AS n FROM messages').n[0]))"])

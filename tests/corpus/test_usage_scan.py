@@ -77,7 +77,11 @@ def test_a_usage_scan_reports_what_a_full_scan_reports(root: Path, tmp_path: Pat
     assert _partial(tmp_path / "full.duckdb") == 0
 
 
-def test_anything_else_read_first_makes_every_table_a_full_builds(root: Path, tmp_path: Path) -> None:
+def test_anything_else_read_first_makes_every_table_a_full_builds(root: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.corpus import _index
+
+    monkeypatch.setattr(_index, "POOL_BYTES", 0)  # (read by worker processes, though small)
     reads = [lambda c: c.sessions, lambda c: c.sql("SELECT 1"), lambda c: c.search("the"), lambda c: c.connection]
     for n, read in enumerate(reads):
         index = tmp_path / f"usage-{n}.duckdb"
