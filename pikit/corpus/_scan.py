@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
 
 import msgspec
@@ -486,27 +486,50 @@ def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     return True
 
 
-def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
-    """Read complete lines (``first_line`` is the number of ``lines[0]``) into ``state``; return it."""
+def _heads(state: FileState, lines: Sequence[Line], first_line: int,
+           decode: Callable[[Line], Any]) -> Iterator[tuple[int, Line, Any]]:
+    """Each line's number, bytes and typed view, while the file is a session (a line that is no JSON object is
+    a problem and left out)."""
     number = first_line - 1
-    decode = _line_decoder.decode
     for raw in lines:
         number += 1
         if state.not_session is not None:
-            break
+            return
         try:
-            head: Any = decode(raw)
+            head = decode(raw)
         except msgspec.DecodeError:
-            head = _decode(raw)
+            head = _refused(state, raw, number)
             if head is None:
-                if number == 1 and bytes(raw[:3]) == BOM:  # as Pi, and as pikit.load says it
-                    state.not_session = BOM_HEADER
-                    break
-                if bytes(raw).strip():
-                    state.problems.append([number, "damaged-line", "not a JSON object"])
                 continue
-            if isinstance(head, dict):
-                head = _from_dict(head)
+        yield number, raw, head
+
+
+def _refused(state: FileState, raw: Line, number: int) -> _Line | None:
+    """The view of a line the typed decoder refused (see :func:`_decode`); None when it is no JSON object (a
+    damaged line, noted as a problem; a first line behind a byte order mark makes the file no session)."""
+    head = _decode(raw)
+    if head is None:
+        if number == 1 and bytes(raw[:3]) == BOM:  # as Pi, and as pikit.load says it
+            state.not_session = BOM_HEADER
+        elif bytes(raw).strip():
+            state.problems.append([number, "damaged-line", "not a JSON object"])
+        return None
+    return _from_dict(head) if isinstance(head, dict) else head
+
+
+def _other(state: FileState, raw: Line, head: _Line, number: int) -> None:
+    """A line that is not a message entry of the common shape: the header, a second header, any other entry."""
+    if state.header is None:
+        _header(state, head, number)
+    elif head.type == "session":
+        state.problems.append([number, "extra-header", "a second session header (ignored)"])
+    else:
+        _entry(state, raw, head, number)
+
+
+def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
+    """Read complete lines (``first_line`` is the number of ``lines[0]``) into ``state``; return it."""
+    for number, raw, head in _heads(state, lines, first_line, _line_decoder.decode):
         msg = head.message
         if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None \
                 and not state.v1:
@@ -515,12 +538,8 @@ def feed(state: FileState, lines: Sequence[Line], first_line: int) -> FileState:
                     (role == "assistant" and _assistant(state, head, msg)):
                 continue
             _entry(state, raw, head, number)
-        elif state.header is None:
-            _header(state, head, number)
-        elif head.type == "session":
-            state.problems.append([number, "extra-header", "a second session header (ignored)"])
         else:
-            _entry(state, raw, head, number)
+            _other(state, raw, head, number)
     state.lines = first_line - 1 + len(lines)
     return state
 
@@ -535,28 +554,7 @@ def feed_usage(state: FileState, lines: Sequence[Line], first_line: int) -> File
     reading the file again with :func:`feed`. A version-1 file (its ids derive from each
     entry's content) is read in full from its header on.
     """
-    number = first_line - 1
-    decode = _usage_decoder.decode
-    for at, raw in enumerate(lines):
-        number += 1
-        if state.not_session is not None:
-            break
-        if not state.usage_only:  # (a version-1 file: read in full from here)
-            feed(state, lines[at:], number)
-            break
-        try:
-            head: Any = decode(raw)
-        except msgspec.DecodeError:
-            head = _decode(raw)
-            if head is None:
-                if number == 1 and bytes(raw[:3]) == BOM:
-                    state.not_session = BOM_HEADER
-                    break
-                if bytes(raw).strip():
-                    state.problems.append([number, "damaged-line", "not a JSON object"])
-                continue
-            if isinstance(head, dict):
-                head = _from_dict(head)
+    for number, raw, head in _heads(state, lines, first_line, _usage_decoder.decode):
         msg = head.message
         if msg is not None and head.type == "message" and head.id.__class__ is str and state.header is not None:
             index = len(state.ids)
@@ -576,13 +574,11 @@ def feed_usage(state: FileState, lines: Sequence[Line], first_line: int) -> File
                 and USAGE_TIMESTAMP.fullmatch(timestamp) is not None
             state.messages.append(Message(index, "assistant", provider if provider.__class__ is str else None,
                                           model if model.__class__ is str else None, 0, counted, countable))
-        elif state.header is None:
-            _header(state, head, number)
-            if state.v1:
-                state.usage_only = False
-        elif head.type == "session":
-            state.problems.append([number, "extra-header", "a second session header (ignored)"])
         else:
-            _entry(state, raw, head, number)
+            _other(state, raw, head, number)
+            if state.v1:  # (its ids derive from each entry's content: read in full from here)
+                state.usage_only = False
+                feed(state, lines[number - first_line + 1:], number + 1)
+                break
     state.lines = first_line - 1 + len(lines)
     return state

@@ -60,7 +60,9 @@ def root(request: pytest.FixtureRequest, sample_corpus: Path, shared_sessions: P
                assistant("a1", "u1", "2026-11-02T09:00:05.000Z", 100),
                user("u2", "a1", "2026-11-02T09:01:00.000Z", "more"),
                assistant("a2", "u2", "2026-11-02T09:01:05.000Z", 200)]
-    write(folder / "old.jsonl", legacy_header("s1"), *(legacy(e) for e in entries))
+    old = write(folder / "old.jsonl", legacy_header("s1"), *(legacy(e) for e in entries))
+    first, _, rest = old.read_bytes().partition(b"\n")
+    old.write_bytes(first + b"\n{\"damaged\n" + rest)  # (a damaged line right after a version-1 header)
     write(folder / "new.jsonl", header("s1"), *entries)
     write(folder / "fork.jsonl", header("s2", parent=str(folder / "new.jsonl"), timestamp="2026-11-02T10:00:00.000Z"),
           *entries, assistant("a3", "a2", "2026-11-02T10:00:05.000Z", 300))
