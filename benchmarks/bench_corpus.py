@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""The corpus benchmark: ``pikit usage --by day --json`` against ``@ccusage/pi daily --json``.
+"""The corpus benchmark: ``pikit usage --by day --json`` against ccusage 20 (``ccusage pi daily --json --offline``).
 
     python benchmarks/bench_corpus.py                 # generate what is missing, then 5 alternating rounds
-    python benchmarks/bench_corpus.py --runs 3 --no-dask
+    python benchmarks/bench_corpus.py --runs 3 --no-dask --no-growth
 
 Setup (only what is missing): the corpus, written by ``data/sample_corpus/generate.py``
-(``--sessions 270 --mb 2.5``: 324 files, about 794 MB, forks, eight days, four models) into
-``benchmarks/data/corpus``; ``@ccusage/pi`` 18.0.11 installed from npm into
-``benchmarks/data/node``. Both are git-ignored.
+(``--sessions 270 --mb 2.5``: 324 files, about 815 MB, forks, eight days, four models) into
+``benchmarks/data/corpus``, and for the growth table the same at 2× and 4× the sessions
+(``corpus-2x``, ``corpus-4x``); the forks' ``parentSession`` paths are made to name the files
+where they are (only the header lines, in these generated files), so that ccusage 20 finds the
+parents and its per-day totals are pikit's; ccusage 20.0.24 and its linux program installed from
+npm into ``benchmarks/data/node20``. All of it is git-ignored.
 
-Each round runs, as whole processes, one after the other: ``@ccusage/pi daily --json`` and a
-cold ``pikit usage --by day --json`` (a fresh index), then warm re-runs (nothing changed; one
-file appended to). The peak memory is the largest sum of the resident sizes of the process and
-its children, sampled every 10 ms. Ratios are per round (pikit / @ccusage/pi), then the median.
-CPU time (a figure the machine's load disturbs less than wall time) is measured on a separate
-cold scan in one process (``workers=1``), since the workers of a process pool are not children
-the command waits for. With Dask: the same
-cold and warm runs with ``--engine dask --scheduler local`` (a two-worker
-LocalCluster started by the command), and a scan in process on an already running cluster.
-Results go to ``benchmarks/data/corpus-results.json`` and a Markdown table is printed.
+Each round runs, as whole processes, one after the other: ccusage 20 and a cold ``pikit usage
+--by day --json`` (a fresh index) on each corpus, then on the 1× corpus warm re-runs (nothing
+changed; one file appended to). Wall time is taken around spawn and reap. Peak memory is the
+largest sum of the resident sizes of the process and all its descendants, sampled every
+10 ms; CPU time is the user + system time of that whole process tree: the same samples read
+each process's own time from ``/proc`` (the pool's workers are not children the command waits
+for, so ``wait4`` alone misses them), the larger of that sum and ``wait4``'s is taken. Ratios
+are per round (pikit / ccusage 20), then the median; ranges are the rounds' minimum and maximum.
+With Dask: a cold and a warm run with ``--engine dask --scheduler local`` (a two-worker
+LocalCluster started by the command). Results go to ``benchmarks/data/corpus-results.json``
+and Markdown tables are printed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import argparse
 import compileall
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -38,22 +43,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 CORPUS = DATA / "corpus"
-NODE = DATA / "node"
-CCUSAGE_VERSION = "18.0.11"
+NODE = DATA / "node20"
+CCUSAGE_VERSION = "20.0.24"
+SCALES = {1: CORPUS, 2: DATA / "corpus-2x", 4: DATA / "corpus-4x"}
+_GENERATED_PARENTS = "/home/dev/.pi/agent/sessions/"  # where the generator's forks say their parents are
 
 
-def setup(sessions: int, mb: float) -> Path:
-    """Generate the corpus and install @ccusage/pi when missing; return the ccusage executable."""
-    if not CORPUS.is_dir() or not any(CORPUS.rglob("*.jsonl")):
-        subprocess.run([sys.executable, str(ROOT / "data" / "sample_corpus" / "generate.py"), str(CORPUS),
-                        "--sessions", str(sessions), "--mb", str(mb)], check=True)
-    exe = NODE / "node_modules" / ".bin" / "ccusage-pi"
+def _resolve_parents(root: Path) -> None:
+    """Make every fork's ``parentSession`` name its parent's file in ``root`` (header lines only)."""
+    for path in sorted(root.rglob("*.jsonl")):
+        with path.open("rb") as handle:
+            first = handle.readline()
+        if _GENERATED_PARENTS.encode() not in first:
+            continue
+        head = json.loads(first)
+        head["parentSession"] = str(root / head["parentSession"].split(_GENERATED_PARENTS, 1)[1])
+        rest = path.read_bytes()[len(first):]
+        path.write_bytes(json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" + rest)
+
+
+def setup(sessions: int, mb: float, scales: list[int]) -> Path:
+    """Generate the corpora and install ccusage 20 when missing; return the ccusage executable."""
+    for scale in scales:
+        folder = SCALES[scale]
+        if not folder.is_dir() or not any(folder.rglob("*.jsonl")):
+            subprocess.run([sys.executable, str(ROOT / "data" / "sample_corpus" / "generate.py"), str(folder),
+                            "--sessions", str(sessions * scale), "--mb", str(mb)], check=True)
+        _resolve_parents(folder)
+    exe = NODE / "node_modules" / ".bin" / "ccusage"
     if not exe.exists():
         npm = shutil.which("npm")
         if npm is None:
-            sys.exit("npm is needed to install @ccusage/pi")
+            sys.exit("npm is needed to install ccusage")
+        arch = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
         subprocess.run([npm, "install", "--prefix", str(NODE), "--no-audit", "--no-fund",
-                        f"@ccusage/pi@{CCUSAGE_VERSION}"], check=True)
+                        f"ccusage@{CCUSAGE_VERSION}", f"@ccusage/ccusage-linux-{arch}@{CCUSAGE_VERSION}"], check=True)
     # Byte-compile pikit as an install does (a checkout run with PYTHONDONTWRITEBYTECODE set would
     # otherwise compile every changed module again in every process of every run).
     compileall.compile_dir(str(ROOT / "pikit"), quiet=1)
@@ -76,8 +100,12 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants.
+_TICK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _sample(pid: int, cpu: dict[int, float]) -> int:
+    """Resident bytes of a process and all its descendants; each one's own CPU seconds so far go into ``cpu``.
 
     Only the tree is read (not every process of the machine): the sampler runs every 10 ms on
     the machine it measures, and must not take CPU from a command that uses every core.
@@ -88,8 +116,11 @@ def _tree_rss(pid: int) -> int:
         current = stack.pop()
         try:
             with open(f"/proc/{current}/statm") as handle:
-                total += int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except OSError:
+                total += int(handle.read().split()[1]) * _PAGE
+            with open(f"/proc/{current}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            cpu[current] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (of the process itself)
+        except (OSError, IndexError, ValueError):
             pass
         stack.extend(_children(current))
     return total
@@ -104,15 +135,16 @@ def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, i
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
         peak = 0
+        cpu: dict[int, float] = {}
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _sample(process.pid, cpu))
             time.sleep(0.01)
         elapsed = time.perf_counter() - start
-        # the rusage of a waited process includes every descendant it waited for (the workers too)
-        CPU["last"] = usage.ru_utime + usage.ru_stime
+        # wait4's rusage holds the process and the descendants it (and they) waited for; the samples every process
+        CPU["last"] = max(usage.ru_utime + usage.ru_stime, sum(cpu.values()))
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode()
@@ -121,9 +153,13 @@ def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, i
     return elapsed, peak, text
 
 
-def _pikit(index: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pikit", "usage", str(CORPUS), "--by", "day", "--json", "--timezone", "UTC",
+def _pikit(root: Path, index: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "pikit", "usage", str(root), "--by", "day", "--json", "--timezone", "UTC",
             "--index", str(index), *extra]
+
+
+def _ccusage(exe: Path, root: Path) -> list[str]:
+    return [str(exe), "pi", "daily", "--json", "--offline", "--timezone", "UTC", "--pi-path", str(root)]
 
 
 def _append_one(path: Path) -> None:
@@ -132,7 +168,22 @@ def _append_one(path: Path) -> None:
         out.write(lines[-2] + b"\n")  # the last entry again: a whole new line
 
 
-def rounds(exe: Path, runs: int, dask: bool) -> dict[str, list[float]]:
+_FIELDS = (("inputTokens", "inputTokens"), ("outputTokens", "outputTokens"),
+           ("cacheWriteTokens", "cacheCreationTokens"), ("cacheReadTokens", "cacheReadTokens"))
+
+
+def _same_days(ours: str, theirs: str) -> None:
+    """Every day's token counts equal, costs equal up to rounding (pikit adds them with compensated summation)."""
+    mine = {row["key"]: row for row in json.loads(ours)["rows"]}
+    their = {row["date"]: row for row in json.loads(theirs)["daily"]}
+    assert set(mine) == set(their), "the days differ"
+    for day, row in their.items():
+        for ours_name, theirs_name in _FIELDS:
+            assert mine[day][ours_name] == row[theirs_name], f"{day}: {ours_name} differs"
+        assert abs(mine[day]["cost"] - row["totalCost"]) <= 1e-9 * max(1.0, row["totalCost"]), f"{day}: cost"
+
+
+def rounds(exe: Path, runs: int, scales: list[int], dask: bool) -> dict[str, list[float]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     figures: dict[str, list[float]] = {}
 
@@ -144,80 +195,80 @@ def rounds(exe: Path, runs: int, dask: bool) -> dict[str, list[float]]:
     original = victim.read_bytes()
     try:
         for number in range(runs):
-            node_s, node_rss, node_out = run([str(exe), "daily", "--json", "--piPath", str(CORPUS), "-z", "UTC"])
-            node_cpu = CPU["last"]
-            index = work / f"index-{number}.duckdb"
-            cold_s, cold_rss, cold_out = run(_pikit(index), env)
-            # CPU: one process (the workers of a pool are not children the command waits for)
-            one = ("from pikit.corpus import Corpus; import sys; "
-                   "Corpus.open(sys.argv[1], index=sys.argv[2], workers=1).usage_rows('day', timezone='UTC')")
-            run([sys.executable, "-c", one, str(CORPUS), str(work / f"one-{number}.duckdb")], env)
-            add("node_cpu_s", node_cpu)
-            add("cold_cpu_s", CPU["last"])
-            add("cold_cpu_ratio", CPU["last"] / node_cpu)
-            theirs = json.loads(node_out)["totals"]
-            ours = json.loads(cold_out)["totals"]
-            assert ours["inputTokens"] == theirs["inputTokens"], "the totals differ"
-            add("node_s", node_s)
-            add("node_rss_mb", node_rss / 1e6)
-            add("cold_s", cold_s)
-            add("cold_rss_mb", cold_rss / 1e6)
-            add("cold_ratio", cold_s / node_s)
-            warm_s, warm_rss, _ = run(_pikit(index), env)
+            for scale in scales:
+                root, tag = SCALES[scale], f"x{scale}"
+                node_s, node_rss, node_out = run(_ccusage(exe, root))
+                add(f"node_cpu_s_{tag}", CPU["last"])
+                index = work / f"index-{number}-{tag}.duckdb"
+                cold_s, cold_rss, cold_out = run(_pikit(root, index), env)
+                add(f"cold_cpu_s_{tag}", CPU["last"])
+                add(f"cold_cpu_ratio_{tag}", CPU["last"] / figures[f"node_cpu_s_{tag}"][-1])
+                _same_days(cold_out, node_out)
+                add(f"node_s_{tag}", node_s)
+                add(f"node_rss_mb_{tag}", node_rss / 1e6)
+                add(f"cold_s_{tag}", cold_s)
+                add(f"cold_rss_mb_{tag}", cold_rss / 1e6)
+                add(f"cold_ratio_{tag}", cold_s / node_s)
+                print(f"round {number + 1}, {scale}x: ccusage 20 {node_s:.2f}s, pikit cold {cold_s:.2f}s "
+                      f"({cold_s / node_s:.2f}x, {cold_rss / 1e6:.0f} MB)", flush=True)
+            index = work / f"index-{number}-x1.duckdb"
+            warm_s, warm_rss, _ = run(_pikit(CORPUS, index), env)
             add("warm_s", warm_s)
             add("warm_rss_mb", warm_rss / 1e6)
             _append_one(victim)
-            add("appended_s", run(_pikit(index), env)[0])
+            add("appended_s", run(_pikit(CORPUS, index), env)[0])
+            victim.write_bytes(original)
             if dask:
                 dask_index = work / f"dask-{number}.duckdb"
-                add("dask_cold_s", run(_pikit(dask_index, "--engine", "dask", "--scheduler", "local"), env)[0])
-                add("dask_warm_s", run(_pikit(dask_index, "--engine", "dask", "--scheduler", "local"), env)[0])
-            print(f"round {number + 1}: node {node_s:.2f}s, pikit cold {cold_s:.2f}s ({cold_s / node_s:.2f}x, "
-                  f"{cold_rss / 1e6:.0f} MB), warm {warm_s:.2f}s, appended {figures['appended_s'][-1]:.2f}s",
-                  flush=True)
-        if dask:
-            add("dask_inprocess_s", _dask_in_process(work))
+                add("dask_cold_s", run(_pikit(CORPUS, dask_index, "--engine", "dask", "--scheduler", "local"), env)[0])
+                add("dask_warm_s", run(_pikit(CORPUS, dask_index, "--engine", "dask", "--scheduler", "local"), env)[0])
+            print(f"round {number + 1}: warm {warm_s:.2f}s, appended {figures['appended_s'][-1]:.2f}s", flush=True)
     finally:
         victim.write_bytes(original)
         shutil.rmtree(work, ignore_errors=True)
     return figures
 
 
-def _dask_in_process(work: Path) -> float:
-    """Seconds of a cold scan on an already running two-worker LocalCluster (cluster start excluded)."""
-    sys.path.insert(0, str(ROOT))
-    from distributed import Client, LocalCluster
-
-    from pikit.corpus import Corpus
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        start = time.perf_counter()
-        with Corpus.open(CORPUS, index=work / "dask-inprocess.duckdb", client=client):
-            pass
-        return time.perf_counter() - start
+def _size(root: Path) -> tuple[int, int]:
+    files = sorted(root.rglob("*.jsonl"))
+    return len(files), sum(f.stat().st_size for f in files)
 
 
-def table(figures: dict[str, list[float]], files: int, size: int) -> str:
+def table(figures: dict[str, list[float]], scales: list[int]) -> str:
     def med(name: str) -> float:
         return statistics.median(figures[name])
 
-    lines = [f"Corpus: {files} files, {size / 1e6:,.0f} MB; {len(figures['node_s'])} alternating rounds, medians.",
-             "", "| measure | pikit | @ccusage/pi | ratio | target |", "|---|---|---|---|---|",
-             f"| cold `usage --by day --json` (fresh index) | {med('cold_s'):.2f} s | {med('node_s'):.2f} s | "
-             f"{med('cold_ratio'):.2f}× | ≤ 0.25× |",
-             f"| CPU time (user + system), cold, in one process | {med('cold_cpu_s'):.2f} s | "
-             f"{med('node_cpu_s'):.2f} s | "
-             f"{med('cold_cpu_ratio'):.2f}× | |",
-             f"| peak memory, cold | {med('cold_rss_mb'):.0f} MB | {med('node_rss_mb'):.0f} MB | | ≤ 300 MB |",
-             f"| warm re-run, nothing changed | {med('warm_s'):.2f} s | | | < 1 s |",
-             f"| warm re-run, one file appended to | {med('appended_s'):.2f} s | | | < 1 s |"]
+    def spread(name: str, digits: int = 2) -> str:
+        return f"{min(figures[name]):.{digits}f}–{max(figures[name]):.{digits}f}"
+
+    files, size = _size(CORPUS)
+    runs = len(figures["node_s_x1"])
+    lines = [f"Corpus: {files} files, {size / 1e6:,.0f} MB; {runs} alternating rounds, medians (ranges).",
+             "", "| measure | pikit | ccusage 20 | ratio | target |", "|---|---|---|---|---|",
+             f"| cold `usage --by day --json` (fresh index) | {med('cold_s_x1'):.2f} s ({spread('cold_s_x1')}) | "
+             f"{med('node_s_x1'):.2f} s ({spread('node_s_x1')}) | {med('cold_ratio_x1'):.2f}× "
+             f"({spread('cold_ratio_x1')}) | ≤ 1.0× |",
+             f"| CPU time (user + system, the whole process tree), cold | {med('cold_cpu_s_x1'):.2f} s | "
+             f"{med('node_cpu_s_x1'):.2f} s | {med('cold_cpu_ratio_x1'):.2f}× | |",
+             f"| peak memory, cold (the process tree, summed) | {med('cold_rss_mb_x1'):.0f} MB | "
+             f"{med('node_rss_mb_x1'):.0f} MB | | ≤ 300 MB |",
+             f"| warm re-run, nothing changed | {med('warm_s'):.2f} s ({spread('warm_s')}) | | | < 0.3 s |",
+             f"| warm re-run, one file appended to | {med('appended_s'):.2f} s ({spread('appended_s')}) | | | |"]
     if "dask_cold_s" in figures:
         lines += [f"| Dask, `--scheduler local` (2 workers, started by the command), cold | {med('dask_cold_s'):.2f} s "
-                  f"| | {med('dask_cold_s') / med('node_s'):.2f}× | |",
-                  f"| Dask, `--scheduler local`, warm | {med('dask_warm_s'):.2f} s | | | |",
-                  f"| Dask, scan on a running 2-worker LocalCluster (in process) | {med('dask_inprocess_s'):.2f} s "
-                  f"| | {med('dask_inprocess_s') / med('node_s'):.2f}× | |"]
+                  f"| | {med('dask_cold_s') / med('node_s_x1'):.2f}× | |",
+                  f"| Dask, `--scheduler local`, warm | {med('dask_warm_s'):.2f} s | | | |"]
+    if len(scales) > 1:
+        lines += ["", "Growth (cold scans, medians):", "",
+                  "| corpus | files | size | pikit | ccusage 20 | ratio | pikit CPU | ccusage 20 CPU | pikit peak |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for scale in scales:
+            tag = f"x{scale}"
+            files, size = _size(SCALES[scale])
+            lines.append(f"| {scale}× | {files} | {size / 1e6:,.0f} MB | {med(f'cold_s_{tag}'):.2f} s | "
+                         f"{med(f'node_s_{tag}'):.2f} s | {med(f'cold_ratio_{tag}'):.2f}× | "
+                         f"{med(f'cold_cpu_s_{tag}'):.2f} s | {med(f'node_cpu_s_{tag}'):.2f} s | "
+                         f"{med(f'cold_rss_mb_{tag}'):.0f} MB |")
     return "\n".join(lines)
 
 
@@ -227,17 +278,18 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=270)
     parser.add_argument("--mb", type=float, default=2.5)
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--no-growth", action="store_true", help="the 1x corpus only")
     args = parser.parse_args()
-    exe = setup(args.sessions, args.mb)
-    files = sorted(CORPUS.rglob("*.jsonl"))
-    size = sum(f.stat().st_size for f in files)
+    scales = [1] if args.no_growth else [1, 2, 4]
+    exe = setup(args.sessions, args.mb, scales)
     load = os.getloadavg()
-    figures = rounds(exe, args.runs, not args.no_dask)
-    result = {"files": len(files), "bytes": size, "load_before": load, "load_after": os.getloadavg(),
+    figures = rounds(exe, args.runs, scales, not args.no_dask)
+    files, size = _size(CORPUS)
+    result = {"files": files, "bytes": size, "load_before": load, "load_after": os.getloadavg(),
               "cpus": os.cpu_count(), "figures": figures}
     (DATA / "corpus-results.json").write_text(json.dumps(result, indent=2))
     print()
-    print(table(figures, len(files), size))
+    print(table(figures, scales))
     print(f"\nload average before/after: {load[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
