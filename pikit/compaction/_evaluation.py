@@ -21,9 +21,10 @@ before and after, and the strategy's name. Its adapters:
   their facts) and the whole of a message it cut short, plus the previous simulated summary
   when this one takes its place (its source is the entry the previous compaction came after);
   the context after is its summary, the kept messages that are not masked, and the kept head
-  of the message cut short (its first ``keptTokens × 4`` UTF-8 bytes, the bytes/4 rule Codex
-  cuts by). The evaluation's id is the entry after which the compaction fired, its strategy
-  the replay's.
+  and tail of the message cut short (cut as Codex cuts a text to ``keptTokens × 4`` UTF-8 bytes,
+  :func:`~pikit.compaction._builtin_strategies.codex_cut`: the strategy's own cut for ASCII
+  text, a few bytes off at either edge otherwise). The evaluation's id is the entry after
+  which the compaction fired, its strategy the replay's.
 
 Facts are extracted by :mod:`._facts` and matched by :mod:`._kept`; their docstrings are
 the rules.
@@ -40,6 +41,7 @@ from .._context.projection import entry_messages, project, project_path
 from .._format.entry import Entry
 from .._tree.sessiontree import CURRENT, SessionTree
 from ..errors import EntryError, Wording
+from ._builtin_strategies import codex_cut
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
 from ._kept import Haystack, context_text
@@ -206,14 +208,14 @@ def _own_messages(session: SessionTree, entry_id: Any) -> list[dict[str, Any]]:
     return entry_messages(entry) if entry is not None else []
 
 
-def _head(message: Mapping[str, Any], kept_tokens: int) -> dict[str, Any]:
-    """``message``'s text cut to its first ``kept_tokens × 4`` UTF-8 bytes, as a user message."""
+def _head_and_tail(message: Mapping[str, Any], kept_tokens: int) -> dict[str, Any]:
+    """``message``'s text cut as Codex cuts it to ``kept_tokens × 4`` UTF-8 bytes, head and tail, as a user message."""
     content = message.get("content")
     text = content if isinstance(content, str) else "\n".join(
         b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)) \
         if isinstance(content, list) else ""
-    cut = text.encode("utf-8", "surrogatepass")[:max(kept_tokens, 0) * 4].decode("utf-8", "ignore")
-    return {"role": "user", "content": cut}
+    head, tail, _ = codex_cut(text, kept_tokens * 4)
+    return {"role": "user", "content": f"{head}\n{tail}"}
 
 
 def _simulated(session: SessionTree, result: SimulationResult) -> list[Evaluation]:
@@ -240,7 +242,7 @@ def _simulated(session: SessionTree, result: SimulationResult) -> list[Evaluatio
                 continue
             messages = _own_messages(session, i)
             if event.truncated is not None and i == event.truncated[0]:
-                messages = [_head(m, event.truncated[1]) for m in messages]
+                messages = [_head_and_tail(m, event.truncated[1]) for m in messages]
             context += messages
         out.append(evaluate_span(replaced, context, tokens_before=event.tokens_before,
                                  tokens_after=event.tokens_after, strategy=strategy,
