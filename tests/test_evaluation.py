@@ -210,3 +210,35 @@ def test_texts_outside_ascii_still_reach_every_rule() -> None:
     assert [(f.kind, f.text, f.source) for f in facts] == [
         ("read_file", "docs/ü.md", "r1"), ("error", "faıled: é", "r1"), ("identifier", "naïve_name", "u1"),
         ("number", "١٢٣٤", "u1"), ("url", "https://例え.jp/x", "u1")]
+
+
+def _figures(e: Evaluation) -> tuple[Any, ...]:
+    return (e.compaction_id, e.strategy, e.model, e.tokens_before, e.tokens_after, e.facts, e.kept, e.replaced_ids)
+
+
+def test_every_compaction_evaluated_along_its_branch_equals_its_own_evaluation() -> None:
+    from pikit.compaction._evaluation import recorded_evaluations
+
+    session = session_of(HEADER, [
+        user("u1", None, 1, "Rename `first_helper`."),
+        asst("a1", "u1", 2, [call("c1", "bash", command="grep -rn first_helper src")]),
+        tool_result("r1", "a1", 3, text("FATAL: permission denied on src/vault"), name="bash", isError=True),
+        user("u2", "r1", 4, "Then `second_helper`."),
+        {"type": "context_edit", "id": "e1", "parentId": "u2", "timestamp": "2026-01-01T00:00:05.000Z",
+         "targetId": "u2", "replacement": {"content": "Then `edited_helper`."}},
+        compaction("k1", "e1", 6, "u2", summary="Renamed `first_helper`."),
+        user("u3", "k1", 7, "Now `third_helper`."),
+        compaction("k2", "u3", 8, "u3", summary="Edited."),
+        user("v1", "a1", 9, "A fork: `fork_helper`."),
+        compaction("k3", "v1", 10, "v1"),
+        compaction("k4", "k4", 11, "u1"),  # its own parent
+        compaction("k5", "gone", 12, "u1"),  # a missing parent
+    ])
+    entries = [e for e in session.entries if e.type == "compaction"]
+    along = recorded_evaluations(session, entries)
+    own = [pikit.evaluate(session, e.id) for e in entries]
+    assert [_figures(e) for e in along] == [_figures(e) for e in own]  # type: ignore[arg-type]
+    assert {f.text for f in along[0].facts} >= {"first_helper", "FATAL: permission denied on src/vault"}
+    branch = pikit.evaluate(session, leaf="k2")
+    assert isinstance(branch, list)
+    assert [_figures(e) for e in branch] == [_figures(e) for e in own[:2]]  # type: ignore[arg-type]

@@ -56,11 +56,16 @@ def test_replaced_entries_are_the_span_and_the_summary_and_kept_messages_the_con
     assert "second_helper" not in facts  # u2 was kept, not replaced
 
 
-def test_the_cut_tail_of_a_truncated_message_is_lost_and_its_head_kept() -> None:
-    head = len(b"Then rename `second_helper`,") // 4 + 1  # tokens of bytes/4 that hold the first name
-    [e] = _one(_session(), _event(summary="s", replaced=("u1", "a1", "r1"), kept=("u2",), truncated=("u2", head)))
-    facts = _kept(e)
-    assert facts["second_helper"] is True and facts["tail_helper"] is False
+def test_the_cut_middle_of_a_truncated_message_is_lost_and_its_head_and_tail_kept() -> None:
+    def kept(tokens: int) -> dict[str, bool]:
+        [e] = _one(_session(), _event(summary="s", replaced=("u1", "a1", "r1"), kept=("u2",),
+                                      truncated=("u2", tokens)))
+        return _kept(e)
+    # u2 is 61 bytes; 12 tokens keep its first 24 ("Then rename `second_hel") and its last 24
+    assert kept(12) == {"first_helper": False, "grep -rn first_helper src": False,
+                        "FATAL: permission denied on src/vault": False,
+                        "second_helper": False, "tail_helper": True}
+    assert kept(14)["second_helper"] is True  # 28 bytes from the head hold the first name
 
 
 def test_a_masked_result_is_replaced_once_and_its_placeholder_holds_nothing() -> None:

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import pikit
 from pikit import Projection, Session, jsjson
-from pikit._context.projection import apply_edit, context_entries, entry_messages, project_path, replay_system
+from pikit._context.projection import (
+    apply_edit,
+    context_entries,
+    entry_messages,
+    project_path,
+    project_prefixes,
+    replay_system,
+)
 from pikit._format.entry import Entry
 from pikit.cli._json import context as context_json
 from tests.entries import T0, asst, compaction, edit, m, session_of, text, tool_result, ts, usage, user
@@ -554,3 +563,59 @@ def test_project_path_directly() -> None:
     s = build("retain-none")
     proj = project_path(s.branch("a2"))
     assert proj.leaf_id == "a2" and proj.sources == ["c1", "u2", "a2"]
+
+
+def _shape(p: Projection) -> tuple[Any, ...]:
+    return (p.leaf_id, p.messages, p.sources, p.context_ids, p.model, p.thinking_level, p.tokens,
+            p.compaction.id if p.compaction is not None else None, [e.id for e in p.path])
+
+
+def _forked_with_compactions() -> Session:
+    """Two branches, each compacted twice; an edit before a compaction targets an entry it keeps."""
+    return session_of(HEADER, [
+        user("u1", None, 1, "first"),
+        asst("a1", "u1", 2, text("one"), usage=usage(500, 10)),
+        {"type": "thinking_level_change", "id": "th", "parentId": "a1", "timestamp": ts(3), "thinkingLevel": "high"},
+        user("u2", "th", 4, "second"),
+        edit("e1", "u2", 5, "u2", {"content": "second, edited"}),
+        asst("a2", "e1", 6, text("two"), usage=usage(900, 10)),
+        compaction("c1", "a2", 7, "u2"),
+        user("u3", "c1", 8, "third"),
+        asst("a3", "u3", 9, text("three"), usage=usage(300, 10)),
+        compaction("c2", "a3", 10, "u3"),
+        {"type": "model_change", "id": "mc", "parentId": "a1", "timestamp": ts(11), "provider": "p",
+         "modelId": "m2"},
+        user("v1", "mc", 12, "fork"),
+        compaction("c3", "v1", 13, "v1"),
+        user("v2", "c3", 14, "after"),
+        compaction("c4", "v2", 15, "missing"),
+    ])
+
+
+def test_prefixes_of_a_branch_project_as_the_branch_cut_there() -> None:
+    session = _forked_with_compactions()
+    cache: dict[Any, Any] = {}
+    for leaf in ("c2", "c4"):
+        path = session.branch(leaf)
+        ends = range(len(path) + 1)
+        projected = project_prefixes(path, reversed(ends), cache)
+        assert sorted(projected) == list(ends)
+        for n in ends:
+            assert _shape(projected[n]) == _shape(project_path(path[:n])), (leaf, n)
+            if n:
+                assert _shape(projected[n]) == _shape(session.context(path[n - 1].id)), (leaf, n)
+    shared = project_prefixes(session.branch("c4"), [2], cache)[2].entries
+    assert shared[0] is project_prefixes(session.branch("c2"), [2], cache)[2].entries[0]  # projected once
+
+
+def test_prefixes_of_a_sample_session_project_as_the_session() -> None:
+    session = pikit.load(Path(__file__).resolve().parents[1] / "data" / "sample_sessions" / "refactor-auth.jsonl")
+    assert any(e.type == "compaction" for e in session.entries)
+    cache: dict[Any, Any] = {}
+    for entry in session.entries:
+        if entry.type != "compaction":
+            continue
+        path = session.branch(entry.id)
+        projected = project_prefixes(path, [len(path) - 1, len(path)], cache)
+        assert _shape(projected[len(path)]) == _shape(session.context(entry.id))
+        assert _shape(projected[len(path) - 1]) == _shape(project_path(path[:-1]))

@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 
 from pikit import compaction
-from pikit.compaction._builtin_strategies import CODEX_RESUME_PREFIX, CodexInlineStrategy
+from pikit.compaction._builtin_strategies import (
+    CODEX_RESUME_PREFIX,
+    CodexInlineStrategy,
+    codex_cut,
+    codex_cut_marker,
+)
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._strategy import Check, ContextItem, ReplayContext
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
@@ -33,9 +38,9 @@ class Fixed:
 
 
 def codex_branch() -> list[dict[str, Any]]:
-    """u1 (6,000 tokens of text), a tool turn (10,000 tokens of output), u2 (15,000), another tool turn, u3."""
+    """u1 (6,000 tokens, ``a`` then ``z``), a tool turn (10,000 tokens out), u2 (15,000), another tool turn, u3."""
     return [
-        user("u1", None, 1, text("a" * 24_000)),
+        user("u1", None, 1, text("a" * 12_000 + "z" * 12_000)),
         asst("a1", "u1", 2, [call("c1", "read", path="big.txt")]),
         tool_result("t1", "a1", 3, text("x" * 40_000), toolCallId="c1"),
         asst("a2", "t1", 4, text("read it")),
@@ -85,11 +90,32 @@ def test_codex_inline_new_context_message_by_message() -> None:
     roles = [(i.entry_id, i.role, i.kind) for i in outcome.items]
     assert roles == [("u1", "user", "truncated"), ("u2", "user", "message"), (None, "user", "summary")]
     cut = outcome.items[0].message["content"][0]["text"]
-    assert cut.startswith("a" * 20_000) and not cut.startswith("a" * 20_001)  # 5,000 tokens = 20,000 bytes kept
-    assert cut.endswith("[… about 1,000 tokens of this message were cut at compaction …]")
+    # 5,000 tokens = 20,000 bytes kept, half from the head and half from the tail; 24,000 − 20,000 bytes removed
+    assert cut == "a" * 10_000 + "…1000 tokens truncated…" + "z" * 10_000
     assert outcome.items[1].message is items[4].message  # u2 verbatim
     assert outcome.items[2].message["content"][0]["text"] == f"{CODEX_RESUME_PREFIX}\nTHE SUMMARY"
     assert outcome.truncated == ("u1", 5_000)
+
+
+def _cut(text: str, tokens: int) -> str:
+    head, tail, removed = codex_cut(text, tokens * 4)
+    return head + codex_cut_marker(removed) + tail
+
+
+def test_codex_cut_keeps_the_head_and_the_tail_of_whole_characters() -> None:
+    # Codex's own vector: 63 bytes to 32, a head of 16 bytes (4 emoji), the tail from byte 47
+    assert _cut("😀😀😀😀😀😀😀😀😀😀\nsecond line with text\n", 8) == "😀😀😀😀…8 tokens truncated… line with text\n"
+    assert codex_cut("short", 8) == ("short", "", 0)  # 5 bytes fit in 8: kept whole
+    assert _cut("abcdefghij", 0) == "…3 tokens truncated…"  # no budget: only the marker, ceil(10 / 4)
+    assert _cut("ab😀cd", 1) == "ab…1 tokens truncated…cd"  # 8 bytes to 4: the emoji fits neither half
+
+
+def test_codex_cut_counts_a_lone_surrogate_as_three_bytes_and_never_splits_it() -> None:
+    text = "a\ud800b\udfffc"  # 1 + 3 + 1 + 3 + 1 = 9 bytes
+    head, tail, removed = codex_cut(text, 8)
+    assert (head, tail, removed) == ("a\ud800", "\udfffc", 1)  # 4 bytes each side, ceil((9 − 8) / 4)
+    assert codex_cut("\ud800" * 5, 7) == ("\ud800", "\ud800", 2)  # a half of 3 bytes holds one, not 4
+    assert codex_cut("x\ud800y", 4) == ("x", "y", 1)  # the surrogate straddles both halves: left out whole
 
 
 def test_codex_inline_a_later_compaction_updates_the_summary_and_keeps_only_real_user_messages() -> None:

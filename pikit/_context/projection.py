@@ -31,6 +31,7 @@ __all__ = [
     "project",
     "project_at",
     "project_path",
+    "project_prefixes",
     "replay_system",
 ]
 
@@ -172,15 +173,23 @@ def latest_edits(entries: Iterable[Entry]) -> dict[Any, Entry]:
     return edits
 
 
-def _project_entries(entries: list[Entry]) -> list[ProjectedEntry]:
+def _project_entries(entries: list[Entry],
+                     cache: dict[Any, ProjectedEntry] | None = None) -> list[ProjectedEntry]:
+    """Each context entry with its messages; with ``cache``, an entry projected before the same way
+    (the same edit, or none; head or not, for a compaction) is the one built then."""
     edits = latest_edits(entries)
     projected = []
     for index, entry in enumerate(entries):
-        if entry.type == "compaction" and index > 0:
-            projected.append(ProjectedEntry(entry, []))
-            continue
-        edit = edits.get(entry.id)
-        projected.append(ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit, plain=edit is None))
+        head = not (entry.type == "compaction" and index > 0)  # a compaction below the head adds nothing
+        edit = edits.get(entry.id) if head and edits else None
+        key: Any = id(entry) if head and edit is None else (id(entry), id(edit) if edit is not None else None)
+        done = cache.get(key) if cache is not None else None
+        if done is None:
+            done = ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit, plain=edit is None) \
+                if head else ProjectedEntry(entry, [])
+            if cache is not None:
+                cache[key] = done
+        projected.append(done)
     return projected
 
 
@@ -190,6 +199,35 @@ def project_path(path: list[Entry], leaf_id: Any = None) -> Projection:
     model, thinking = _settings(path)
     return Projection(leaf_id if leaf_id is not None else (path[-1].id if path else None),
                       _project_entries(entries), compaction, model, thinking, path=path)
+
+
+def project_prefixes(path: list[Entry], ends: Iterable[int],
+                     cache: dict[Any, ProjectedEntry] | None = None) -> dict[int, Projection]:
+    """``{n: project_path(path[:n])}`` for each ``n`` of ``ends``, in one pass over ``path``.
+
+    The model and thinking level are carried along the path instead of read again from its
+    start for each prefix, and ``cache`` (kept across calls by the caller) makes an entry
+    several prefixes hold projected once: the projections equal :func:`project_path`'s.
+    """
+    out: dict[int, Projection] = {}
+    thinking: Any = "off"
+    model: dict[str, Any] | None = None
+    done = 0
+    for end in sorted(set(ends)):
+        for entry in path[done:end]:
+            kind = entry.type
+            if kind == "thinking_level_change":
+                thinking = entry.data.get("thinkingLevel")
+            elif kind == "model_change":
+                model = _model(entry.data, "provider", "modelId")
+            elif entry.model is not None:
+                model = dict(entry.model)
+        done = max(done, end)
+        prefix = path[:end]
+        entries, compaction = context_entries(prefix)
+        out[end] = Projection(prefix[-1].id if prefix else None, _project_entries(entries, cache), compaction,
+                              dict(model) if model is not None else None, thinking, path=prefix)
+    return out
 
 
 def _kept_and_after(session: SessionTree, leaf: Entry, compaction: Entry) -> list[Entry]:

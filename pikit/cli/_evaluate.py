@@ -52,9 +52,7 @@ def _simulated(session: Any, args: Namespace) -> list[Evaluation]:
     window = model_window(model, given=args.context_window)
     if window.tokens is None:
         raise PikitError(f"{model or 'the branch'}: {UNKNOWN_WINDOW_HINT}")
-    args.reserve_tokens = None if args.reserve_tokens is None else [args.reserve_tokens]
-    args.keep_recent_tokens = None if args.keep_recent_tokens is None else [args.keep_recent_tokens]
-    runs = replays(args, session, leaf, window.tokens)
+    runs = replays(args, session, leaf, window.tokens, reserve=args.reserve_tokens, keep=args.keep_recent_tokens)
     evaluated = evaluate(session, runs) if any(r.events for r in runs) else []
     found = evaluated if isinstance(evaluated, list) else [evaluated]
     if not found:

@@ -26,7 +26,9 @@ def run(args: Namespace) -> int:
     leaf = session.resolve_leaf(args.leaf) if args.leaf else session.leaf_id
     model = args.model or _branch_model(session, leaf)
     pricing = _pricing(model)
-    runs = replays(args, session, leaf, args.context_window[0], pricing)
+    runs = replays(args, session, leaf, args.context_window[0], pricing,
+                   reserve=args.reserve_tokens[0] if args.reserve_tokens else None,
+                   keep=args.keep_recent_tokens[0] if args.keep_recent_tokens else None)
     if args.json:
         print_json(compaction_json.simulate(runs))
         return 0
@@ -34,13 +36,13 @@ def run(args: Namespace) -> int:
     return 0
 
 
-def replays(args: Namespace, session: Any, leaf: Any, context_window: int,
-            pricing: Any = None) -> list[SimulationResult]:
-    """The replays of ``--strategy`` at ``leaf`` under one window and the flags' settings (a warning line for a
-    strategy that never fits)."""
+def replays(args: Namespace, session: Any, leaf: Any, context_window: int, pricing: Any = None, *,
+            reserve: int | None = None, keep: int | None = None) -> list[SimulationResult]:
+    """The replays of ``--strategy`` at ``leaf`` under one window, ``reserve`` and ``keep`` (``None``: the
+    session's settings) and the other flags (a warning line for a strategy that never fits)."""
     effective = session_settings(args, session).for_model(args.model)
-    settings = CompactionSettings(effective.enabled, (args.reserve_tokens or [effective.reserve_tokens])[0],
-                                  (args.keep_recent_tokens or [effective.keep_recent_tokens])[0], args.model)
+    settings = CompactionSettings(effective.enabled, effective.reserve_tokens if reserve is None else reserve,
+                                  effective.keep_recent_tokens if keep is None else keep, args.model)
     from ._compact_run import summarizer_from
 
     with terminal_progress(args) as progress:

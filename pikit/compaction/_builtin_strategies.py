@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._settings import CompactionSettings
 
 __all__ = ["CODEX_RESUME_PREFIX", "CODEX_USER_TOKENS", "STRATEGIES", "CodexInlineStrategy",
-           "MaskObservationsStrategy", "TruncateStrategy", "strategy_named"]
+           "MaskObservationsStrategy", "TruncateStrategy", "codex_cut", "codex_cut_marker", "strategy_named"]
 
 #: The tokens (UTF-8 bytes / 4) of recent user messages Codex keeps verbatim after a compaction.
 CODEX_USER_TOKENS = 20_000
@@ -42,7 +42,6 @@ CODEX_USER_TOKENS = 20_000
 CODEX_RESUME_PREFIX = ("[Resuming after compaction] The earlier part of this conversation was condensed. The user "
                        "messages above are the most recent requests, verbatim; below is a handoff summary of the "
                        "work so far. Carry on from it without redoing finished work.")
-_CUT_MARKER = "\n\n[… about {n} tokens of this message were cut at compaction …]"
 
 
 def _user_text(message: Mapping[str, Any]) -> str:
@@ -57,10 +56,36 @@ def _user_text(message: Mapping[str, Any]) -> str:
                      and b["text"])
 
 
-def _head(text: str, byte_budget: int) -> str:
-    """The longest beginning of ``text`` whose UTF-8 takes at most ``byte_budget`` bytes."""
-    raw = text.encode("utf-8", "surrogatepass")[:max(byte_budget, 0)]
-    return raw.decode("utf-8", "ignore")
+def codex_cut(text: str, byte_budget: int) -> tuple[str, str, int]:
+    """Codex's cut of ``text`` to ``byte_budget`` UTF-8 bytes: ``(head, tail, tokens removed)``.
+
+    The head is the longest run of whole characters from the start that ends within
+    ``byte_budget // 2`` bytes; the tail starts at the first character that starts at or after
+    ``length - (byte_budget - byte_budget // 2)`` bytes (never before the head's end) and runs to the
+    end. The tokens removed are ``ceil((length - byte_budget) / 4)``: the bytes over the budget, not
+    the middle actually left out. A text within the budget is its own head, with no tail and nothing
+    removed; a budget of 0 keeps nothing. A lone surrogate counts its 3 bytes (``surrogatepass``)
+    and stays one whole character, so head and tail are always valid text.
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    budget = max(byte_budget, 0)
+    if len(raw) <= budget:
+        return text, "", 0
+    removed = approx_tokens(len(raw) - budget)
+    left = budget // 2
+    end = left
+    while end > 0 and raw[end] & 0xC0 == 0x80:  # a continuation byte: the character runs past ``left``
+        end -= 1
+    start = len(raw) - (budget - left)
+    while start < len(raw) and raw[start] & 0xC0 == 0x80:
+        start += 1
+    start = max(start, end)
+    return raw[:end].decode("utf-8", "surrogatepass"), raw[start:].decode("utf-8", "surrogatepass"), removed
+
+
+def codex_cut_marker(removed_tokens: int) -> str:
+    """The marker Codex puts between the head and the tail of a cut text."""
+    return f"…{removed_tokens} tokens truncated…"
 
 
 class CodexInlineStrategy(Strategy):
@@ -76,7 +101,8 @@ class CodexInlineStrategy(Strategy):
     - **New context**: the system prompt; the newest real user messages (Pi ``user`` messages, not
       summaries, branch summaries or custom messages) that fit in 20,000 tokens (UTF-8 bytes / 4
       of their text), walked newest to oldest, the first that does not fit cut to the tokens left
-      (its beginning, then a marker), in chronological order; then one user message:
+      as Codex cuts a text (:func:`codex_cut`: its head and its tail, half the bytes left each,
+      with ``…N tokens truncated…`` between them), in chronological order; then one user message:
       :data:`CODEX_RESUME_PREFIX`, a newline and the summary.
     - **Dropped**: every assistant message (text, reasoning, tool calls) and every tool result.
     - **Summary**: Codex's handoff format (``SummaryRequest.format == "handoff"``) of the whole
@@ -126,7 +152,11 @@ class CodexInlineStrategy(Strategy):
 
     @staticmethod
     def _recent_users(users: list[ContextItem]) -> tuple[list[ContextItem], tuple[Any, int] | None]:
-        """The user messages kept (chronological) and the one cut short ``(entry id, tokens kept)``."""
+        """The user messages kept (chronological) and the one cut short ``(entry id, tokens kept)``.
+
+        The tokens kept are those of the cut message's head and tail together (their UTF-8 bytes / 4,
+        rounded up), the marker between them not counted.
+        """
         selected: list[ContextItem] = []
         truncated = None
         remaining = CODEX_USER_TOKENS
@@ -139,10 +169,9 @@ class CodexInlineStrategy(Strategy):
                 selected.append(item)
                 remaining -= tokens
                 continue
-            head = _head(text, remaining * 4)
-            kept_tokens = approx_tokens(len(head.encode("utf-8", "surrogatepass")))
-            message = {**item.message, "content": [{"type": "text", "text": head + _CUT_MARKER.format(
-                n=f"{tokens - kept_tokens:,}")}]}
+            head, tail, removed = codex_cut(text, remaining * 4)
+            kept_tokens = approx_tokens(len((head + tail).encode("utf-8", "surrogatepass")))
+            message = {**item.message, "content": [{"type": "text", "text": head + codex_cut_marker(removed) + tail}]}
             selected.append(ContextItem.of(item.entry_id, message, "truncated"))
             truncated = (item.entry_id, kept_tokens)
             break

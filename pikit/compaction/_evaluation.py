@@ -21,9 +21,10 @@ before and after, and the strategy's name. Its adapters:
   their facts) and the whole of a message it cut short, plus the previous simulated summary
   when this one takes its place (its source is the entry the previous compaction came after);
   the context after is its summary, the kept messages that are not masked, and the kept head
-  of the message cut short (its first ``keptTokens × 4`` UTF-8 bytes, the bytes/4 rule Codex
-  cuts by). The evaluation's id is the entry after which the compaction fired, its strategy
-  the replay's.
+  and tail of the message cut short (cut as Codex cuts a text to ``keptTokens × 4`` UTF-8 bytes,
+  :func:`~pikit.compaction._builtin_strategies.codex_cut`: the strategy's own cut for ASCII
+  text, a few bytes off at either edge otherwise). The evaluation's id is the entry after
+  which the compaction fired, its strategy the replay's.
 
 Facts are extracted by :mod:`._facts` and matched by :mod:`._kept`; their docstrings are
 the rules.
@@ -35,17 +36,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._context.projected import Projection
-from .._context.projection import entry_messages, project, project_path
+from .._context.projected import ProjectedEntry, Projection
+from .._context.projection import entry_messages, project, project_path, project_prefixes
 from .._format.entry import Entry
 from .._tree.sessiontree import CURRENT, SessionTree
+from .._tree.tree import path_to
 from ..errors import EntryError, Wording
+from ._builtin_strategies import codex_cut
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
 from ._kept import Haystack, context_text
 from ._simulate import SimulationEvent, SimulationResult
 
-__all__ = ["Evaluation", "compaction_span", "evaluate", "evaluate_span"]
+__all__ = [
+    "Evaluation",
+    "compaction_entry",
+    "compaction_span",
+    "evaluate",
+    "evaluate_span",
+    "recorded_evaluations",
+]
 
 
 @dataclass(repr=False)
@@ -158,13 +168,55 @@ def _before(session: SessionTree, entry: Entry) -> Projection:
     return project(session, parent) if parent is not None and parent in session.by_id else project_path([])
 
 
-def _recorded(session: SessionTree, entry: Entry) -> Evaluation:
-    before = _before(session, entry)
+def _recorded(session: SessionTree, entry: Entry, projections: tuple[Projection, Projection] | None = None
+              ) -> Evaluation:
+    before, after = projections or (_before(session, entry), project(session, entry.id))
     recorded = entry.data.get("tokensBefore")
     tokens_before = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else before.tokens
     strategy = "pi (hook)" if entry.data.get("fromHook") is True else "pi"
-    return _between(before, project(session, entry.id), compaction_id=entry.id, tokens_before=tokens_before,
+    return _between(before, after, compaction_id=entry.id, tokens_before=tokens_before,
                     strategy=strategy, cwd=session.header.get("cwd"))
+
+
+def _rooted(by_id: Mapping[Any, Entry], path: list[Entry]) -> bool:
+    """Whether ``path`` starts at a root (no usable parent), not where a parent cycle stopped it."""
+    parent = path[0].parent_id
+    return not parent or parent == path[0].id or not isinstance(parent, str | int | float) or parent not in by_id
+
+
+def _along_branches(session: SessionTree, entries: list[Entry]) -> dict[int, tuple[Projection, Projection]]:
+    """The projections before and after each compaction of ``entries`` (by ``id()``), one pass per branch.
+
+    A branch is walked once for all its compactions (the deepest first), each prefix projected
+    by :func:`project_prefixes` with one cache of projected entries for the whole session: a
+    kept entry or one after a compaction is projected once, not at each compaction that holds
+    it. The projections are :func:`project_path`'s of the branch prefixes, which equal
+    :func:`project`'s at the compaction and at its parent. A compaction whose branch a parent
+    cycle cuts is left out (the caller projects it the usual way).
+    """
+    by_id = session.by_id
+    wanted = {id(e) for e in entries}
+    cache: dict[Any, ProjectedEntry] = {}
+    out: dict[int, tuple[Projection, Projection]] = {}
+    for entry in reversed(entries):
+        if id(entry) in out or by_id.get(entry.id) is not entry:
+            continue
+        path = path_to(by_id, entry)
+        if not _rooted(by_id, path):
+            continue
+        points = [i for i, e in enumerate(path) if id(e) in wanted and id(e) not in out
+                  and (i > 0 or e.parent_id is None)]  # a root with an odd parent: projected the usual way
+        projected = project_prefixes(path, [n for i in points for n in (i, i + 1)], cache)
+        for i in points:
+            out[id(path[i])] = (projected[i], projected[i + 1])
+    return out
+
+
+def recorded_evaluations(session: SessionTree, entries: list[Entry]) -> list[Evaluation]:
+    """The evaluation of each compaction entry of ``entries`` (each ``session.by_id``'s), as
+    :func:`evaluate` gives it for the entry's id, with the branches walked once (see :func:`_along_branches`)."""
+    along = _along_branches(session, entries)
+    return [_recorded(session, e, along.get(id(e))) for e in entries]
 
 
 def _ran(result: CompactionResult, cwd: Any) -> Evaluation:
@@ -174,7 +226,8 @@ def _ran(result: CompactionResult, cwd: Any) -> Evaluation:
                     strategy="pikit", cwd=cwd)
 
 
-def _compaction_entry(session: SessionTree, compaction: Any) -> Entry:
+def compaction_entry(session: SessionTree, compaction: Any) -> Entry:
+    """The compaction entry ``compaction`` names (an id or a unique prefix); another entry is an EntryError."""
     entry = session.entry(compaction)
     if entry.type != "compaction":
         raise EntryError(entry.id, Wording("entry {entry} is a {type} entry, not a compaction: pass {compaction} "
@@ -195,7 +248,7 @@ def compaction_span(session: SessionTree, compaction: Any) -> tuple[list[tuple[A
         before = compaction.preparation.projection
         after = project_path([*before.path, Entry(compaction.entry)])
     else:
-        entry = _compaction_entry(session, compaction)
+        entry = compaction_entry(session, compaction)
         before, after = _before(session, entry), project(session, entry.id)
     return _replaced(before, after), list(after.messages)
 
@@ -206,20 +259,25 @@ def _own_messages(session: SessionTree, entry_id: Any) -> list[dict[str, Any]]:
     return entry_messages(entry) if entry is not None else []
 
 
-def _head(message: Mapping[str, Any], kept_tokens: int) -> dict[str, Any]:
-    """``message``'s text cut to its first ``kept_tokens × 4`` UTF-8 bytes, as a user message."""
+def _head_and_tail(message: Mapping[str, Any], kept_tokens: int) -> dict[str, Any]:
+    """``message``'s text cut as Codex cuts it to ``kept_tokens × 4`` UTF-8 bytes, head and tail, as a user message."""
     content = message.get("content")
     text = content if isinstance(content, str) else "\n".join(
         b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)) \
         if isinstance(content, list) else ""
-    cut = text.encode("utf-8", "surrogatepass")[:max(kept_tokens, 0) * 4].decode("utf-8", "ignore")
-    return {"role": "user", "content": cut}
+    head, tail, _ = codex_cut(text, kept_tokens * 4)
+    return {"role": "user", "content": f"{head}\n{tail}"}
 
 
-def _simulated(session: SessionTree, result: SimulationResult) -> list[Evaluation]:
-    """The evaluation of each compaction ``result`` simulated (see the module docstring)."""
+def _leaf_model(session: SessionTree, leaf_id: Any) -> str | None:
+    """``provider/modelId`` of the branch at ``leaf_id`` (``None``: no leaf, or no model recorded)."""
+    return _model_name(project(session, leaf_id).model) if leaf_id is not None else None
+
+
+def _simulated(session: SessionTree, result: SimulationResult, model: str | None) -> list[Evaluation]:
+    """The evaluation of each compaction ``result`` simulated (see the module docstring); ``model`` is the
+    model name of the branch it replayed (projected once for all the replays of one leaf)."""
     cwd = session.header.get("cwd")
-    model = _model_name(project(session, result.leaf_id).model) if result.leaf_id is not None else None
     strategy = result.strategy or "pi"
     masked: set[Any] = set()
     previous: SimulationEvent | None = None
@@ -240,7 +298,7 @@ def _simulated(session: SessionTree, result: SimulationResult) -> list[Evaluatio
                 continue
             messages = _own_messages(session, i)
             if event.truncated is not None and i == event.truncated[0]:
-                messages = [_head(m, event.truncated[1]) for m in messages]
+                messages = [_head_and_tail(m, event.truncated[1]) for m in messages]
             context += messages
         out.append(evaluate_span(replaced, context, tokens_before=event.tokens_before,
                                  tokens_after=event.tokens_after, strategy=strategy,
@@ -272,17 +330,18 @@ def evaluate(session: SessionTree, compaction: Any = None, *,
     if isinstance(compaction, CompactionResult):
         return _ran(compaction, session.header.get("cwd"))
     if isinstance(compaction, SimulationResult):
-        return _simulated(session, compaction)
+        return _simulated(session, compaction, _leaf_model(session, compaction.leaf_id))
     if isinstance(compaction, list | tuple) and compaction and all(isinstance(r, SimulationResult)
                                                                    for r in compaction):
-        return [e for result in compaction for e in _simulated(session, result)]
+        models = {leaf: _leaf_model(session, leaf) for leaf in dict.fromkeys(r.leaf_id for r in compaction)}
+        return [e for result in compaction for e in _simulated(session, result, models[result.leaf_id])]
     if compaction is not None:
-        return _recorded(session, _compaction_entry(session, compaction))
+        return _recorded(session, compaction_entry(session, compaction))
     entries = compactions_on_branch(session, leaf)
     if not entries:
         leaf_id = session.resolve_leaf(leaf)
         raise EntryError(leaf_id, f"the branch at {leaf_id} has no compaction: nothing to evaluate")
-    return [_recorded(session, e) for e in entries]
+    return recorded_evaluations(session, entries)
 
 
 def _evaluation_html(evaluation: Evaluation) -> str:

@@ -90,7 +90,8 @@ class SimulationEvent:
         kept: entry ids whose messages the next request carries, in order (a message cut
             short included); filled in by a replay with a strategy.
         masked: entry ids whose messages a placeholder replaced.
-        truncated: ``(entry id, tokens kept)`` of a message cut short, or ``None``.
+        truncated: ``(entry id, tokens kept)`` of a message cut short (for ``codex-inline``, the tokens
+            of its head and tail together, the marker not counted), or ``None``.
         strategy: the strategy's name in a replay with a strategy, else ``None``.
     """
 

@@ -186,7 +186,8 @@ class Outcome:
         summary: the summary text it wrote, or ``None``.
         replaced: entry ids whose messages it removed from the context (summarized or dropped).
         masked: entry ids whose messages it replaced by a placeholder.
-        truncated: ``(entry id, tokens kept)`` of a message cut short, or ``None``.
+        truncated: ``(entry id, tokens kept)`` of a message cut short (for ``codex-inline``, the tokens
+            of its head and tail together, the marker not counted), or ``None``.
         first_kept_entry_id: the first entry kept verbatim, when that means something.
     """
 

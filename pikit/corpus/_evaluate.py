@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .._session import load
-from ..compaction._evaluation import Evaluation, evaluate
+from ..compaction._evaluation import Evaluation, compaction_entry, recorded_evaluations
 from ..compaction._facts import FACT_KINDS
 from ..errors import PikitError
 
@@ -40,12 +40,9 @@ def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tupl
         return [], []
     evaluations: list[tuple[Any, ...]] = []
     facts: list[tuple[Any, ...]] = []
-    for entry in session.entries:
-        if entry.type != "compaction" or not isinstance(entry.id, str):
-            continue
-        item = evaluate(session, entry.id)
-        if not isinstance(item, Evaluation):
-            continue
+    compactions = [e for e in session.entries if e.type == "compaction" and isinstance(e.id, str)]
+    items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions])
+    for entry, item in zip(compactions, items, strict=True):
         evaluations.append(_row(file_id, session_id, path, item))
         facts.extend((file_id, session_id, path, entry.id, f.kind, f.text,
                       f.source if isinstance(f.source, str) else None, kept)
