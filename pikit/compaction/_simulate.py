@@ -35,8 +35,13 @@ after :data:`RUNAWAY_AFTER` ineffective compactions in a row (still above the th
 smaller, or nothing to compact) it records where (:attr:`SimulationResult.runaway`) and stops
 compacting at every check: it counts the checks that fire, and tries a real compaction only
 at the 1st, 2nd, 4th, 8th… of them, resuming as soon as one pays. Each compaction projects
-the whole simulated branch, so this keeps a runaway replay near linear in the branch length
+the whole simulated context, so this keeps a runaway replay near linear in the branch length
 (a logarithmic number of compactions instead of one per message).
+
+The replay is linear in the branch length: its contexts are projected as they grow
+(:class:`~pikit._context.growing.GrowingProjection`: an entry costs its own messages, a context
+edit its target's, a compaction the entries it keeps), and an entry it parsed is released again
+once it has moved past it (what the context still holds of it, it holds itself).
 """
 
 from __future__ import annotations
