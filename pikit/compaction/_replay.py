@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._context.projection import apply_edit, entry_messages, project_path, replay_system
+from .._context.growing import GrowingProjection
+from .._context.projection import apply_edit, entry_messages, replay_system
 from .._context.tokens import estimate_tokens, message_usage, usage_total
 from .._formatting import plural
 from .._progress import ENTRIES, Progress, tracked
@@ -55,6 +56,7 @@ from ._simulate import (
     _estimates,
     _Recorded,
     _RunawayGuard,
+    parsed_in_turn,
     replay_pi,
     simulate as _simulate_pi,
 )
@@ -155,12 +157,18 @@ class _Items:
         self.system_bytes = 0
         self.counts_bytes = counts_bytes
         self.bytes = 0  # UTF-8 bytes of the items (when counted)
+        self.messages_of: dict[Any, int] = {}  # how many items of kind "message" each entry id has
 
     def append(self, item: ContextItem) -> None:
         self.items.append(item)
-        self.tokens += item.tokens
+        self._count(item, 1)
+
+    def _count(self, item: ContextItem, sign: int) -> None:
+        self.tokens += sign * item.tokens
         if self.counts_bytes:
-            self.bytes += item.bytes
+            self.bytes += sign * item.bytes
+        if item.kind == "message":
+            self.messages_of[item.entry_id] = self.messages_of.get(item.entry_id, 0) + sign
 
     def system(self, message: dict[str, Any]) -> None:
         self.system_messages.append(message)
@@ -173,21 +181,32 @@ class _Items:
 
     def replace(self, items: list[ContextItem]) -> None:
         self.items = items
-        self.tokens = sum(i.tokens for i in items)
-        if self.counts_bytes:
-            self.bytes = sum(i.bytes for i in items)
+        self.tokens = 0
+        self.bytes = 0
+        self.messages_of = {}
+        for item in items:
+            self._count(item, 1)
+
+    def splice(self, start: int, items: list[ContextItem]) -> None:
+        """Replace the items from index ``start`` on with ``items`` (the sizes change by the difference)."""
+        for item in self.items[start:]:
+            self._count(item, -1)
+        self.items[start:] = items
+        for item in items:
+            self._count(item, 1)
 
 
 class _Replay:
     """One strategy's replay of one branch (see the module docstring)."""
 
-    def __init__(self, strategy: Strategy, summarizer: Summarizer, result: SimulationResult, path: list[Entry],
+    def __init__(self, strategy: Strategy, summarizer: Summarizer, result: SimulationResult,
+                 history: GrowingProjection | None,
                  keep_existing: bool, recorded: _Recorded | None) -> None:
         self.strategy = strategy
         self.result = result
         self.summarizer = CountingSummarizer(summarizer, result)
         self.ctx = _Items(strategy.counts_bytes)
-        self.path = path
+        self.history = history  # the branch so far, projected (needed to restart at a recorded compaction)
         self.by_id: dict[Any, Entry] = {}
         self.keep_existing = keep_existing
         self.recorded = recorded
@@ -223,7 +242,6 @@ class _Replay:
 
     def after(self, index: int, entry: Entry, messages: list[dict[str, Any]], estimates: list[int]) -> None:
         """Take the entry (``messages`` and their ``estimates``), then the checks after it."""
-        self.path.append(entry)
         self.by_id[entry.id] = entry
         if entry.type == "compaction":
             if self.keep_existing:
@@ -259,7 +277,8 @@ class _Replay:
 
     def restart(self) -> None:
         """A recorded compaction kept: the context starts again from the projection of the path."""
-        projection = project_path(self.path)
+        assert self.history is not None
+        projection = self.history.projection()
         items = [ContextItem(pe.entry.id, m, e) for pe in projection.entries
                  for m, e in zip(pe.messages, pe.estimates, strict=True) if m.get("role") != "system"]
         self.ctx.replace(items)
@@ -267,20 +286,28 @@ class _Replay:
 
     def edit(self, edit: Entry) -> None:
         """A context edit in the file: the items of the entry it targets are omitted or replaced (those
-        a strategy already masked, cut or dropped stay as the strategy left them)."""
+        a strategy already masked, cut or dropped stay as the strategy left them). Only the items from
+        the target's first one on are looked at (an edit mostly targets a recent entry)."""
         target_id = edit.data.get("targetId")
         target = self.by_id.get(target_id) if isinstance(target_id, str | int | float | bool) else None
-        if target is not None and target.type != "compaction":
+        count = self.ctx.messages_of.get(target.id, 0) if target is not None and target.type != "compaction" else 0
+        if target is not None and count:
+            items = self.ctx.items
+            first = len(items)
+            while count:  # back to the target's first message item
+                first -= 1
+                if items[first].entry_id == target.id and items[first].kind == "message":
+                    count -= 1
             messages = [m for m in apply_edit(entry_messages(target), edit) if m.get("role") != "system"]
-            items: list[ContextItem] = []
+            tail: list[ContextItem] = []
             done = False
-            for item in self.ctx.items:
+            for item in items[first:]:
                 if item.entry_id != target.id or item.kind != "message":
-                    items.append(item)
+                    tail.append(item)
                 elif not done:
                     done = True
-                    items.extend(ContextItem.of(target.id, m) for m in messages)
-            self.ctx.replace(items)
+                    tail.extend(ContextItem.of(target.id, m) for m in messages)
+            self.ctx.splice(first, tail)
         self.usage = None
 
     def check(self, kind: str, index: int, entry: Entry) -> None:
@@ -341,17 +368,22 @@ def replay_strategies(session: SessionTree, summarizer: Summarizer, strategies: 
     leaf_id = session.resolve_leaf(leaf)
     branch = session.branch(leaf_id)
     recorded = _Recorded() if sizes == "usage" else None
+    # What a kept recorded compaction restarts from: the recorded history's projection, or one of its own.
+    history = recorded.live if recorded is not None else GrowingProjection() if keep_existing else None
     replays = [_Replay(s, summarizer, SimulationResult(leaf_id, context_window, settings, sizes=sizes,
                                                        strategy=s.name,
                                                        strategy_threshold=s.threshold(context_window, settings)),
-                       [], keep_existing, recorded) for s in strategies]
+                       history, keep_existing, recorded) for s in strategies]
     names = ", ".join(s.name for s in strategies)
-    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')} with {names}",
-                                          len(branch), ENTRIES)):
+    for index, entry in enumerate(tracked(parsed_in_turn(branch), progress,
+                                          f"replaying {plural(len(branch), 'entry')} with {names}", len(branch),
+                                          ENTRIES)):
         for replay in replays:
             replay.before(index, entry)
         if recorded is not None:
             recorded.add(entry)
+        elif history is not None:
+            history.append(entry)
         messages = entry_messages(entry) if entry.type not in ("compaction", "context_edit") else []
         estimates = _estimates(entry, messages) if messages else []
         for replay in replays:

@@ -35,18 +35,24 @@ after :data:`RUNAWAY_AFTER` ineffective compactions in a row (still above the th
 smaller, or nothing to compact) it records where (:attr:`SimulationResult.runaway`) and stops
 compacting at every check: it counts the checks that fire, and tries a real compaction only
 at the 1st, 2nd, 4th, 8th… of them, resuming as soon as one pays. Each compaction projects
-the whole simulated branch, so this keeps a runaway replay near linear in the branch length
+the whole simulated context, so this keeps a runaway replay near linear in the branch length
 (a logarithmic number of compactions instead of one per message).
+
+The replay is linear in the branch length: its contexts are projected as they grow
+(:class:`~pikit._context.growing.GrowingProjection`: an entry costs its own messages, a context
+edit its target's, a compaction the entries it keeps), and an entry it parsed is released again
+once it has moved past it (what the context still holds of it, it holds itself).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._context.projection import entry_messages, project_path, replay_system
+from .._context.growing import GrowingProjection
+from .._context.projection import entry_messages, replay_system
 from .._context.tokens import estimate_tokens, message_usage, usage_total
 from .._format.entry import Entry
 from .._format.migration import new_id
@@ -59,7 +65,6 @@ from ._settings import CompactionSettings
 from ._summarizer import Summarizer, SummaryRequest, SummaryResult
 
 if TYPE_CHECKING:
-    from .._context.projected import Projection
     from .._tree.sessiontree import SessionTree
 
 __all__ = ["RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "RequestMeter", "SimulationEvent", "SimulationResult",
@@ -219,6 +224,17 @@ class SimulationResult:
                  "compacted": before != after} for i, eid, before, after in self.trace]
 
 
+def parsed_in_turn(entries: Iterable[Entry]) -> Iterator[Entry]:
+    """``entries`` one by one, each one's parsed form dropped again once the replay has moved on to
+    the next (unless it was parsed before): what a replay keeps of an entry (its messages, while the
+    context holds them) it keeps itself, so a long branch is never held parsed whole."""
+    for entry in entries:
+        parsed = entry.is_parsed
+        yield entry
+        if not parsed:
+            entry.release()
+
+
 def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
     """Pi's estimate of each of ``entry``'s own messages, cached on the entry as projections do."""
     cached = entry._estimates
@@ -229,29 +245,34 @@ def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
 
 class _Context:
     """The estimated size of a context (replayed system prompt + every other message), kept up to
-    date incrementally as entries are appended to its path."""
+    date incrementally as entries are appended to its path.
+
+    After a context edit or a compaction the sizes are the projection's (``live``, kept up to date
+    as the path grows: no projection of the whole path); after any other entry they grow by that
+    entry's own messages, as they always have (an edit that targets an entry appended after it
+    counts from the next edit or compaction on).
+    """
 
     def __init__(self) -> None:
-        self.path: list[Entry] = []
+        self.live = GrowingProjection()
         self.system_messages: list[dict[str, Any]] = []
         self.other_tokens = 0
         self.system_tokens = 0
-        self.projection: Projection | None = None  # the last projection rebuilt
 
-    def rebuild(self) -> None:
-        self.projection = projection = project_path(self.path)
-        self.system_messages = [m for m in projection.messages if m.get("role") == "system"]
-        self.other_tokens = sum(e for m, e in zip(projection.messages, projection.estimates, strict=True)
-                                if m.get("role") != "system")
-        system = projection.system_message
-        self.system_tokens = estimate_tokens(system) if system is not None else 0
+    @property
+    def path(self) -> list[Entry]:
+        return self.live.path
 
-    def add(self, entry: Entry) -> None:
-        self.path.append(entry)
-        if entry.type in ("context_edit", "compaction"):
-            self.rebuild()
-            return
-        messages = entry_messages(entry)
+    def add(self, entry: Entry) -> list[dict[str, Any]]:
+        """Append ``entry``; returns its own messages (before edits; none for an edit or a compaction)."""
+        projected = self.live.append(entry)
+        if projected is None or entry.type == "context_edit":
+            live = self.live
+            self.system_messages = list(live.system_messages)
+            self.other_tokens = live.other_tokens
+            self.system_tokens = live.system_tokens
+            return []
+        messages = projected.messages if projected.plain else entry_messages(entry)
         for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
             if message.get("role") == "system":
                 self.system_messages.append(message)
@@ -259,6 +280,7 @@ class _Context:
                 self.system_tokens = estimate_tokens(system) if system is not None else 0
             else:
                 self.other_tokens += estimate
+        return messages
 
     @property
     def tokens(self) -> int:
@@ -274,17 +296,17 @@ class _Recorded(_Context):
         self.usage: int | None = None
         self.trailing = 0
 
-    def add(self, entry: Entry) -> None:
-        super().add(entry)
+    def add(self, entry: Entry) -> list[dict[str, Any]]:
+        messages = super().add(entry)
         if entry.type in ("context_edit", "compaction"):
             self.usage = None
-            return
-        messages = entry_messages(entry)
+            return messages
         for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
             if message_usage(message) is not None:
                 self.usage, self.trailing = usage_total(message["usage"]), 0
             elif self.usage is not None:
                 self.trailing += estimate
+        return messages
 
     @property
     def offset(self) -> int:
@@ -325,8 +347,8 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
     recorded = _Recorded() if sizes == "usage" else None
     taken = set(session.by_id)
     runaway = _RunawayGuard(result)
-    for index, entry in enumerate(tracked(branch, progress, f"replaying {plural(len(branch), 'entry')}", len(branch),
-                                          ENTRIES)):
+    for index, entry in enumerate(tracked(parsed_in_turn(branch), progress, f"replaying {plural(len(branch), 'entry')}",
+                                          len(branch), ENTRIES)):
         assistant = entry.type == "message" and entry.role == "assistant"
         if meter is not None and assistant:
             meter.request(ctx.tokens + (recorded.offset if recorded is not None else 0))
@@ -462,18 +484,20 @@ class _RunawayGuard:
 
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
              before: int, offset: int, taken: set[Any], strategy: str | None = None) -> SimulationEvent | None:
-    prep = prepare_compaction(ctx.path, settings.keep_recent_tokens)
+    path = ctx.path
+    # The projection of the context alone (never the whole path); a compaction as the leaf has nothing to compact.
+    prep = prepare_compaction(path, settings.keep_recent_tokens,
+                              ctx.live.projection() if path and path[-1].type != "compaction" else None)
     if prep is None:
         return None
     summary, usage = summarize_preparation(prep, summarizer)
     entry_id = new_id(taken)
     taken.add(entry_id)
-    ctx.add(Entry(compaction_entry(prep, entry_id, ctx.path[-1].id, summary, usage)))
+    ctx.add(Entry(compaction_entry(prep, entry_id, path[-1].id, summary, usage)))
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
     replaced = tuple(pe.entry.id for pe in prep.projection.entries[:prep.first_kept_index]
                      if pe.messages and pe.entry.type != "compaction")
-    kept = tuple(pe.entry.id for pe in ctx.projection.entries if pe.messages and pe.entry.type != "compaction") \
-        if ctx.projection is not None else ()
+    kept = tuple(pe.entry.id for pe in ctx.live.entries if pe.messages and pe.entry.type != "compaction")
     return SimulationEvent(after_id, index, before, ctx.tokens + offset, prep.first_kept_entry_id, prep.is_split_turn,
                            summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}),
                            summary, replaced, kept, strategy=strategy)

@@ -1,0 +1,108 @@
+"""A replay's cost grows linearly with the branch: four times the branch, at most five times the CPU time.
+
+The session is made of identical turns (a prompt, a tool call, its output, an answer, all with
+recorded usage), a context edit every other turn and a recorded compaction every 25 turns, so
+the first quarter of its branch is the same work as each of the other three. Both replays run in
+this process and are timed in CPU time (``time.process_time``), the best of several runs each, so
+that other work on the machine does not decide the ratio.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pikit import Session
+from pikit.compaction import simulate as simulate_strategies
+from pikit.compaction._settings import CompactionSettings
+from pikit.compaction._simulate import simulate
+from pikit.llm._offline import OfflineSummarizer
+from tests.entries import asst, call, compaction, edit, session_of, text, tool_result, usage, user
+
+HEADER = {"type": "session", "version": 3, "id": "sess-growth", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+TURNS = 2400  # the whole branch; the small replay stops after a quarter of it
+RUNS = 5
+SETTINGS = CompactionSettings(True, 2_000, 1_500)
+WINDOW = 8_000
+
+
+def _turns(count: int) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The entries of ``count`` turns, and the id of the last entry of each turn."""
+    entries: list[dict[str, Any]] = []
+    ends: list[Any] = []
+    parent: Any = None
+    recorded = 0  # the recorded context size, as the provider would report it
+
+    def add(entry: dict[str, Any]) -> None:
+        nonlocal parent
+        entries.append(entry)
+        parent = entry["id"]
+
+    for turn in range(count):
+        s = turn % 3000
+        prompt = f"u{turn}"
+        add(user(prompt, parent, s, text(f"Look at src/module_{turn % 3}.py and fix the failing "
+                                          "check; keep the public names as they are. " * 3)))
+        recorded += 150
+        add(asst(f"a{turn}", parent, s, [*text(f"Reading module {turn % 3}."),
+                                         call(f"c{turn}", "read", path=f"src/module_{turn % 3}.py")],
+                 usage(recorded, 40)))
+        output = f"def check_{turn % 3}(value):\n    return value * {turn % 3}\n" * 40
+        add(tool_result(f"r{turn}", parent, s, text(output)))
+        recorded += 700
+        add(asst(f"b{turn}", parent, s, text(f"Fixed check_{turn % 3}: the factor was wrong; the tests pass."),
+                 usage(recorded, 30)))
+        if turn % 2:
+            add(edit(f"x{turn}", parent, s, f"r{turn - 1}", {"content": "[output elided]"}))
+        if turn % 25 == 24:
+            add(compaction(f"k{turn}", parent, s, f"u{turn - 4}", summary="The earlier turns.",
+                           tokens_before=recorded))
+            recorded = 4 * 850
+        ends.append(parent)
+    return entries, ends
+
+
+@pytest.fixture(scope="module")
+def grown() -> tuple[Session, Any, Any]:
+    """The session, the leaf after a quarter of its turns, and its last entry."""
+    entries, ends = _turns(TURNS)
+    return session_of(HEADER, entries), ends[TURNS // 4 - 1], ends[-1]
+
+
+def _pi(session: Session, leaf: Any, sizes: str) -> Any:
+    return simulate(session, OfflineSummarizer(), context_window=WINDOW, settings=SETTINGS, leaf=leaf, sizes=sizes,
+                    progress=False)
+
+
+def _strategies(session: Session, leaf: Any, sizes: str) -> Any:
+    return simulate_strategies(session, OfflineSummarizer(), context_window=WINDOW, settings=SETTINGS, leaf=leaf,
+                               sizes=sizes, progress=False, strategy="codex-inline,mask-observations,truncate",
+                               keep_turns=2)
+
+
+def _best(replay: Callable[[], Any]) -> tuple[float, Any]:
+    """The least CPU time of :data:`RUNS` runs of ``replay``, and its result."""
+    best = float("inf")
+    result = None
+    for _ in range(RUNS):
+        start = time.process_time()
+        result = replay()
+        best = min(best, time.process_time() - start)
+    return best, result
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("replay", "sizes"), [(_pi, "usage"), (_pi, "estimate"), (_strategies, "usage")],
+                         ids=["pi-usage", "pi-estimate", "strategies"])
+def test_four_times_the_branch_costs_at_most_five_times_the_time(
+        grown: tuple[Session, Any, Any], replay: Callable[[Session, Any, str], Any], sizes: str) -> None:
+    session, quarter, leaf = grown
+    small, small_result = _best(lambda: replay(session, quarter, sizes))
+    large, large_result = _best(lambda: replay(session, leaf, sizes))
+    runs = [small_result, large_result] if replay is _pi else [*small_result, *large_result]
+    assert all(r.events for r in runs), "every replay compacts (the test measures compacting replays)"
+    assert large <= 5 * small, f"a branch 4x as long took {large / small:.1f}x the CPU time ({large:.3f} s " \
+                               f"against {small:.3f} s)"
