@@ -8,8 +8,8 @@
 several days (some crossing midnight UTC), several providers and models, branches abandoned
 with ``/tree`` (some with a branch summary whose summarization call's usage is recorded),
 compactions where Pi's threshold check (context > window − 16,384) fires, labels, session
-names, forks to another project (every entry copied, ``parentSession`` set; in the bundled
-corpus only of sessions that are one branch) and new sessions from a branch (the branch path
+names, forks to another project (every entry copied, ``parentSession`` set; only of sessions
+that are one branch) and new sessions from a branch (the branch path
 copied), one damaged file (a garbage line, a torn last line) and one version-1 file (no ids,
 ``firstKeptEntryIndex``).
 
@@ -549,9 +549,9 @@ def generate(root: Path, *, sessions: int = 30, mb: float = 0.0, seed: int = 3) 
     forks = []
     for index, source in enumerate(made[: max(len(made) // 5, 1)]):
         # ccusage 20 counts a whole-file fork's copies again from the first entry off the source's current
-        # branch on: the bundled corpus forks whole only a source that is all one branch, so that it gives
-        # ccusage 20's totals where the parentSession paths resolve
-        whole = index % 2 == 0 and (mb > 0 or _one_branch(source))
+        # branch on: a corpus forks whole only a source that is all one branch, so that it gives ccusage 20's
+        # totals where the parentSession paths resolve
+        whole = index % 2 == 0 and _one_branch(source)
         project = PROJECTS[(PROJECTS.index(source.header["cwd"].rsplit("/", 1)[1]) + (1 if whole else 0))
                            % len(PROJECTS)]
         forks.append(_fork(rng, root, source, project, whole, body_chars))
