@@ -580,3 +580,58 @@ def test_fork_of_a_random_leaf_follows_the_spec(sample: tuple[str, list[dict[str
     assert forked.report.ok
     assert forked.branch_ids()[:len(kept)] == [d["id"] for d in kept]
     assert forked.labels == {t: lbl for t, lbl, _ in labels}
+
+
+# ---------------------------------------------------------------- tree_rows (the rows, one at a time)
+_IDS = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", 0, 1]
+
+
+@st.composite
+def _trees(draw: Any) -> tuple[Session, Any]:
+    count = draw(st.integers(2, 12))
+    lines: list[dict[str, Any]] = []
+    for index in range(count):
+        # Mostly unique ids, and now and then a duplicate, a root that is its own parent, an array parent.
+        entry_id = draw(st.sampled_from(_IDS)) if draw(st.integers(0, 15)) == 0 else _IDS[index]
+        odd = draw(st.integers(0, 20))
+        if odd > 3 and index:  # an earlier entry: a tree
+            parent: Any = _IDS[draw(st.integers(0, index - 1))]
+        else:  # anything: cycles, missing and falsy parents
+            parent = entry_id if odd == 0 else [1] if odd == 1 else draw(st.sampled_from([*_IDS, None, "missing", ""]))
+        kind = draw(st.sampled_from(["user", "assistant", "silent", "toolResult", "label", "model_change"]))
+        second = draw(st.integers(0, 5))
+        if kind == "label":
+            lines.append({"type": "label", "id": entry_id, "parentId": parent, "timestamp": ts(second),
+                          "targetId": draw(st.sampled_from(_IDS)), "label": "note"})
+        elif kind == "model_change":
+            lines.append({"type": "model_change", "id": entry_id, "parentId": parent, "timestamp": ts(second),
+                          "provider": "p", "modelId": "m"})
+        else:
+            role = "assistant" if kind == "silent" else kind
+            content = [] if kind == "silent" else [{"type": "text", "text": draw(st.sampled_from(["x y", "read a"]))}]
+            lines.append(msg(entry_id, parent, role, content, second))  # type: ignore[arg-type]
+    session = build(*lines)
+    return session, draw(st.sampled_from([*_IDS, None, "missing"]))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_trees(), st.sampled_from(FILTER_MODES), st.sampled_from(["", "x", "read a", "user"]))
+def test_tree_rows_are_the_rows_of_flatten(tree: tuple[Session, Any], mode: str, search: str) -> None:
+    # Duplicate ids, roots that are their own parent, parent cycles, falsy and array parents.
+    session, leaf = tree
+    leaf = leaf if leaf in session.by_id or leaf is None else session.leaf_id
+    rows = session.flatten(leaf, mode, search)
+    lazy = session.tree_rows(leaf, mode, search)
+    assert len(lazy) == len(rows)
+    assert list(lazy.window(0, len(lazy))) == rows
+    assert list(lazy.window(1, 3)) == rows[1:3]
+
+
+def test_tree_rows_of_a_30000_deep_chain_are_iterative() -> None:
+    lines = [msg(f"m{i}", f"m{i - 1}" if i else None, "user" if i % 2 == 0 else "assistant",
+                 [{"type": "text", "text": "t"}], i % 3600) for i in range(30_000)]
+    session = build(*lines)
+    lazy = session.tree_rows()
+    assert len(lazy) == 30_000
+    assert [r.id for r in lazy.window(29_998, 30_000)] == ["m29998", "m29999"]
+    assert list(lazy.window(0, 2)) == session.flatten()[:2]

@@ -346,6 +346,14 @@ class SessionTree:
         assert self._roots is not None
         return _tree.flatten(self.by_id, self.labels, self._roots, children, leaf_id, mode, search)
 
+    def tree_rows(self, leaf: Any = CURRENT, mode: str = "default", search: str = "") -> _tree.TreeRows:
+        """The rows of :meth:`flatten`, counted at once and made one at a time (``len()`` and
+        ``window(start, stop)``): showing a few rows of a large tree does not hold them all."""
+        leaf_id = self.resolve_leaf(leaf)
+        children = self._child_map()
+        assert self._roots is not None
+        return _tree.TreeRows(self.by_id, self.labels, self._roots, children, leaf_id, mode, search)
+
 
 def _hashable(value: object) -> bool:
     return isinstance(value, str | int | float | bool) or value is None

@@ -6,7 +6,7 @@ Every walk here is iterative: real trees are thousands of levels deep.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
@@ -16,8 +16,8 @@ from .._format.content import content_text
 from .._format.entry import Entry, is_key
 
 __all__ = [
-    "FILTER_MODES", "TreeRow", "add_child", "build_children", "flatten", "js_sort", "path_to", "searchable_text",
-    "selection", "tree_json",
+    "FILTER_MODES", "TreeRow", "TreeRows", "add_child", "build_children", "flatten", "js_sort", "path_to",
+    "searchable_text", "selection", "tree_json",
 ]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -234,6 +234,27 @@ def searchable_text(entry: Entry, label: str | None) -> str:
     return " ".join(parts)
 
 
+def _shown_test(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], leaf_id: Any, mode: str,
+                search: str) -> Callable[[Any], bool]:
+    """Whether an entry gets a row; an entry parsed for the test alone is released after it (a
+    tree of a large file does not keep every entry's parsed form)."""
+    tokens = [t for t in search.lower().split() if t]
+
+    def shown(node: Any) -> bool:
+        entry = by_id[node]
+        parsed = entry.is_parsed
+        try:
+            if not _visible(entry, node == leaf_id, mode, node in labels):
+                return False
+            text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
+            return all(t in text for t in tokens)
+        finally:
+            if not parsed:
+                entry.release()
+
+    return shown
+
+
 def _preorder(roots: Sequence[Any], children: Mapping[Any, Sequence[Any]], active: set[Any]) -> list[Any]:
     """Pre-order over the real tree, the active branch first at every fork (each node once)."""
     order: list[Any] = []
@@ -282,15 +303,7 @@ def flatten(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], roots: Sequen
     active: set[Any] = set()
     if leaf_id is not None and leaf_id in by_id:
         active = {e.id for e in path_to(by_id, by_id[leaf_id])}
-    tokens = [t for t in search.lower().split() if t]
-
-    def shown(node: Any) -> bool:
-        entry = by_id[node]
-        if not _visible(entry, node == leaf_id, mode, node in labels):
-            return False
-        text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
-        return all(t in text for t in tokens)
-
+    shown = _shown_test(by_id, labels, leaf_id, mode, search)
     vis_children = _visible_children(by_id, [n for n in _preorder(roots, children, active) if shown(n)])
     rows: list[TreeRow] = []
     top = vis_children.get(None, [])
@@ -305,3 +318,158 @@ def flatten(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], roots: Sequen
         child_indent = indent + 1 if many or (just_branched and indent > 0) else indent
         layout.extend((k, child_indent, many) for k in reversed(kids))
     return rows
+
+
+class TreeRows:
+    """The rows :func:`flatten` lays out, counted in one walk and made one at a time.
+
+    ``len(rows)`` is the number of rows; :meth:`window` makes the rows of a range of positions
+    only. Beyond the session's own index, a walk keeps one byte per entry and the pending
+    siblings, not the rows: printing the first or last rows of a large tree costs the rows
+    printed. The rows are exactly those of :func:`flatten` (a tree with duplicate ids, a root
+    that is its own parent or a leaf on a parent cycle is laid out by :func:`flatten` itself).
+    """
+
+    def __init__(self, by_id: Mapping[Any, Entry], labels: Mapping[Any, str], roots: Sequence[Any],
+                 children: Mapping[Any, Sequence[Any]], leaf_id: Any, mode: str = "default",
+                 search: str = "") -> None:
+        if mode not in FILTER_MODES:
+            raise ValueError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
+        self._by_id, self._labels, self._roots, self._children = by_id, labels, roots, children
+        self._leaf = leaf_id
+        self._rows: list[TreeRow] | None = None
+        self._choices: dict[Any, Any] = {}
+        self._top: Any = _NONE
+        if not self._plain() or not self._chain():
+            self._rows = flatten(by_id, labels, roots, children, leaf_id, mode, search)
+            self._count = len(self._rows)
+            return
+        self._marks = bytearray()
+        self._count = self._scan(_shown_test(by_id, labels, leaf_id, mode, search))
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _plain(self) -> bool:
+        """Whether every entry of the index is listed once and no root is its own parent."""
+        listed = len(self._roots) + sum(len(kids) for kids in self._children.values())
+        if listed != len(self._by_id):
+            return False
+        return not any(self._by_id[r].parent_id == r for r in self._roots if r in self._by_id)
+
+    def _chain(self) -> bool:
+        """Note the leaf's path as :func:`path_to` walks it (its top, and the child taken at each
+        fork); ``False`` when the walk meets a parent cycle."""
+        by_id, leaf = self._by_id, self._leaf
+        if leaf is None or leaf not in by_id:
+            return True
+        current = by_id[leaf]
+        steps = 0
+        while current.parent_id:
+            parent_id = current.parent_id
+            parent = by_id.get(parent_id) if isinstance(parent_id, str | int | float) else None
+            if parent is None:
+                break
+            if parent.id == leaf or steps > len(by_id):
+                return False
+            if len(self._children.get(parent.id, ())) > 1:
+                self._choices[parent.id] = current.id
+            current = parent
+            steps += 1
+        self._top = current.id
+        return True
+
+    def _active(self, node: Any, parent: Any, parent_active: bool) -> bool:
+        """Whether ``node`` (a child of ``parent``, or a root for ``parent`` ``_NONE``) is on the leaf's path."""
+        if node == self._top:
+            return True
+        if not parent_active or parent == self._leaf:
+            return False
+        return len(self._children.get(parent, ())) == 1 or self._choices.get(parent, _NONE) == node
+
+    def _walk(self) -> Generator[tuple[int, Any, bool, int, int, bool], tuple[int, bool] | None, None]:
+        """Pre-order over the real tree, the active branch first at every fork: ``(position, node,
+        active, nearest shown ancestor's position or -1, its indent for children, it forked)``;
+        the caller's ``send`` gives each shown node's ``(child indent, forks)`` (``None``: hidden)."""
+        children = self._children
+        first = [r for r in self._roots if self._active(r, _NONE, False)]
+        ordered = first + [r for r in self._roots if r not in first] if first else list(self._roots)
+        stack: list[tuple[Any, bool, int, int, bool]] = [(r, r in first, -1, 0, False) for r in reversed(ordered)]
+        position = 0
+        while stack:
+            node, active, above, indent, forked = stack.pop()
+            shown = yield position, node, active, above, indent, forked
+            if shown is not None:
+                above, (indent, forked) = position, shown
+            position += 1
+            kids = children.get(node, ())
+            if not kids:
+                continue
+            if len(kids) > 1 and active:
+                on = [k for k in kids if self._active(k, node, active)]
+                ordered = on + [k for k in kids if k not in on]
+            elif len(kids) > 1 and self._top in kids:
+                ordered = [self._top] + [k for k in kids if k != self._top]
+            else:
+                ordered = list(kids)
+            stack.extend((k, self._active(k, node, active), above, indent, forked) for k in reversed(ordered))
+
+    def _scan(self, shown: Callable[[Any], bool]) -> int:
+        """First walk: which entries are shown, and how many shown children each shown one has
+        (one byte per entry: 0 hidden, 1 + min(children, 2) shown); returns the number of rows."""
+        marks = self._marks
+        top = 0
+        count = 0
+        walk = self._walk()
+        step = next(walk, None)
+        while step is not None:
+            _position, node, _active, above, _indent, _forked = step
+            if shown(node):
+                count += 1
+                marks.append(1)
+                if above < 0:
+                    top += 1
+                elif marks[above] < 3:
+                    marks[above] += 1
+                reply: tuple[int, bool] | None = (0, False)
+            else:
+                marks.append(0)
+                reply = None
+            step = _send(walk, reply)
+        self._top_rows = top
+        return count
+
+    def window(self, start: int, stop: int) -> Iterator[TreeRow]:
+        """The rows at positions ``start`` to ``stop`` (exclusive), top to bottom."""
+        if self._rows is not None:
+            yield from self._rows[start:stop]
+            return
+        by_id, labels, children, marks, leaf = self._by_id, self._labels, self._children, self._marks, self._leaf
+        many_roots = self._top_rows > 1
+        row = 0
+        walk = self._walk()
+        step = next(walk, None)
+        while step is not None and row < stop:
+            position, node, active, above, indent, forked = step
+            mark = marks[position]
+            if not mark:
+                step = _send(walk, None)
+                continue
+            if above < 0:
+                indent, forked = (1, True) if many_roots else (0, False)
+            if row >= start:
+                yield TreeRow(node, indent, active, node == leaf, labels.get(node), by_id[node],
+                              len(children.get(node, ())))
+            row += 1
+            many = mark == 3
+            step = _send(walk, (indent + 1 if many or (forked and indent > 0) else indent, many))
+
+
+_NONE = object()
+
+
+def _send(walk: Generator[Any, Any, None], value: Any) -> Any:
+    try:
+        return walk.send(value)
+    except StopIteration:
+        return None

@@ -36,7 +36,7 @@ def window(count: int, limit: int | None, tail: int | None) -> range:
 def print_tree(session: Session, leaf: Any, mode: str, search: str, *, limit: int | None = None,
                tail: int | None = None) -> None:
     """The indented tree view (``▶`` leaf, ``•`` active branch, ``⑂n`` a fork into n branches)."""
-    rows = session.flatten(leaf, mode=mode, search=search)
+    rows = session.tree_rows(leaf, mode=mode, search=search)
     name = session.name
     title = f"{name} — " if name else ""
     print(f"{title}{session.path}: {plural(len(session), 'entry')}, {plural(len(session.roots), 'root')}, "
@@ -45,8 +45,7 @@ def print_tree(session: Session, leaf: Any, mode: str, search: str, *, limit: in
     if shown.start:
         print(f"… {plural(shown.start, 'earlier row')} (--limit N shows the first rows)")
     cols = width()
-    for index in shown:
-        row = rows[index]
+    for row in rows.window(shown.start, shown.stop):
         marker = "▶" if row.is_leaf else ("•" if row.on_active_path else " ")
         label = f" [{row.label}]" if row.label else ""
         fork = f" ⑂{fmt_int(row.children)}" if row.branch_point else ""

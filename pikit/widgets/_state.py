@@ -87,8 +87,13 @@ class SessionState:
         """``(css kind, badge, one-line preview)`` of an entry's tree row (cached per entry id)."""
         cached = self._cells.get(entry.id)
         if cached is None:
-            kind, badge = kind_of(entry)
-            cached = self._cells[entry.id] = (kind, badge, self.preview(entry)[1])
+            parsed = entry.is_parsed
+            try:
+                kind, badge = kind_of(entry)
+                cached = self._cells[entry.id] = (kind, badge, self.preview(entry)[1])
+            finally:
+                if not parsed:  # parsed for its row alone: the row keeps only its one line
+                    entry.release()
         return cached
 
     def preview(self, entry: Entry) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """The tree's rows, as data: Pi's ``/tree`` layout in the compact form the browser view draws.
 
-:func:`tree_layout` lays a session out for a leaf, a filter mode and a search (with
-:meth:`pikit.Session.flatten`: active branch first, single-child chains flat) and gives each row
+:func:`tree_layout` lays a session out for a leaf, a filter mode and a search (the rows of
+:meth:`pikit.Session.flatten`, made one at a time: active branch first, single-child chains flat) and gives each row
 its nearest shown ancestor row, so the browser marks the active path itself. Widgets keep only
 the encoded bytes (:meth:`TreeLayout.encode`), not the row lists. No kernel needed.
 
@@ -135,12 +135,13 @@ def tree_layout(session: Session, leaf: Any, mode: str, search: str, *,
     """Lay ``session`` out for ``leaf``, ``mode`` and ``search``; ``describe(entry, row_kind)`` gives
     ``(kind, badge, one-line text)`` of a row (the widgets pass a per-session cache)."""
     leaf = session.resolve_leaf(leaf)
-    flat = session.flatten(leaf, mode, search)
-    index = {row.id: i for i, row in enumerate(flat)}
+    flat = session.tree_rows(leaf, mode, search)  # made one at a time: the layout holds its compact rows only
+    ids = [row.id for row in flat.window(0, len(flat))]
+    index = {row_id: i for i, row_id in enumerate(ids)}
     by_id = session.by_id
     ancestors = _Ancestors(by_id, index)
     rows: list[list[Any]] = []
-    for row in flat:
+    for row in flat.window(0, len(flat)):
         entry = row.entry
         kind, badge, text = describe(entry, row_kind)
         parent = _link(entry.parent_id)
@@ -148,4 +149,4 @@ def tree_layout(session: Session, leaf: Any, mode: str, search: str, *,
         rows.append([json_id(row.id), row.indent, parent_row, kind, visible(badge), visible(row.label or ""),
                      visible(text), row.children])
     anchor, leaf_row = anchor_rows(by_id, index, leaf)
-    return TreeLayout(rows, index, [row.id for row in flat], anchor, leaf_row)
+    return TreeLayout(rows, index, ids, anchor, leaf_row)
