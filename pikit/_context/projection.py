@@ -139,9 +139,9 @@ def context_entries(path: Sequence[Entry]) -> tuple[list[Entry], Entry | None]:
     return out, compaction
 
 
-def _settings(path: Sequence[Entry]) -> tuple[dict[str, Any] | None, Any]:
-    thinking: Any = "off"
-    model: dict[str, Any] | None = None
+def _settings(path: Sequence[Entry], model: dict[str, Any] | None = None,
+              thinking: Any = "off") -> tuple[dict[str, Any] | None, Any]:
+    """The model and thinking level after ``path``, from those before it (``model``, ``thinking``)."""
     for entry in path:
         kind = entry.type
         if kind == "thinking_level_change":
@@ -214,14 +214,7 @@ def project_prefixes(path: list[Entry], ends: Iterable[int],
     model: dict[str, Any] | None = None
     done = 0
     for end in sorted(set(ends)):
-        for entry in path[done:end]:
-            kind = entry.type
-            if kind == "thinking_level_change":
-                thinking = entry.data.get("thinkingLevel")
-            elif kind == "model_change":
-                model = _model(entry.data, "provider", "modelId")
-            elif entry.model is not None:
-                model = dict(entry.model)
+        model, thinking = _settings(path[done:end], model, thinking)
         done = max(done, end)
         prefix = path[:end]
         entries, compaction = context_entries(prefix)
