@@ -271,7 +271,9 @@ class Corpus:
         ``evaluations`` and ``evaluation_facts``, what :func:`pikit.evaluate` gives); the number of files
         evaluated. Those two tables' properties call it; an SQL query over them sees what it filled in."""
         self._whole()
-        return self._guarded(lambda: _index.evaluate(self._index, self.workers))
+        from ._evaluated import evaluate
+
+        return self._guarded(lambda: evaluate(self._index, self.workers))
 
     def table(self, name: str) -> pd.DataFrame:
         """One declared table as a DataFrame with its declared columns and dtypes (the evaluations filled in

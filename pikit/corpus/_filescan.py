@@ -112,7 +112,7 @@ def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
     for table in TABLES:
         computed = COMPUTED_COLUMNS.get(table, {})
         columns = [(c, d) for c, d in stored_columns(table) if c not in computed]
-        value = getattr(rows, table, None)  # (the evaluations are not the scan's: see Index.evaluate)
+        value = getattr(rows, table, None)  # (the evaluations are not the scan's: see _evaluated.evaluate)
         if not value:
             continue
         if isinstance(value, dict):

@@ -41,7 +41,6 @@ from ._filescan import (
     FileResult,
     pack,
     scan_file,
-    stored_columns,
     to_numpy,
     unchanged,
     yield_to_writer,
@@ -584,28 +583,3 @@ def record_listing(index: Index, listing: list[tuple[str, str, str]]) -> None:
     index.con.execute("DELETE FROM problems WHERE file_id = 0")
     for path, kind, message in listing:
         index.con.execute("INSERT INTO problems VALUES (0, ?, NULL, ?, ?)", [path, kind, message])
-
-
-def evaluate(index: Index, workers: int = 1) -> int:
-    """Evaluate the compactions of every file that records one and has not been evaluated since it was last
-    read (table ``evaluated``; a file read again loses its evaluation with its other rows); return how many
-    files were evaluated. ``workers`` processes load the files (:mod:`pikit.corpus._evaluate`)."""
-    from ._evaluate import evaluate_files
-
-    todo = index.con.execute("""SELECT s.file_id, f.path, s.session_id FROM sessions s JOIN files f USING (file_id)
-                                WHERE s.compactions > 0 AND s.file_id NOT IN (SELECT file_id FROM evaluated)
-                                ORDER BY f.path_order""").fetchall()
-    if not todo:
-        return 0
-    parts: dict[str, list[Columns]] = {"evaluations": [], "evaluation_facts": []}
-    for table, rows in evaluate_files(todo, workers if _workers_can_start() else 1):
-        if rows:
-            columns = stored_columns(table)
-            parts[table].append(Columns([c for c, _ in columns], [d for _, d in columns],
-                                        [pack(list(values), d) for values, (_, d) in
-                                         zip(zip(*rows, strict=True), columns, strict=True)]))
-    with transaction(index.con):
-        for table, table_parts in parts.items():
-            index._insert(table, table_parts)
-        index.con.execute("INSERT INTO evaluated SELECT unnest($ids)", {"ids": [row[0] for row in todo]})
-    return len(todo)
