@@ -442,7 +442,7 @@ def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
     # (a file read for usage alone is read again whole for the rest of its rows)
     todo_read = [(path, file_id, None, None) if file_id in partial else (path, file_id, mark, seen)
                  for path, file_id, mark, seen in todo]
-    changed = [job for job in todo_read if job[1] in partial or not unchanged(job[0], job[2], job[3])]
+    changed = [job for job in todo_read if not unchanged(job[0], job[2], job[3])]  # (no mark: never unchanged)
     report.unchanged = len(todo) - len(changed)
     listed = {(p, k, m) for p, k, m in index.con.execute(
         "SELECT path, kind, message FROM problems WHERE file_id = 0").fetchall()}
