@@ -42,7 +42,8 @@ class GrowingProjection:
         self._system: list[dict[str, Any]] | None = []  # the context's system messages (None: collect again)
         self._system_tokens: int | None = 0  # Pi's estimate of their replay (None: estimate again)
         self._edits: dict[Any, Entry] = {}  # the latest context edit per target among the context entries
-        self._at: dict[Any, list[int]] = {}  # indices in ``entries`` of each entry id
+        self._at: dict[Any, int] = {}  # index in ``entries`` of the first context entry with each id
+        self._again: dict[Any, list[int]] = {}  # the indices of the later ones with an id seen before
         self._first: dict[Any, int] = {}  # path position of the first entry with each id
         self._unique = True  # no id appears twice on the path (a session's branch never repeats one)
         self._invalidation = -1  # path position of the last context edit or compaction
@@ -61,29 +62,30 @@ class GrowingProjection:
             self._model = _model(entry.data, "provider", "modelId")
         elif entry.model is not None:
             self._model = entry.model
-        if kind in ("context_edit", "compaction"):
-            self._invalidation = position
+        if self._first.setdefault(entry.id, position) != position:
+            self._unique = False
         if kind == "compaction":
+            self._invalidation = position
             self._restart(entry, position)
-            self._remember(entry, position)
             return None
-        self._remember(entry, position)
         if kind == "context_edit":
+            self._invalidation = position
             self._edit(entry)
-        edit = self._edits.get(entry.id)
-        projected = ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit, plain=edit is None)
-        self._at.setdefault(entry.id, []).append(len(self.entries))
-        self.entries.append(projected)
-        self._count(projected)
+        edit = self._edits.get(entry.id) if self._edits else None
+        if edit is None:
+            projected = ProjectedEntry(entry, entry_messages(entry), None, True)
+        else:
+            projected = ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit)
+        self._add(projected)
         return projected
 
-    def _remember(self, entry: Entry, position: int) -> None:
-        if entry.id in self._first:
-            self._unique = False
-        else:
-            self._first[entry.id] = position
-
-    def _count(self, projected: ProjectedEntry) -> None:
+    def _add(self, projected: ProjectedEntry) -> None:
+        """Add ``projected`` at the end of the context entries and count its messages."""
+        key = projected.entry.id
+        index = len(self.entries)
+        if self._at.setdefault(key, index) != index:
+            self._again.setdefault(key, []).append(index)
+        self.entries.append(projected)
         other = 0
         system = False
         for message, estimate in zip(projected.messages, projected.estimates, strict=True):
@@ -98,13 +100,18 @@ class GrowingProjection:
         self._other.append(other)
         self.other_tokens += other
 
+    def _indices(self, key: Any) -> list[int]:
+        """The indices in ``entries`` of the context entries with id ``key``, in order."""
+        first = self._at.get(key)
+        return [] if first is None else [first, *self._again.get(key, ())]
+
     def _edit(self, edit: Entry) -> None:
         """A context edit appended: it is now the latest for its target, whose messages change."""
         target = edit.data.get("targetId")
         if not (isinstance(target, str | int | float | bool) or target is None):
             return  # latest_edits ignores it: it edits nothing
         self._edits[target] = edit
-        for index in self._at.get(target, ()):
+        for index in self._indices(target):
             old = self.entries[index]
             if old.entry.type == "compaction" and index > 0:
                 continue  # a compaction after the head projects nothing, edited or not
@@ -146,10 +153,9 @@ class GrowingProjection:
         self._system_tokens = 0
         self._edits = edits
         self._at = {}
+        self._again = {}
         for projected in entries:
-            self._at.setdefault(projected.entry.id, []).append(len(self.entries))
-            self.entries.append(projected)
-            self._count(projected)
+            self._add(projected)
 
     @property
     def system_messages(self) -> list[dict[str, Any]]:

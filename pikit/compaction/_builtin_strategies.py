@@ -140,8 +140,8 @@ class CodexInlineStrategy(Strategy):
         previous = next((_user_text(i.message).removeprefix(CODEX_RESUME_PREFIX + "\n") for i in reversed(items)
                          if i.kind == "summary"), None)
         messages = [i.message for i in history]
-        summary = summarize(SummaryRequest("history", serialize_conversation(to_model_messages(messages)), messages,
-                                           previous, format="handoff"))
+        text = lambda: serialize_conversation(to_model_messages(messages))  # noqa: E731  (made if it is read)
+        summary = summarize(SummaryRequest("history", text, messages, previous, format="handoff"))
         selected, truncated = self._recent_users([i for i in items if i.role == "user" and i.kind != "summary"])
         kept = {id(i) for i in selected}
         new = [*selected, ContextItem.summary(f"{CODEX_RESUME_PREFIX}\n{summary}")]

@@ -159,7 +159,8 @@ def summarize_preparation(prep: Preparation, summarizer: Summarizer,
     A split turn takes two calls, the history (or the previous summary, or a "no prior
     history" note when there is nothing before the turn) and the turn's beginning.
     """
-    history_request = SummaryRequest("history", prep.conversation_text, prep.messages_to_summarize,
+    # The texts are made only if the summarizer reads them (the offline one reads the messages).
+    history_request = SummaryRequest("history", lambda: prep.conversation_text, prep.messages_to_summarize,
                                      prep.previous_summary, instructions)
     usage: dict[str, Any] | None = None
     if prep.is_split_turn and prep.turn_prefix_messages:
@@ -167,7 +168,7 @@ def summarize_preparation(prep: Preparation, summarizer: Summarizer,
         if prep.messages_to_summarize:
             history, usage = _summarize(summarizer, history_request)
         prefix, prefix_usage = _summarize(summarizer, SummaryRequest(
-            "turn_prefix", prep.turn_prefix_text, prep.turn_prefix_messages, None, instructions))
+            "turn_prefix", lambda: prep.turn_prefix_text, prep.turn_prefix_messages, None, instructions))
         summary = f"{history}{SPLIT_TURN_HEADING}{prefix}"
         usage = combine_usage(usage, prefix_usage)
     else:
@@ -212,7 +213,7 @@ def build_branch_summary(session: SessionTree, old_leaf: Any, target: Any, *, su
     new_leaf, _ = selection(target_entry)
     usage: dict[str, Any] | None = None
     if prep.messages:
-        text, usage = _summarize(summarizer, SummaryRequest("branch", prep.conversation_text, prep.messages,
+        text, usage = _summarize(summarizer, SummaryRequest("branch", lambda: prep.conversation_text, prep.messages,
                                                             None, instructions))
         summary = BRANCH_SUMMARY_PREAMBLE + text + prep.file_lists_text
     else:

@@ -263,24 +263,29 @@ class _Context:
     def path(self) -> list[Entry]:
         return self.live.path
 
-    def add(self, entry: Entry) -> list[dict[str, Any]]:
-        """Append ``entry``; returns its own messages (before edits; none for an edit or a compaction)."""
+    def add(self, entry: Entry) -> tuple[list[dict[str, Any]], list[int]]:
+        """Append ``entry``; returns its own messages (before edits; none for an edit or a compaction)
+        and their estimates."""
         projected = self.live.append(entry)
         if projected is None or entry.type == "context_edit":
             live = self.live
             self.system_messages = list(live.system_messages)
             self.other_tokens = live.other_tokens
             self.system_tokens = live.system_tokens
-            return []
-        messages = projected.messages if projected.plain else entry_messages(entry)
-        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+            return [], []
+        if projected.plain:
+            messages, estimates = projected.messages, projected.estimates
+        else:
+            messages = entry_messages(entry)
+            estimates = _estimates(entry, messages)
+        for message, estimate in zip(messages, estimates, strict=True):
             if message.get("role") == "system":
                 self.system_messages.append(message)
                 system = replay_system(self.system_messages)
                 self.system_tokens = estimate_tokens(system) if system is not None else 0
             else:
                 self.other_tokens += estimate
-        return messages
+        return messages, estimates
 
     @property
     def tokens(self) -> int:
@@ -296,17 +301,17 @@ class _Recorded(_Context):
         self.usage: int | None = None
         self.trailing = 0
 
-    def add(self, entry: Entry) -> list[dict[str, Any]]:
-        messages = super().add(entry)
+    def add(self, entry: Entry) -> tuple[list[dict[str, Any]], list[int]]:
+        messages, estimates = super().add(entry)
         if entry.type in ("context_edit", "compaction"):
             self.usage = None
-            return messages
-        for message, estimate in zip(messages, _estimates(entry, messages), strict=True):
+            return messages, estimates
+        for message, estimate in zip(messages, estimates, strict=True):
             if message_usage(message) is not None:
                 self.usage, self.trailing = usage_total(message["usage"]), 0
             elif self.usage is not None:
                 self.trailing += estimate
-        return messages
+        return messages, estimates
 
     @property
     def offset(self) -> int:

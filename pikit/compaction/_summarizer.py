@@ -18,8 +18,8 @@ when unknown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 __all__ = [
@@ -57,13 +57,14 @@ _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
 
-@dataclass(frozen=True)
 class SummaryRequest:
-    """One summarization job.
+    """One summarization job (immutable).
 
     Attributes:
         kind: what is summarized (see :data:`SummaryKind`).
-        conversation_text: the conversation, already serialized as plain text.
+        conversation_text: the conversation, serialized as plain text. It may be given as a
+            function that makes it: it is then made when first read, once, so a summarizer that
+            reads only ``messages`` (the offline one) never pays for the serialization.
         messages: the raw Pi AgentMessages behind ``conversation_text``; offline summarizers
             use them, HTTP summarizers ignore them.
         previous_summary: for ``kind="history"``, the summary of an earlier compaction that
@@ -76,22 +77,54 @@ class SummaryRequest:
             :data:`SUMMARY_FORMATS` (a programming error).
     """
 
-    kind: SummaryKind
-    conversation_text: str
-    messages: Sequence[Mapping[str, Any]] = ()
-    previous_summary: str | None = None
-    instructions: str | None = None
-    format: str = "pi"
+    __slots__ = ("_text", "format", "instructions", "kind", "messages", "previous_summary")
+    _FIELDS = ("kind", "conversation_text", "messages", "previous_summary", "instructions", "format")
 
-    def __post_init__(self) -> None:
-        if self.kind not in SUMMARY_KINDS:
-            raise ValueError(
-                f"unknown summary kind {self.kind!r}; expected one of {', '.join(SUMMARY_KINDS)}"
-            )
-        if self.format not in SUMMARY_FORMATS:
-            raise ValueError(
-                f"unknown summary format {self.format!r}; expected one of {', '.join(SUMMARY_FORMATS)}"
-            )
+    kind: SummaryKind
+    _text: str | Callable[[], str]
+    messages: Sequence[Mapping[str, Any]]
+    previous_summary: str | None
+    instructions: str | None
+    format: str
+
+    def __init__(self, kind: SummaryKind, conversation_text: str | Callable[[], str],
+                 messages: Sequence[Mapping[str, Any]] = (), previous_summary: str | None = None,
+                 instructions: str | None = None, format: str = "pi") -> None:
+        if kind not in SUMMARY_KINDS:
+            raise ValueError(f"unknown summary kind {kind!r}; expected one of {', '.join(SUMMARY_KINDS)}")
+        if format not in SUMMARY_FORMATS:
+            raise ValueError(f"unknown summary format {format!r}; expected one of {', '.join(SUMMARY_FORMATS)}")
+        for name, value in (("kind", kind), ("_text", conversation_text), ("messages", messages),
+                            ("previous_summary", previous_summary), ("instructions", instructions),
+                            ("format", format)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def conversation_text(self) -> str:
+        """The conversation as plain text (made on first read when it was given as a function)."""
+        text = self._text
+        if callable(text):
+            text = text()
+            object.__setattr__(self, "_text", text)
+        return text
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SummaryRequest):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name in self._FIELDS))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"SummaryRequest({fields})"
 
 
 @dataclass(frozen=True)

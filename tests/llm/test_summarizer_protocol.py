@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from pikit.compaction import Summarizer, SummaryRequest, SummaryResult
 from pikit.compaction._summarizer import combine_usage, empty_usage
-from pikit.llm import AnthropicSummarizer, OpenAISummarizer
+from pikit.llm import AnthropicSummarizer, OfflineSummarizer, OpenAISummarizer
 
 TOKEN_KEYS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
 COST_KEYS = ["input", "output", "cacheRead", "cacheWrite", "total"]
@@ -73,6 +73,26 @@ def test_request_defaults_and_validation() -> None:
         request.kind = "branch"  # type: ignore[misc]
     with pytest.raises(ValueError, match="unknown summary kind 'summary'"):
         SummaryRequest("summary", "text")  # type: ignore[arg-type]
+
+
+def test_request_text_made_once_when_first_read() -> None:
+    calls: list[int] = []
+
+    def text() -> str:
+        calls.append(1)
+        return "[User]: hi"
+
+    request = SummaryRequest("history", text, [{"role": "user", "content": "hi", "timestamp": 1}])
+    OfflineSummarizer().summarize(request)
+    assert calls == []  # the offline summarizer reads the messages, never the text
+    assert request.conversation_text == "[User]: hi" and request.conversation_text == "[User]: hi"
+    assert calls == [1]
+    assert request == SummaryRequest("history", "[User]: hi", [{"role": "user", "content": "hi", "timestamp": 1}])
+    assert request != SummaryRequest("history", "[User]: bye", request.messages)
+    assert repr(request).startswith("SummaryRequest(kind='history', conversation_text='[User]: hi', messages=[")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del request.messages
+    assert hash(SummaryRequest("history", lambda: "x")) == hash(SummaryRequest("history", "x"))
 
 
 def test_result_defaults() -> None:
