@@ -122,6 +122,10 @@ class SummaryRequest:
     def __hash__(self) -> int:
         return hash(tuple(getattr(self, name) for name in self._FIELDS))
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled (and copied) with its text made."""
+        return SummaryRequest, tuple(getattr(self, name) for name in self._FIELDS)
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
         return f"SummaryRequest({fields})"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import re
 
 import pytest
@@ -93,6 +95,10 @@ def test_request_text_made_once_when_first_read() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         del request.messages
     assert hash(SummaryRequest("history", lambda: "x")) == hash(SummaryRequest("history", "x"))
+    lazy = SummaryRequest("turn_prefix", lambda: "[User]: go", ({"role": "user", "content": "go"},), "before", "focus",
+                          "handoff")
+    for copied in (pickle.loads(pickle.dumps(lazy)), copy.deepcopy(lazy), copy.copy(lazy)):
+        assert copied == lazy and copied.conversation_text == "[User]: go" and copied.format == "handoff"
 
 
 def test_result_defaults() -> None:
