@@ -41,9 +41,10 @@ from ._filescan import (
     FileResult,
     pack,
     scan_file,
+    scan_in_worker,
+    start_worker,
     to_numpy,
     unchanged,
-    yield_to_writer,
 )
 from ._indexfile import LOCK_WAIT, connect, create_tables, stored_name, transaction
 from ._schema import TABLES
@@ -382,12 +383,12 @@ def _local_results(jobs: list[Job], workers: int) -> Iterator[FileResult]:
     pending: deque[tuple[Future[FileResult], int]] = deque()
     held, given, broken = 0, 0, False
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
-                             initializer=yield_to_writer) as pool:
+                             initializer=start_worker) as pool:
         for job in jobs:
             try:
                 while not broken and given < len(jobs) and (len(pending) < 2 * workers
                                                             or held + sizes[given] <= _IN_FLIGHT_BYTES):
-                    pending.append((pool.submit(scan_file, *jobs[given]), sizes[given]))
+                    pending.append((pool.submit(scan_in_worker, *jobs[given]), sizes[given]))
                     held += sizes[given]
                     given += 1
                 if not broken:
