@@ -387,6 +387,33 @@ def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path,
             assert one.table(table).equals(two.table(table)), table
 
 
+def _worker_state(path: str) -> tuple[bool, int, int]:
+    import gc
+
+    from pikit.corpus._filescan import scan_in_worker
+
+    result = scan_in_worker(path, 1)
+    return gc.isenabled(), os.nice(0), len(result.tables["messages"].values[0])
+
+
+def test_scan_workers_read_niced_and_without_the_cyclic_collector(sample_corpus: Path) -> None:
+    """The pool's workers (pikit's own processes) run below the writer's priority and without the cyclic
+    garbage collector; the process that started them keeps its own settings."""
+    import gc
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pikit.corpus._filescan import scan_file, start_worker
+
+    path = str(sorted(sample_corpus.glob("*/*.jsonl"))[0])
+    before = gc.isenabled(), os.nice(0)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"), initializer=start_worker) as pool:
+        states = [pool.submit(_worker_state, path).result(timeout=120) for _ in range(70)]  # (a collection at 64)
+    assert {(enabled, nice) for enabled, nice, _ in states} == {(False, min(before[1] + 5, 19))}
+    assert {rows for _, _, rows in states} == {len(scan_file(path, 1).tables["messages"].values[0])}
+    assert (gc.isenabled(), os.nice(0)) == before
+
+
 @pytest.mark.parametrize("force_pool", [False, True])
 def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sample_corpus: Path) -> None:
     """Pool workers cannot start from a script read from stdin: the scan reads here (a broken pool falls back)."""
