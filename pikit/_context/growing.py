@@ -50,9 +50,14 @@ class GrowingProjection:
         self._model: dict[str, Any] | None = None  # the model the path set last (copied for each projection)
         self._thinking: Any = "off"
 
-    def append(self, entry: Entry) -> ProjectedEntry | None:
+    def append(self, entry: Entry, plain: ProjectedEntry | None = None) -> ProjectedEntry | None:
         """Append ``entry`` to the path; returns its projected form (``None`` for a compaction,
-        which starts the context again)."""
+        which starts the context again).
+
+        ``plain``: the entry's own messages unedited, as ``ProjectedEntry(entry, entry_messages(entry),
+        plain=True)``, when the caller has it (two projections of one branch can share it): it is
+        the projected form when no context edit applies to the entry.
+        """
         position = len(self.path)
         self.path.append(entry)
         kind = entry.type
@@ -73,7 +78,7 @@ class GrowingProjection:
             self._edit(entry)
         edit = self._edits.get(entry.id) if self._edits else None
         if edit is None:
-            projected = ProjectedEntry(entry, entry_messages(entry), None, True)
+            projected = plain if plain is not None else ProjectedEntry(entry, entry_messages(entry), None, True)
         else:
             projected = ProjectedEntry(entry, apply_edit(entry_messages(entry), edit), edit)
         self._add(projected)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._context.growing import GrowingProjection
+from .._context.projected import ProjectedEntry
 from .._context.projection import entry_messages, replay_system
 from .._context.tokens import estimate_tokens, message_usage, usage_total
 from .._format.entry import Entry
@@ -263,10 +264,10 @@ class _Context:
     def path(self) -> list[Entry]:
         return self.live.path
 
-    def add(self, entry: Entry) -> tuple[list[dict[str, Any]], list[int]]:
+    def add(self, entry: Entry, plain: ProjectedEntry | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         """Append ``entry``; returns its own messages (before edits; none for an edit or a compaction)
-        and their estimates."""
-        projected = self.live.append(entry)
+        and their estimates. ``plain``: see :meth:`GrowingProjection.append`."""
+        projected = self.live.append(entry, plain)
         if projected is None or entry.type == "context_edit":
             live = self.live
             self.system_messages = list(live.system_messages)
@@ -301,8 +302,8 @@ class _Recorded(_Context):
         self.usage: int | None = None
         self.trailing = 0
 
-    def add(self, entry: Entry) -> tuple[list[dict[str, Any]], list[int]]:
-        messages, estimates = super().add(entry)
+    def add(self, entry: Entry, plain: ProjectedEntry | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+        messages, estimates = super().add(entry, plain)
         if entry.type in ("context_edit", "compaction"):
             self.usage = None
             return messages, estimates
@@ -357,11 +358,14 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         assistant = entry.type == "message" and entry.role == "assistant"
         if meter is not None and assistant:
             meter.request(ctx.tokens + (recorded.offset if recorded is not None else 0))
+        # (one projected form of the entry's own messages for both contexts)
+        plain = None if entry.type in ("compaction", "context_edit") else \
+            ProjectedEntry(entry, entry_messages(entry), None, True)
         if recorded is not None:
-            recorded.add(entry)
+            recorded.add(entry, plain)
         if entry.type == "compaction" and not keep_existing:
             continue
-        ctx.add(entry)
+        ctx.add(entry, plain)
         if not assistant:
             continue
         offset = recorded.offset if recorded is not None else 0

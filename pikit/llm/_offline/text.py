@@ -205,6 +205,7 @@ _KEY_LENGTH = 160  # items equal this far are the same item (one may have been c
 _NON_WORD_RE = re.compile(r"[\W_]+")
 
 
+@functools.lru_cache(maxsize=16384)  # (the items of a summary are keyed again at every later update)
 def _key(item: str) -> str:
     """The identity of an item when de-duplicating.
 
