@@ -51,7 +51,7 @@ from ._schema import TABLES
 
 __all__ = ["Index", "ScanReport", "default_workers", "scan"]
 
-_FLUSH_ROWS = 60_000  # messages held before they are written (and rows of the other tables)
+_FLUSH_ROWS = 20_000  # messages held before they are written (and rows of the other tables)
 _STATE_BYTES = 4 * 1024 * 1024  # bytes of states held before they and the other tables are written
 _MEMORY_LIMIT = "64MB"  # DuckDB's buffers while scanning (it spills to disk beyond)
 _CHECKPOINT_BYTES = 32 * 1024 * 1024
