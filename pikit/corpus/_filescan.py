@@ -17,7 +17,7 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from typing import Any
 
 import msgspec
@@ -194,15 +194,13 @@ def start_worker() -> None:
     gc.disable()
 
 
-_jobs_done = 0
+_jobs = count(1)  # the files this worker was given
 _COLLECT_EVERY = 64  # files a worker reads between two collections (of garbage that should not exist)
 
 
 def scan_in_worker(*job: Any) -> FileResult:
     """:func:`scan_file` in a pool worker prepared by :func:`start_worker`."""
-    global _jobs_done
-    _jobs_done += 1
-    if _jobs_done % _COLLECT_EVERY == 0:
+    if next(_jobs) % _COLLECT_EVERY == 0:
         gc.collect()
     return scan_file(*job)
 
