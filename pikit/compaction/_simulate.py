@@ -265,8 +265,8 @@ class _Context:
         return self.live.path
 
     def add(self, entry: Entry, plain: ProjectedEntry | None = None) -> tuple[list[dict[str, Any]], list[int]]:
-        """Append ``entry``; returns its own messages (before edits; none for an edit or a compaction)
-        and their estimates. ``plain``: see :meth:`GrowingProjection.append`."""
+        """Append ``entry`` (``plain``: see :meth:`GrowingProjection.append`); returns its own messages
+        (before edits; none for an edit or a compaction) and their estimates."""
         projected = self.live.append(entry, plain)
         if projected is None or entry.type == "context_edit":
             live = self.live
@@ -274,11 +274,8 @@ class _Context:
             self.other_tokens = live.other_tokens
             self.system_tokens = live.system_tokens
             return [], []
-        if projected.plain:
-            messages, estimates = projected.messages, projected.estimates
-        else:
-            messages = entry_messages(entry)
-            estimates = _estimates(entry, messages)
+        messages = projected.messages if projected.plain else entry_messages(entry)
+        estimates = projected.estimates if projected.plain else _estimates(entry, messages)
         for message, estimate in zip(messages, estimates, strict=True):
             if message.get("role") == "system":
                 self.system_messages.append(message)
@@ -358,9 +355,8 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         assistant = entry.type == "message" and entry.role == "assistant"
         if meter is not None and assistant:
             meter.request(ctx.tokens + (recorded.offset if recorded is not None else 0))
-        # (one projected form of the entry's own messages for both contexts)
         plain = None if entry.type in ("compaction", "context_edit") else \
-            ProjectedEntry(entry, entry_messages(entry), None, True)
+            ProjectedEntry(entry, entry_messages(entry), None, True)  # (one for both contexts)
         if recorded is not None:
             recorded.add(entry, plain)
         if entry.type == "compaction" and not keep_existing:
