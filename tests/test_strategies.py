@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -278,6 +279,75 @@ def test_a_strategy_written_as_one_small_class() -> None:
     r = _run(turns(3), KeepLastTwo(), 6_000, CompactionSettings(True, 1_000, 20_000))
     assert r.strategy == "keep-last-2" and r.events
     assert r.events[0].kept == ("t3", "b3")  # at b3, the first check above 5,000
+
+
+# ------------------------------------------------------------------ a user strategy, checked
+class Returns(KeepLastTwo):
+    """KeepLastTwo's outcome, changed by ``change`` (or ``change`` itself when it is not callable)."""
+
+    name = "returns"
+
+    def __init__(self, change: Any) -> None:
+        self.change = change
+
+    def compact(self, context: ReplayContext, summarize: Any) -> Any:
+        outcome = super().compact(context, summarize)
+        return self.change(outcome) if callable(self.change) else self.change
+
+
+def _with(**fields: Any) -> Any:
+    return lambda outcome: dataclasses.replace(outcome, **fields)
+
+
+def _negative(outcome: compaction.Outcome) -> compaction.Outcome:
+    items = list(outcome.items)
+    items[1] = dataclasses.replace(items[1], tokens=-5)
+    return dataclasses.replace(outcome, items=items)
+
+
+def _declaring(**fields: Any) -> compaction.Strategy:
+    return type("Declared", (KeepLastTwo,), {"name": "declared", **fields})()
+
+
+NO_COMPACT = type("NoCompact", (compaction.Strategy,), {"name": "no-compact"})()
+CHECKED = "strategy 'returns' (Returns): "
+
+
+@pytest.mark.parametrize(("strategy", "needle"), [
+    (_declaring(checks=("asistant",)), "strategy 'declared' (Declared): checks must name check points among "
+                                       "'assistant', 'mid-turn', 'pre-turn' (did you mean 'assistant'?), not "
+                                       "('asistant',)"),
+    (_declaring(checks="pre-turn"), "strategy 'declared' (Declared): checks must be a tuple of one or more of "
+                                    "'assistant', 'mid-turn', 'pre-turn', not 'pre-turn'"),
+    (_declaring(checks=()), "strategy 'declared' (Declared): checks must be a tuple of one or more of 'assistant', "
+                            "'mid-turn', 'pre-turn', not ()"),
+    (_declaring(name=""), "strategy Declared: name must be a non-empty string, not ''"),
+    (_declaring(counts_bytes="yes"), "strategy 'declared' (Declared): counts_bytes must be True or False, not 'yes'"),
+    (_declaring(threshold=lambda self, window, settings: window * 0.9),
+     "strategy 'declared' (Declared): threshold() must return a whole number of tokens, not 5400.0"),
+    (NO_COMPACT, "strategy 'no-compact' (NoCompact): compact must be defined (the method that returns an Outcome), "
+                 "not None"),
+    (KeepLastTwo, "strategy KeepLastTwo is a class: pass an instance of it, KeepLastTwo()"),
+    (Returns(lambda outcome: list(outcome.items)), CHECKED + "compact() must return an Outcome or None, not a list"),
+    (Returns(_negative), CHECKED + "Outcome.items[1].tokens must be a whole number ≥ 0, not -5"),
+    (Returns(_with(items=None)), CHECKED + "Outcome.items must be a list of ContextItem, not None"),
+    (Returns(_with(items=[{"role": "user"}])), CHECKED + "Outcome.items[0] must be a ContextItem, not a dict"),
+    (Returns(_with(summary=["text"])), CHECKED + "Outcome.summary must be a string or None, not ['text']"),
+    (Returns(_with(replaced="t1")), CHECKED + "Outcome.replaced must be a list of entry ids, not 't1'"),
+    (Returns(_with(truncated=("t1", -1))), CHECKED + "Outcome.truncated must be None or (entry id, tokens kept ≥ 0), "
+                                                     "not ('t1', -1)"),
+], ids=["checks-misspelled", "checks-a-string", "checks-empty", "name", "counts_bytes", "threshold", "compact",
+        "a-class", "returns-a-list", "negative-tokens", "items", "item", "summary", "replaced", "truncated"])
+def test_a_user_strategy_is_checked_and_the_error_names_it_and_the_field(strategy: Any, needle: str) -> None:
+    with pytest.raises(compaction.StrategyError) as caught:
+        _run(turns(3), strategy, 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert str(caught.value) == needle
+    assert caught.value.worded({"strategy": "STRATEGY"}) == needle.replace("strategy", "STRATEGY", 1)
+
+
+def test_a_checked_user_strategy_that_returns_its_outcome_unchanged_still_runs() -> None:
+    r = _run(turns(3), Returns(lambda outcome: outcome), 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert r.strategy == "returns" and r.events and all(e.tokens_after >= 0 for e in r.events)
 
 
 # -------------------------------------------------------------------------------- bad input

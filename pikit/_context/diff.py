@@ -15,7 +15,8 @@ accounts for carry a ``note``: ``summarized`` (a message the summary replaced) a
 
 The alignment is a longest-common-subsequence match (:class:`difflib.SequenceMatcher`) of
 those identities, after trimming the common prefix and suffix, which is what two leaves of
-one tree usually share.
+one tree usually share. Removed and added messages are then paired by a key of their whole
+content, so long branches of similar messages cost time in proportion to their length.
 
 >>> from pikit._context.diff import diff_contexts
 >>> d = diff_contexts(session.context(main_leaf), session.context(other_leaf))
@@ -207,8 +208,32 @@ def message_keys(sources: Sequence[Any], messages: Sequence[Mapping[str, Any]]) 
     return keys
 
 
+def _equal(x: Any, y: Any) -> bool:
+    """``x == y``, also for values nested deeper than Python's comparison recurses."""
+    try:
+        return x is y or bool(x == y)
+    except RecursionError:
+        pass
+    pairs = [(x, y)]
+    while pairs:
+        a, b = pairs.pop()
+        if a is b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            if len(a) != len(b) or any(k not in b for k in a):
+                return False
+            pairs.extend((v, b[k]) for k, v in a.items())
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif isinstance(a, (Mapping, list)) or isinstance(b, (Mapping, list)) or a != b:
+            return False
+    return True
+
+
 def _same(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
-    return x is y or x == y
+    return _equal(x, y)
 
 
 def _same_content(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
@@ -217,34 +242,62 @@ def _same_content(x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
         return True
     if len(x) - ("timestamp" in x) != len(y) - ("timestamp" in y):
         return False
-    return all(k == "timestamp" or (k in y and y[k] == v) for k, v in x.items())
+    return all(k == "timestamp" or (k in y and _equal(y[k], v)) for k, v in x.items())
 
 
-def _fingerprint(message: Mapping[str, Any] | None, estimate: int) -> Hashable:
-    """A cheap key that equal contents share: role, estimate and the start of the first block."""
-    if message is None:
-        return None
-    content = message.get("content", message.get("summary"))
-    if isinstance(content, list) and content and isinstance(content[0], Mapping):
-        first = content[0]
-        content = first.get("text", first.get("thinking", first.get("name")))
-    head = content[:64] if isinstance(content, str) else None
-    return (_hashable(message.get("role")), estimate, head)
+_MAPPING, _LIST, _OPAQUE = object(), object(), object()  # the markers of a content key
+
+
+def _content_key(message: Mapping[str, Any], estimate: int) -> Hashable:
+    """The estimate and the whole content of ``message`` but its timestamp, as one flat tuple.
+
+    A mapping is a marker, its size and its sorted keys, then its values; a list a marker and
+    its length, then its items; any other hashable value stands for itself. Two messages of
+    JSON values therefore have equal keys exactly when they have the same content
+    (``_same_content``): ``1``, ``1.0`` and ``True`` compare equal in both. A value with no
+    hash (or a mapping with keys that are not strings) stands for one opaque marker, which
+    only makes a key less precise: candidates are still checked with ``_same_content``. The
+    walk is iterative and the tuple flat, so no nesting depth reaches the recursion limit.
+    """
+    key: list[Any] = [estimate]
+    stack: list[Any] = [{k: v for k, v in message.items() if k != "timestamp"}]
+    while stack:
+        value = stack.pop()
+        if type(value) in _PLAIN:
+            key.append(value)
+        elif isinstance(value, list):
+            key += (_LIST, len(value))
+            stack.extend(reversed(value))
+        elif isinstance(value, Mapping) and all(isinstance(name, str) for name in value):
+            names = sorted(value)
+            key += (_MAPPING, len(names), *names)
+            stack.extend(value[name] for name in reversed(names))
+        else:
+            key.append(value if _has_hash(value) else _OPAQUE)
+    return tuple(key)
+
+
+def _has_hash(value: Any) -> bool:
+    try:
+        hash(value)
+    except (TypeError, RecursionError):
+        return False
+    return True
 
 
 def _match_content(rows: list[DiffRow]) -> list[DiffRow]:
     """Pair removed and added rows that carry the same content into ``same`` rows (at b's place)."""
     removed: dict[Hashable, list[int]] = {}
     for k, row in enumerate(rows):
-        if row.status == "removed":
-            removed.setdefault(_fingerprint(row.message_a, row.estimate_a), []).append(k)
+        if row.status == "removed" and row.message_a is not None:
+            removed.setdefault(_content_key(row.message_a, row.estimate_a), []).append(k)
     if not removed:
         return rows
     pairs: dict[int, int] = {}  # added row -> removed row
     for k, row in enumerate(rows):
         if row.status != "added" or row.message_b is None:
             continue
-        candidates = removed.get(_fingerprint(row.message_b, row.estimate_b), [])
+        candidates = removed.get(_content_key(row.message_b, row.estimate_b), [])
         for position, other in enumerate(candidates):
             message = rows[other].message_a
             if message is not None and _same_content(message, row.message_b):

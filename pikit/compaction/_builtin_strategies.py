@@ -276,6 +276,9 @@ def strategy_named(name: Any, *, threshold: float | None = None, keep_turns: int
     """
     if isinstance(name, Strategy):
         return name
+    if isinstance(name, type) and issubclass(name, Strategy):
+        raise StrategyError(Wording("{strategy} {cls} is a class: pass an instance of it, {cls}()",
+                                    {"strategy": "strategy"}, cls=name.__name__))
     make = STRATEGIES.get(name) if isinstance(name, str) else None
     if make is None:
         raise StrategyError(Wording("unknown {strategy} {name!r}; the built-in strategies are {known}",

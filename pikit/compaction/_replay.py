@@ -37,6 +37,7 @@ three times in a row is a *runaway* (``never_fits``): the replay then compacts o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._context.growing import GrowingProjection
@@ -60,7 +61,19 @@ from ._simulate import (
     replay_pi,
     simulate as _simulate_pi,
 )
-from ._strategy import Check, ContextItem, Outcome, PiStrategy, ReplayContext, Strategy, StrategyError, ids_of
+from ._strategy import (
+    Check,
+    ContextItem,
+    Outcome,
+    PiStrategy,
+    ReplayContext,
+    Strategy,
+    StrategyError,
+    checked_outcome,
+    checked_strategy,
+    checked_threshold,
+    ids_of,
+)
 from ._summarizer import Summarizer, SummaryRequest
 
 if TYPE_CHECKING:
@@ -80,13 +93,15 @@ class PricingLike(Protocol):
 
 def resolve_strategies(strategy: Any, *, threshold: float | None = None, keep_turns: int = 10,
                        auto_compact_limit: int | None = None) -> list[Strategy]:
-    """``strategy`` (a name, a :class:`Strategy`, or a list or comma-separated string of them) as strategies."""
+    """``strategy`` (a name, a :class:`Strategy`, or a list or comma-separated string of them) as strategies,
+    each checked (:func:`~pikit.compaction._strategy.checked_strategy`)."""
     items = strategy.split(",") if isinstance(strategy, str) else \
-        [strategy] if isinstance(strategy, Strategy) else list(strategy)
+        list(strategy) if isinstance(strategy, Iterable) and not isinstance(strategy, Strategy) else [strategy]
     if not items:
         raise StrategyError(Wording("{strategy} names no strategy", {"strategy": "strategy"}))
-    return [strategy_named(s.strip() if isinstance(s, str) else s, threshold=threshold, keep_turns=keep_turns,
-                           auto_compact_limit=auto_compact_limit) for s in items]
+    return [checked_strategy(strategy_named(s.strip() if isinstance(s, str) else s, threshold=threshold,
+                                            keep_turns=keep_turns, auto_compact_limit=auto_compact_limit))
+            for s in items]
 
 
 def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
@@ -314,9 +329,9 @@ class _Replay:
         before = self.size
         check = Check(kind, index, entry.id, before, self.result.context_window, self.approx())
         if self.strategy.should_compact(check, self.result.settings) and self.guard.tries():
-            outcome = self.strategy.compact(
+            outcome = checked_outcome(self.strategy, self.strategy.compact(
                 ReplayContext(list(self.ctx.items), self.ctx.system_tokens, self.result.context_window,
-                              self.result.settings, check), self._summarize)
+                              self.result.settings, check), self._summarize))
             event = None if outcome is None else self.apply(outcome, index, entry.id, before)
             if event is None:
                 self.result.skipped.append((index, entry.id, before))
@@ -372,7 +387,8 @@ def replay_strategies(session: SessionTree, summarizer: Summarizer, strategies: 
     history = recorded.live if recorded is not None else GrowingProjection() if keep_existing else None
     replays = [_Replay(s, summarizer, SimulationResult(leaf_id, context_window, settings, sizes=sizes,
                                                        strategy=s.name,
-                                                       strategy_threshold=s.threshold(context_window, settings)),
+                                                       strategy_threshold=checked_threshold(s, context_window,
+                                                                                            settings)),
                        history, keep_existing, recorded) for s in strategies]
     names = ", ".join(s.name for s in strategies)
     for index, entry in enumerate(tracked(parsed_in_turn(branch), progress,

@@ -36,7 +36,11 @@ for another trigger, and ``checks`` for other check points: ``"assistant"`` (aft
 assistant message, Pi's), ``"mid-turn"`` (after an assistant message with tool calls: more work
 follows) and ``"pre-turn"`` (before a new user message).
 
-A returned outcome must keep each tool result with its tool call (the replay does not check it).
+A replay checks a strategy when it starts (its ``name``, ``checks``, ``counts_bytes``, that it
+defines ``compact`` and that ``threshold`` gives a whole number) and each outcome it returns
+(an :class:`Outcome` or ``None``; items that are :class:`ContextItem` with a message and a whole
+number of tokens ≥ 0): a mistake is one :class:`StrategyError` naming the strategy and the field.
+A returned outcome must keep each tool result with its tool call (the replay does not check that).
 ``pi`` and ``pi-percent`` (:class:`PiStrategy`) are the exception to this protocol: they compact
 the branch itself as Pi does (a compaction entry on the simulated branch), through the same loop
 as a replay without a strategy, so their figures are Pi's exactly.
@@ -44,7 +48,9 @@ as a replay without a strategy, so their figures are Pi's exactly.
 
 from __future__ import annotations
 
+import difflib
 import json
+import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -56,11 +62,15 @@ if TYPE_CHECKING:
     from ._settings import CompactionSettings
     from ._summarizer import SummaryRequest
 
-__all__ = ["CHECK_KINDS", "Check", "ContextItem", "Outcome", "PiPercentStrategy", "PiStrategy", "ReplayContext",
-           "Strategy", "StrategyError", "approx_tokens", "check_count", "check_fraction", "ids_of", "message_bytes"]
+__all__ = ["CHECK_KINDS", "ITEM_KINDS", "Check", "ContextItem", "Outcome", "PiPercentStrategy", "PiStrategy",
+           "ReplayContext", "Strategy", "StrategyError", "approx_tokens", "check_count", "check_fraction",
+           "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
 
 #: The check points a strategy may ask for (see the module docstring).
 CHECK_KINDS = ("assistant", "mid-turn", "pre-turn")
+
+#: The kinds of :class:`ContextItem`.
+ITEM_KINDS = ("message", "summary", "masked", "truncated")
 
 #: The summarizer a strategy calls: a request in, the summary text out.
 Summarize = Callable[["SummaryRequest"], str]
@@ -290,6 +300,96 @@ def check_count(value: Any, parameter: str) -> int:
         raise StrategyError(Wording("{keep_turns} must be a whole number ≥ 0, not {value!r}",
                                     {"keep_turns": "keep_turns"}, value=value))
     return value
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 40
+_SCALAR = (str, int, float, type(None))  # values an error quotes (others it names by their type)
+
+
+def _invalid(strategy: Any, where: str, rule: str, value: Any) -> StrategyError:
+    """One line naming the strategy, its class and the field ``where`` that breaks ``rule``."""
+    name: Any = getattr(strategy, "name", None)
+    cls = type(strategy).__name__
+    who = f"{_SHOWN.repr(name)} ({cls})" if isinstance(name, str) and name and name != cls else cls
+    plain = isinstance(value, _SCALAR) or (isinstance(value, tuple | list)
+                                           and all(isinstance(v, _SCALAR) for v in value))
+    shown = _SHOWN.repr(value) if plain else f"a {type(value).__name__}"
+    return StrategyError(Wording("{strategy} {who}: {where} {rule}, not {value}", {"strategy": "strategy"},
+                                 who=who, where=where, rule=rule, value=shown))
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def checked_strategy(strategy: Strategy) -> Strategy:
+    """``strategy`` when a replay can use it: a non-empty ``name``, ``checks`` among :data:`CHECK_KINDS`,
+    a boolean ``counts_bytes`` and its own ``compact``; otherwise a :class:`StrategyError` naming the field."""
+    name: Any = strategy.name
+    if not isinstance(name, str) or not name.strip():
+        raise _invalid(strategy, "name", "must be a non-empty string", name)
+    checks: Any = strategy.checks
+    kinds = ", ".join(map(repr, CHECK_KINDS))
+    if not isinstance(checks, tuple | list | set | frozenset) or not checks:
+        raise _invalid(strategy, "checks", f"must be a tuple of one or more of {kinds}", checks)
+    for check in checks:
+        if check not in CHECK_KINDS:
+            close = difflib.get_close_matches(check, CHECK_KINDS, 1) if isinstance(check, str) else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise _invalid(strategy, "checks", f"must name check points among {kinds}{hint}", checks)
+    counts: Any = strategy.counts_bytes
+    if not isinstance(counts, bool):
+        raise _invalid(strategy, "counts_bytes", "must be True or False", counts)
+    if not isinstance(strategy, PiStrategy) and type(strategy).compact is Strategy.compact:
+        raise _invalid(strategy, "compact", "must be defined (the method that returns an Outcome)", None)
+    return strategy
+
+
+def checked_threshold(strategy: Strategy, context_window: int, settings: CompactionSettings) -> int:
+    """``strategy.threshold(context_window, settings)`` when it is a whole number (below 0 when the reserve is
+    larger than the window, as Pi's is); otherwise a :class:`StrategyError`."""
+    value: Any = strategy.threshold(context_window, settings)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _invalid(strategy, "threshold()", "must return a whole number of tokens", value)
+    return value
+
+
+def checked_outcome(strategy: Strategy, outcome: Any) -> Outcome | None:
+    """What ``strategy.compact`` returned, when a replay can take it (see the module docstring); otherwise a
+    :class:`StrategyError` naming the field."""
+    if outcome is None:
+        return None
+    if not isinstance(outcome, Outcome):
+        raise _invalid(strategy, "compact()", "must return an Outcome or None", outcome)
+    items: Any = outcome.items
+    if not isinstance(items, list | tuple):
+        raise _invalid(strategy, "Outcome.items", "must be a list of ContextItem", items)
+    for k, item in enumerate(items):
+        _check_item(strategy, f"Outcome.items[{k}]", item)
+    summary: Any = outcome.summary
+    if summary is not None and not isinstance(summary, str):
+        raise _invalid(strategy, "Outcome.summary", "must be a string or None", summary)
+    for name in ("replaced", "masked"):
+        ids = getattr(outcome, name)
+        if not isinstance(ids, list | tuple):
+            raise _invalid(strategy, f"Outcome.{name}", "must be a list of entry ids", ids)
+    truncated: Any = outcome.truncated
+    if truncated is not None and not (isinstance(truncated, tuple | list) and len(truncated) == 2
+                                      and _whole(truncated[1])):
+        raise _invalid(strategy, "Outcome.truncated", "must be None or (entry id, tokens kept ≥ 0)", truncated)
+    return outcome
+
+
+def _check_item(strategy: Strategy, where: str, item: Any) -> None:
+    if not isinstance(item, ContextItem):
+        raise _invalid(strategy, where, "must be a ContextItem", item)
+    if not _whole(item.tokens):
+        raise _invalid(strategy, f"{where}.tokens", "must be a whole number ≥ 0", item.tokens)
+    if not isinstance(item.message, dict):
+        raise _invalid(strategy, f"{where}.message", "must be a dict (a Pi message)", item.message)
+    if item.kind not in ITEM_KINDS:
+        raise _invalid(strategy, f"{where}.kind", f"must be one of {', '.join(map(repr, ITEM_KINDS))}", item.kind)
 
 
 def ids_of(items: Sequence[ContextItem]) -> list[Any]:

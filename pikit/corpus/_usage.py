@@ -22,6 +22,9 @@ Deliberately more exact than ``@ccusage/pi``:
 * copies are recognised by content, wherever the files are (ccusage 20 follows the header's
   absolute ``parentSession`` path and counts copies again where it does not resolve, and
   copies of a branch that is not the parent's active one);
+* a date range (``since``, ``until``) keeps the usage of the messages of those days, whatever
+  the key, so a session's row is its usage in the range (``@ccusage/pi`` 18's session report
+  keeps a session whole, or drops it, by the date of its last activity);
 * costs are summed with compensated summation (``fsum``), not accumulated in file order;
   the two differ by floating-point rounding only;
 * a ``.jsonl`` file that is not a Pi session (no session header) counts nothing and is
@@ -88,19 +91,13 @@ def usage_query(by: str | Sequence[str], *, since: str | None = None, until: str
 
         raise PikitError(f"by must be one of {', '.join(BY)}, not {by!r}")
     params: dict[str, Any] = {"tz": timezone or "", "since": check_date(since), "until": check_date(until)}
-    key, session = _KEYS[keys[0]], "key"
-    if not isinstance(by, str):  # several keys: a list of their values (the session's value among them)
+    key = _KEYS[keys[0]]
+    if not isinstance(by, str):  # several keys: a list of their values
         key = f"[{', '.join(_KEYS[k] for k in keys)}]"
-        session = f"key[{keys.index('session') + 1}]" if "session" in keys else ""
-    by_session = "session" in keys
     day = "strftime(timezone($tz, timestamp), '%Y%m%d')"
     branch = "CASE WHEN on_active_branch THEN 'active' ELSE 'abandoned' END" if split_branch else "''"
-    # @ccusage/pi filters a session by the date of its last activity, everything else message by message
-    if by_session:
-        date_filter = (f"QUALIFY max(last_day) OVER (PARTITION BY {session}) "
-                       "BETWEEN coalesce($since, '0') AND coalesce($until, '9')")
-    else:
-        date_filter = "WHERE last_day BETWEEN coalesce($since, '0') AND coalesce($until, '9')"
+    # a range filters usage message by message, whatever the key: a session's row is its usage in the range
+    date_filter = "WHERE last_day BETWEEN coalesce($since, '0') AND coalesce($until, '9')"
     sql = f"""
     WITH m AS (
         SELECT {key} AS key, {branch} AS branch, input_tokens, output_tokens, cache_write_tokens,

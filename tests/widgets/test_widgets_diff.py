@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
+import pikit
 from pikit import Session
-from pikit._context.diff import diff_compaction, diff_contexts, diff_leaves, message_keys
+from pikit._context.diff import _content_key, _same_content, diff_compaction, diff_contexts, diff_leaves, message_keys
+from tests.entries import asst, call, user
 
 
 def test_same_leaf_is_all_same(tree_basic: Session) -> None:
@@ -108,3 +113,48 @@ def test_diff_is_fast_on_10k(big: Session) -> None:
         timings.append(time.perf_counter() - start)
     assert len([r for r in d.rows if r.index_a is not None]) == len(a.messages)
     assert min(timings) < 0.2, f"diff of two 10k-entry leaves took {min(timings):.3f}s"
+
+
+def _two_answers(first: dict[str, Any], second: dict[str, Any], **raw: str) -> Session:
+    """A root prompt answered twice, on two branches (each ``"NAME"`` string replaced by ``raw[NAME]``)."""
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    entries = [user("r", None, 0, "go"), asst("a1", "r", 1, [first]), asst("b1", "r", 2, [second])]
+    lines = "\n".join(json.dumps(e, separators=(",", ":")) for e in [header, *entries]) + "\n"
+    for name, value in raw.items():
+        lines = lines.replace(f'"{name}"', value)
+    return pikit.loads(lines)
+
+
+def test_the_same_content_on_two_branches_is_one_same_row() -> None:
+    # Another entry, another timestamp, the keys of the arguments in another order: the model sees the same call.
+    session = _two_answers(call("c1", "bash", command="ls", timeout=5), call("c1", "bash", timeout=5, command="ls"))
+    d = diff_leaves(session, "a1", "b1")
+    assert [(r.status, r.source_a, r.source_b) for r in d.rows] == [("same", "r", "r"), ("same", "a1", "b1")]
+    other = _two_answers(call("c1", "bash", command="ls", timeout=5), call("c1", "bash", command="ls", timeout=5.5))
+    assert [r.status for r in diff_leaves(other, "a1", "b1").rows] == ["same", "removed", "added"]
+
+
+def test_deeply_nested_content_is_compared_without_recursion() -> None:
+    deep = "[" * 5000 + "{}" + "]" * 5000
+    session = _two_answers(call("c1", "bash", x="DEEP"), call("c1", "bash", x="DEEP"), DEEP=deep)
+    d = diff_leaves(session, "a1", "b1")
+    assert [(r.status, r.source_a, r.source_b) for r in d.rows] == [("same", "r", "r"), ("same", "a1", "b1")]
+    unlike = _two_answers(call("c1", "bash", x="DEEP"), call("c1", "bash", x="OTHER"), DEEP=deep,
+                          OTHER=deep.replace("{}", "[]"))
+    assert [r.status for r in diff_leaves(unlike, "a1", "b1").rows] == ["same", "removed", "added"]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([0.0, -0.0, 1.0, 2.5])
+                     | st.sampled_from(["", "a", "b"]),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner,
+                                                                                  max_size=3),
+                     max_leaves=8)
+_MESSAGES = st.dictionaries(st.sampled_from(["role", "content", "timestamp"]), _JSON, max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_MESSAGES, _MESSAGES)
+def test_content_keys_are_equal_exactly_when_contents_are(x: dict[str, Any], y: dict[str, Any]) -> None:
+    # Keys differ on no equal contents (a pair is never missed) and agree on no unequal ones (no wasted checks).
+    assert (_content_key(x, 1) == _content_key(y, 1)) == _same_content(x, y)
+    assert _content_key(x, 1) == _content_key(dict(reversed(list(x.items()))), 1)
