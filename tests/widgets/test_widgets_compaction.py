@@ -86,8 +86,11 @@ def test_run_writes_a_new_file_and_charts_it(compaction_copy: Path, tmp_path: Pa
     assert panel.chart.value.count('class="pikit-chart-bar"') == 6
     assert "tokensBefore" in panel.message.value and "pikit-compaction-done" in panel.message.value
     assert panel.progress.value == panel.progress.max
-    # A second run goes to another new file (the default output moved on).
-    assert panel.output.value != str(written)
+    # The box shows the file just written, under "written to"; a second run goes to another new file.
+    assert panel.output.value == str(written) and panel.output.description == "written to"
+    panel.run()
+    assert panel.status == "done" and panel.runs[-1].path != str(written)
+    assert panel.output.value == panel.runs[-1].path and panel.output.description == "written to"
 
 
 def test_in_place_appends_to_the_source(compaction_copy: Path, tmp_path: Path) -> None:
