@@ -64,6 +64,7 @@ if typing.TYPE_CHECKING:
         message_segments as message_segments,
         messages as messages,
     )
+    from ._show import MISSING as MISSING, show as show
     from ._simulations import (
         SIMULATION_EVENT_COLUMNS as SIMULATION_EVENT_COLUMNS,
         SIMULATION_TOTALS_COLUMNS as SIMULATION_TOTALS_COLUMNS,
@@ -74,7 +75,6 @@ if typing.TYPE_CHECKING:
         simulation_trace as simulation_trace,
         strategy_totals as strategy_totals,
     )
-    from ._show import MISSING as MISSING, show as show
     from ._tradeoff import (
         STRATEGY_TRADEOFF_COLUMNS as STRATEGY_TRADEOFF_COLUMNS,
         strategy_tradeoff as strategy_tradeoff,

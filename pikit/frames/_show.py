@@ -12,8 +12,9 @@ MISSING = "—"
 
 def show(frame: Any, *, missing: str = MISSING) -> Any:
     """``frame`` as a pandas ``Styler`` for a notebook: missing values drawn as ``missing``, and text columns (and
-    their headings) aligned left, where pandas aligns every cell right; every value and label HTML-escaped. The frame itself is not changed; every row
-    is drawn, so pass the rows to show (``frame.head(20)``)."""
+    their headings) aligned left, where pandas aligns every cell right; every value and label HTML-escaped.
+
+    The frame itself is not changed; every row is drawn, so pass the rows to show (``frame.head(20)``)."""
     import pandas as pd
 
     text = [column for column in frame.columns
