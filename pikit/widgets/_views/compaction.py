@@ -92,7 +92,7 @@ def cut_preview(prep: Preparation | None, tokens: int, threshold: int | None, *,
         prefix=sum(per_entry[history_end:prep.first_kept_index]) if prep.is_split_turn else 0,
         kept=sum(per_entry[prep.first_kept_index:]), prefix_messages=len(prep.turn_prefix_messages),
         messages_to_summarize=len(prep.messages_to_summarize), summarized_entries=len(prep.summarized_entry_ids),
-        kept_entries=len(prep.kept_entry_ids), kept_tokens=prep.kept_tokens, tokens_before=prep.tokens_before,
+        kept_entries=prep.kept_entries, kept_tokens=prep.kept_tokens, tokens_before=prep.tokens_before,
         read_files=tuple(prep.read_files), modified_files=tuple(prep.modified_files))
 
 
