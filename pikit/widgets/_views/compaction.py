@@ -198,7 +198,10 @@ class _Plot:
     def __init__(self, groups: Sequence[ChartGroup], threshold: int | None) -> None:
         values = [v for g in groups for p in g.points for v in (p.tokens_before, p.tokens_after)]
         self.peak = max([*values, threshold or 0, 1])
-        self.widths = [max(len(g.points) * (2 * _BAR + 3 * _GAP) + 2 * _GAP, 150 if g.settings else 60)
+        # A group is as wide as its bars, and as its caption (about 0.6 em a character at 10 px) so captions
+        # never run into each other.
+        self.widths = [max(len(g.points) * (2 * _BAR + 3 * _GAP) + 2 * _GAP, 150 if g.settings else 60,
+                           6.0 * len(g.settings.caption) + 12 if g.settings else 0)
                        for g in groups]
         self.width = max(_MIN_WIDTH, _LEFT + sum(self.widths) + 16 * len(groups) + 8)
         self.base = _TOP + _HEIGHT
@@ -207,10 +210,14 @@ class _Plot:
         return self.base - _HEIGHT * value / self.peak
 
 
-def _threshold_line(x1: float, x2: float, y: float, threshold: int) -> str:
-    return (f'<line class="pikit-chart-threshold" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-            f'stroke="{LINES["threshold"]}" stroke-dasharray="5 3"/>'
-            f'<text x="{x2 - 2:.1f}" y="{y - 4:.1f}" font-size="11" text-anchor="end" '
+def _threshold_line(x1: float, x2: float, y: float, threshold: int, *, labelled: bool = True) -> str:
+    """The dashed threshold line; ``labelled``: its value written at its right end (a group's own line is
+    named under the group instead, where no bar's value can overprint it)."""
+    line = (f'<line class="pikit-chart-threshold" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="{LINES["threshold"]}" stroke-dasharray="5 3"/>')
+    if not labelled:
+        return line
+    return (line + f'<text x="{x2 - 2:.1f}" y="{y - 4:.1f}" font-size="11" text-anchor="end" '
             f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
 
 
@@ -250,19 +257,23 @@ def _bars(plot: _Plot, x: float, number: int, point: CompactionPoint) -> list[st
 
 def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup, threshold: int | None) -> list[str]:
     css = "pikit-chart-run" if group.settings is not None else "pikit-chart-branch"
+    named = ""
+    if threshold is not None and threshold > 0:  # the group's own threshold, named under its caption
+        named = (f'<text x="{x + width / 2:.1f}" y="{plot.base + 68}" font-size="10" text-anchor="middle" '
+                 f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
     parts = [f'<g class="pikit-chart-group {css}" data-group="{index}" data-label="{esc(group.label)}">',
-             f'<rect x="{x:.1f}" y="{_TOP - 16}" width="{width:.1f}" height="{_HEIGHT + 60}" rx="4" '
-             f'fill="{_RUN if group.settings else LINES["grid"]}" fill-opacity="0.06"/>']
+             f'<rect x="{x:.1f}" y="{_TOP - 16}" width="{width:.1f}" height="{_HEIGHT + (88 if named else 60)}" '
+             f'rx="4" fill="{_RUN if group.settings else LINES["grid"]}" fill-opacity="0.06"/>']
+    if threshold is not None and named:
+        parts.append(_threshold_line(x, x + width, plot.y(threshold), threshold, labelled=False))
     inner = x + _GAP + max(0.0, (width - len(group.points) * (2 * _BAR + 3 * _GAP)) / 2)
-    if threshold is not None and threshold > 0:
-        parts.append(_threshold_line(x, x + width, plot.y(threshold), threshold))
     for k, point in enumerate(group.points):
         parts.extend(_bars(plot, inner + k * (2 * _BAR + 3 * _GAP), k + 1, point))
     caption = group.settings.caption if group.settings is not None else ""
     parts.append(f'<text class="pikit-chart-label" x="{x + width / 2:.1f}" y="{plot.base + 42}" font-size="11" '
                  f'font-weight="600" text-anchor="middle">{esc(group.label)}</text>'
                  f'<text x="{x + width / 2:.1f}" y="{plot.base + 55}" font-size="10" text-anchor="middle">'
-                 f"{esc(caption)}</text></g>")
+                 f"{esc(caption)}</text>{named}</g>")
     return parts
 
 
@@ -283,7 +294,7 @@ def render_chart(groups: Sequence[ChartGroup], threshold: int | None = None, *, 
     thresholds = [threshold if g.settings is None else g.settings.threshold for g in shown]
     shared = thresholds[0] if len(set(thresholds)) == 1 else None
     plot = _Plot(shown, max((t for t in thresholds if t is not None), default=None))
-    height = plot.base + 64
+    height = plot.base + (64 if shared is not None else 80)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {plot.width} {height}" width="100%" '
              f'preserveAspectRatio="xMinYMin meet" role="img" '
              f'aria-label="tokensBefore and tokensAfter of each compaction">', *_grid(plot, shared)]
