@@ -15,7 +15,7 @@ from entries import asst, call, session_of, text, user
 import pikit
 from pikit import Session
 from pikit.export import render_markdown
-from pikit.export._mdtext import fence, inline
+from pikit.export._mdtext import fence, inline, prose
 from tests.procs import env as child_env
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
@@ -46,9 +46,12 @@ def _walk(tokens: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_refactor_auth_structure(refactor_md: str) -> None:
     md = refactor_md
     assert md.startswith("# Refactor auth module \\(shop\\-api\\)\n")
-    headings = re.findall(r"^### (\d+) · ([a-z ]+) · entry ", md, flags=re.M)
+    headings = re.findall(r"^### (\d+) · ([a-z ]+) · (?:entry|carried by compaction) ", md, flags=re.M)
     assert [int(n) for n, _ in headings] == list(range(1, 60))  # the 59 messages, in order
     assert headings[0][1] == "system" and headings[1][1] == "compaction summary"
+    # the system prompt is the one the compaction entry carries, not a message of that entry's own
+    assert "### 1 · system · carried by compaction f6135720\n" in md
+    assert "### 2 · compaction summary · entry f6135720\n" in md
     assert "> **Compaction summary**: what the model reads" in md
     assert "> **Compaction** f6135720 replaced 75 earlier entries" in md
     assert md.count("<details><summary>system prompt (folded)</summary>") == 1
@@ -97,12 +100,34 @@ def test_session_text_stays_inert() -> None:
     html = mistune.html(md)
     assert "<script" not in html and "<img" not in html and "<!--" not in html and 'href="javascript' not in html
     assert "\u202e" not in md and "<U+202E>" in md
-    # each injected text is whole inside one code block
+    # each injected tool call is whole inside one code block; the user's and the assistant's text is prose whose
+    # every character is shown as written: no code span, no emphasis, no list or heading comes out of it
     codes = [t["raw"] for t in tokens if t["type"] == "block_code"]
-    assert sum(1 for c in codes if "break out\n````\n" in c) >= 3
+    assert sum(1 for c in codes if "break out\n````\n" in c) >= 2
+    quotes = re.findall(r"<blockquote>(.*?)</blockquote>", html, flags=re.S)
+    assert len(quotes) == 2
+    for quote in quotes:
+        assert set(re.findall(r"</?[a-z0-9]+", quote)) <= {"<p", "</p", "<br"}  # no tag from the text itself
+        assert "&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in quote and "```<br />" in quote
+
+
+def test_prose_wraps_instead_of_scrolling(refactor_md: str) -> None:
+    """What people and models wrote is a block quote of paragraphs: no line of it sits in a code block, which a
+    reader would scroll sideways; tool calls and results stay code."""
+    tokens = _walk(_tokens(refactor_md))
+    codes = "\n".join(t["raw"] for t in tokens if t["type"] == "block_code")
+    paragraphs = [t for t in tokens if t["type"] == "block_quote"]
+    assert "You are a coding agent working inside the user's project." not in codes  # the system prompt
+    assert "## Goal" not in codes  # the compaction summary
+    html = mistune.html(refactor_md)
+    assert "You are a coding agent working inside the user&#x27;s project." in html or \
+        "You are a coding agent working inside the user's project." in html
+    assert len(paragraphs) > 20 and "--- a/" in codes
 
 
 def test_the_escaping_rule() -> None:
+    assert prose("# h\n  - x <b>\n\nnext") == "> \\# h\\\n> \u00a0\u00a0\\- x \\<b\\>\n>\n> next\n"
+    assert prose("a\r\nb\n\n\n") == "> a\\\n> b\n"
     assert inline("<b>&amp;[x](y)#*_`|\n# h") == "\\<b\\>\\&amp\\;\\[x\\]\\(y\\)\\#\\*\\_\\`\\| \\# h"
     assert fence("a ```` b") == "`````text\na ```` b\n`````\n"
     assert fence("x\r\ny\rz") == "```text\nx\ny^Mz\n```\n"

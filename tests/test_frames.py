@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -591,3 +592,20 @@ def test_evaluation_frames_have_their_declared_columns() -> None:
     assert len(frames.evaluation_facts(first)) == len(first.facts)
     with pytest.raises(TypeError, match="Evaluation objects"):
         frames.evaluations(["x"])  # type: ignore[list-item]
+
+
+def test_show_draws_missing_values_plainly_and_text_on_the_left() -> None:
+    """frames.show: a Styler that says "—" for every kind of missing value, aligns text columns (and their headings)
+    left, leaves numbers right, escapes every value and label, and does not change the frame."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"preview": ["<script>alert(1)</script>", None],
+                          "tokens": pd.array([1_200, None], dtype="Int64"),
+                          "ratio": [0.5, float("nan")]}, index=["<b>a</b>", "b"])
+    html = frames.show(frame).to_html()
+    assert "<NA>" not in html and "&lt;NA&gt;" not in html and "nan" not in html and "None" not in html
+    assert html.count(">—<") == 3
+    assert "<script>" not in html and "&lt;script&gt;" in html and "<b>a</b>" not in html
+    left = re.findall(r"th\.col(\d+) \{\s*text-align: left", html)
+    assert left == ["0"]  # the preview heading; the numbers' headings keep pandas' alignment
+    assert frame["tokens"].isna().sum() == 1  # the frame is unchanged

@@ -635,3 +635,21 @@ def test_tree_rows_of_a_30000_deep_chain_are_iterative() -> None:
     assert len(lazy) == 30_000
     assert [r.id for r in lazy.window(29_998, 30_000)] == ["m29998", "m29999"]
     assert list(lazy.window(0, 2)) == session.flatten()[:2]
+
+
+def test_every_entry_without_a_row_is_counted_by_its_reason(shared_sessions: Path) -> None:
+    """tree_rows(...).hidden, counted in the tree's own walk, equals Session.tree_hidden and accounts for every
+    entry without a row, in every filter mode, with and without a search."""
+    from pikit._tree.tree import HIDDEN_REASONS, describe_hidden
+
+    for name in ("before-compaction.jsonl", "usage.jsonl", "tree-basic.jsonl", "context-edits.jsonl"):
+        session = pikit.load(shared_sessions / name)
+        for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
+            for search in ("", "the", "no-such-word"):
+                rows = session.tree_rows(mode=mode, search=search)
+                assert rows.hidden == session.tree_hidden(mode=mode, search=search)
+                assert len(rows) + sum(rows.hidden.values()) == len(session.by_id)
+                assert set(rows.hidden) <= set(HIDDEN_REASONS)
+    hidden = pikit.load(shared_sessions / "before-compaction.jsonl").tree_hidden(mode="all")
+    assert describe_hidden(hidden) == "215 assistant messages with only tool calls"
+    assert describe_hidden(pikit.load(shared_sessions / "usage.jsonl").tree_hidden(mode="all")) == "1 usage entry"

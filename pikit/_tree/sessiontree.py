@@ -346,6 +346,11 @@ class SessionTree:
         assert self._roots is not None
         return _tree.flatten(self.by_id, self.labels, self._roots, children, leaf_id, mode, search)
 
+    def tree_hidden(self, leaf: Any = CURRENT, mode: str = "default", search: str = "") -> dict[str, int]:
+        """How many entries the rows of :meth:`tree_rows` leave out, by reason (``{"tool-calls-only": 214,
+        "usage": 1}``; ``tree_rows(...).hidden`` counts the same in its own walk)."""
+        return _tree.hidden_counts(self.by_id, self.labels, self.resolve_leaf(leaf), mode, search)
+
     def tree_rows(self, leaf: Any = CURRENT, mode: str = "default", search: str = "") -> _tree.TreeRows:
         """The rows of :meth:`flatten`, counted at once and made one at a time (``len()`` and
         ``window(start, stop)``): showing a few rows of a large tree does not hold them all."""

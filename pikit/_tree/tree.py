@@ -16,8 +16,8 @@ from .._format.content import content_text
 from .._format.entry import Entry, is_key
 
 __all__ = [
-    "FILTER_MODES", "TreeRow", "TreeRows", "add_child", "build_children", "flatten", "js_sort", "path_to",
-    "searchable_text", "selection", "tree_json",
+    "FILTER_MODES", "HIDDEN_REASONS", "TreeRow", "TreeRows", "add_child", "build_children", "describe_hidden",
+    "flatten", "hidden_counts", "hidden_reason", "js_sort", "path_to", "searchable_text", "selection", "tree_json",
 ]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -172,11 +172,47 @@ class TreeRow:
         return self.children > 1
 
 
-def _visible(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> bool:
+#: Why the tree hides an entry: each reason's key and what every view calls it (singular, plural). The first two
+#: hold in every filter mode, as in Pi's ``/tree``.
+HIDDEN_REASONS: dict[str, tuple[str, str]] = {
+    "tool-calls-only": ("assistant message with only tool calls", "assistant messages with only tool calls"),
+    "usage": ("usage entry", "usage entries"),
+    "settings": ("settings entry", "settings entries"),
+    "tool-result": ("tool result", "tool results"),
+    "not-user": ("entry that is not a user prompt", "entries that are not user prompts"),
+    "not-labelled": ("unlabelled entry", "unlabelled entries"),
+    "search": ("entry the search does not match", "entries the search does not match"),
+}
+
+
+def hidden_reason(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> str | None:
+    """Why the tree hides ``entry`` in filter ``mode`` (a key of :data:`HIDDEN_REASONS`), or ``None``: it is shown.
+    The search is not tested here (see :func:`hidden_counts`)."""
     if is_leaf:
-        return True  # the active position is always visible
+        return None  # the active position is always visible
     if entry.type == "usage":
-        return False
+        return "usage"
+    if _tool_calls_only(entry):
+        return "tool-calls-only"
+    settings = entry.type in _SETTINGS_TYPES
+    if mode == "user-only":
+        return None if entry.type == "message" and entry.role == "user" else "not-user"
+    if mode == "no-tools":
+        return "settings" if settings else "tool-result" if entry.type == "message" and entry.role == "toolResult" \
+            else None
+    if mode == "labeled-only":
+        return None if labelled else "not-labelled"
+    if mode == "all":
+        return None
+    return "settings" if settings else None
+
+
+def _visible(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> bool:
+    return hidden_reason(entry, is_leaf, mode, labelled) is None
+
+
+def _tool_calls_only(entry: Entry) -> bool:
+    """An assistant message with no text that did not stop early: Pi's ``/tree`` never shows it."""
     if entry.type == "message" and entry.role == "assistant":
         message = entry.message or {}
         stop = message.get("stopReason")
@@ -186,18 +222,24 @@ def _visible(entry: Entry, is_leaf: bool, mode: str, labelled: bool) -> bool:
         else:
             has_text = any(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
                            and b["text"].strip(jsjson.JS_WHITESPACE) for b in _blocks(content))
-        if not has_text and not (stop and stop not in ("stop", "toolUse")):
-            return False
-    settings = entry.type in _SETTINGS_TYPES
-    if mode == "user-only":
-        return entry.type == "message" and entry.role == "user"
-    if mode == "no-tools":
-        return not settings and not (entry.type == "message" and entry.role == "toolResult")
-    if mode == "labeled-only":
-        return labelled
-    if mode == "all":
-        return True
-    return not settings
+        return not has_text and not (stop and stop not in ("stop", "toolUse"))
+    return False
+
+
+def hidden_counts(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], leaf_id: Any, mode: str = "default",
+                  search: str = "") -> dict[str, int]:
+    """How many entries the tree hides, by reason (keys of :data:`HIDDEN_REASONS`, in its order; reasons that
+    hide nothing are left out). An entry the filter shows but the search does not match counts as ``search``."""
+    counts = dict.fromkeys(HIDDEN_REASONS, 0)
+    shown = _shown_test(by_id, labels, leaf_id, mode, search, counts)
+    for node in by_id:
+        shown(node)
+    return {reason: n for reason, n in counts.items() if n}
+
+
+def describe_hidden(counts: Mapping[str, int]) -> str:
+    """``214 assistant messages with only tool calls, 1 usage entry`` (empty when nothing is hidden)."""
+    return ", ".join(f"{n:,} {HIDDEN_REASONS[reason][0 if n == 1 else 1]}" for reason, n in counts.items() if n)
 
 
 def _blocks(content: Any) -> list[Any]:
@@ -235,22 +277,25 @@ def searchable_text(entry: Entry, label: str | None) -> str:
 
 
 def _shown_test(by_id: Mapping[Any, Entry], labels: Mapping[Any, str], leaf_id: Any, mode: str,
-                search: str) -> Callable[[Any], bool]:
-    """Whether an entry gets a row; an entry parsed for the test alone is released after it (a
-    tree of a large file does not keep every entry's parsed form)."""
+                search: str, hidden: dict[str, int] | None = None) -> Callable[[Any], bool]:
+    """Whether an entry gets a row, each entry hidden counted by its reason in ``hidden``; an entry parsed for the
+    test alone is released after it (a tree of a large file does not keep every entry's parsed form)."""
     tokens = [t for t in search.lower().split() if t]
 
     def shown(node: Any) -> bool:
         entry = by_id[node]
         parsed = entry.is_parsed
         try:
-            if not _visible(entry, node == leaf_id, mode, node in labels):
-                return False
-            text = searchable_text(entry, labels.get(node)).lower() if tokens else ""
-            return all(t in text for t in tokens)
+            reason = hidden_reason(entry, node == leaf_id, mode, node in labels)
+            if reason is None and tokens:
+                text = searchable_text(entry, labels.get(node)).lower()
+                reason = None if all(t in text for t in tokens) else "search"
         finally:
             if not parsed:
                 entry.release()
+        if reason is not None and hidden is not None:
+            hidden[reason] += 1
+        return reason is None
 
     return shown
 
@@ -336,7 +381,7 @@ class TreeRows:
         if mode not in FILTER_MODES:
             raise ValueError(f"unknown filter mode {mode!r}; use one of {', '.join(FILTER_MODES)}")
         self._by_id, self._labels, self._roots, self._children = by_id, labels, roots, children
-        self._leaf = leaf_id
+        self._leaf, self._mode, self._search = leaf_id, mode, search
         self._rows: list[TreeRow] | None = None
         self._choices: dict[Any, Any] = {}
         self._top: Any = _NONE
@@ -345,10 +390,18 @@ class TreeRows:
             self._count = len(self._rows)
             return
         self._marks = bytearray()
-        self._count = self._scan(_shown_test(by_id, labels, leaf_id, mode, search))
+        self._hidden = dict.fromkeys(HIDDEN_REASONS, 0)
+        self._count = self._scan(_shown_test(by_id, labels, leaf_id, mode, search, self._hidden))
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def hidden(self) -> dict[str, int]:
+        """The entries without a row, by reason (as :func:`hidden_counts` gives them), counted in the same walk."""
+        if self._rows is not None:
+            return hidden_counts(self._by_id, self._labels, self._leaf, self._mode, self._search)
+        return {reason: n for reason, n in self._hidden.items() if n}
 
     def _plain(self) -> bool:
         """Whether every entry of the index is listed once and no root is its own parent."""

@@ -503,5 +503,6 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     p = sub.add_parser("demo", help="the bundled sample session: tree and context, then the explorer notebook")
     p.add_argument("--headless", action="store_true",
                    help="no JupyterLab: run the notebooks top to bottom and report (for machines without a browser)")
-    p.add_argument("--port", type=_port, default=8888, help="JupyterLab port (default 8888)")
+    p.add_argument("--port", type=_port, default=None,
+                   help="JupyterLab port (default: 8888, or the next free one; a port given here is used or refused)")
     p.set_defaults(run=_lazy("demo:run"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from argparse import Namespace
@@ -18,6 +19,8 @@ from ._common import one_line, width
 from ._context import model_text, size_text
 
 SAMPLE = "refactor-auth.jsonl"
+DEFAULT_PORT = 8888
+PORT_TRIES = 50  # JupyterLab's own number of retries past a taken default port
 DEMO_ROWS = 6
 NOTEBOOKS = ("01-explore-a-session.ipynb", "02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb",
              "04-a-corpus-of-sessions.ipynb", "05-compaction-strategies.ipynb")
@@ -35,10 +38,11 @@ def project_root() -> Path:
 def run(args: Namespace) -> int:
     root = project_root()
     sample = root / "data" / "sample_sessions" / SAMPLE
+    port = None if args.headless else lab_port(args.port)
     preview(sample, root)
-    if args.headless:
+    if port is None:
         return _run_notebooks(root)
-    return _open_lab(root, args.port)
+    return _open_lab(root, port)
 
 
 def preview(sample: Path, root: Path) -> None:
@@ -102,6 +106,30 @@ def _run_notebooks(root: Path) -> int:
     return 0
 
 
+def port_free(port: int) -> bool:
+    """Whether JupyterLab can listen on ``port`` of localhost (its default address) now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def lab_port(asked: int | None) -> int:
+    """The port JupyterLab will serve on: the one asked for, refused when it is taken, or the first free one
+    from 8888 on. JupyterLab is then started with no retries, so the port printed is the port it serves on."""
+    if asked is not None:
+        if not port_free(asked):
+            raise PikitError(f"port {asked} is in use; choose another with --port N (or leave --port out to take "
+                             "the first free one)")
+        return asked
+    for port in range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES):
+        if port_free(port):
+            return port
+    raise PikitError(f"ports {DEFAULT_PORT}–{DEFAULT_PORT + PORT_TRIES - 1} are all in use; choose one with --port N")
+
+
 def _open_lab(root: Path, port: int) -> int:
     jupyter = shutil.which("jupyter")
     if jupyter is None:
@@ -110,7 +138,7 @@ def _open_lab(root: Path, port: int) -> int:
     notebook = f"notebooks/{NOTEBOOKS[0]}"
     print(f"opening {notebook} in JupyterLab on port {port} (Ctrl-C to stop; "
           "no browser here? use `pikit demo --headless`)", flush=True)
-    argv = [jupyter, "lab", notebook, f"--port={port}", f"--ServerApp.root_dir={root}"]
+    argv = [jupyter, "lab", notebook, f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}"]
     if os.geteuid() == 0:
         argv.append("--allow-root")
     sys.stdout.flush()

@@ -8,6 +8,7 @@ from typing import Any
 from .._context.describe import entry_preview
 from .._formatting import fmt_int, plural
 from .._session import Session
+from .._tree.tree import describe_hidden
 from ._common import one_line, open_session, print_json, width
 from ._json import tree as tree_json
 from ._pager import paged
@@ -39,8 +40,10 @@ def print_tree(session: Session, leaf: Any, mode: str, search: str, *, limit: in
     rows = session.tree_rows(leaf, mode=mode, search=search)
     name = session.name
     title = f"{name} — " if name else ""
+    hidden = rows.hidden
+    why = f"; {fmt_int(sum(hidden.values()))} hidden: {describe_hidden(hidden)}" if hidden else ""
     print(f"{title}{session.path}: {plural(len(session), 'entry')}, {plural(len(session.roots), 'root')}, "
-          f"{plural(len(session.labels), 'label')}; showing {fmt_int(len(rows))} ({mode})")
+          f"{plural(len(session.labels), 'label')}; showing {fmt_int(len(rows))} ({mode}){why}")
     shown = window(len(rows), limit, tail)
     if shown.start:
         print(f"… {plural(shown.start, 'earlier row')} (--limit N shows the first rows)")

@@ -309,8 +309,14 @@ class Preparation:
 
     @property
     def kept_entry_ids(self) -> list[Any]:
-        """Context entries kept verbatim after the compaction."""
+        """Context entries kept verbatim after the compaction (an entry that sends nothing, a label say, included)."""
         return [pe.entry.id for pe in self.projection.entries[self.first_kept_index:]]
+
+    @property
+    def kept_entries(self) -> int:
+        """How many kept entries send the model a message: the figure every view calls *kept entries* (the
+        messages they send are ``kept messages``; a kept label or setting sends nothing and is not counted)."""
+        return sum(1 for pe in self.projection.entries[self.first_kept_index:] if pe.messages)
 
     @property
     def summarized_entry_ids(self) -> list[Any]:
@@ -442,7 +448,7 @@ def _preparation_html(preparation: Preparation) -> str:
         ("split turn", "yes: the turn's beginning (" + plural(len(preparation.turn_prefix_messages), "message")
          + f", ≈{fmt_int(prefix)} tokens) is summarized separately" if preparation.is_split_turn else "no"),
         ("to summarize", f"{plural(len(preparation.messages_to_summarize), 'message')}, ≈{fmt_int(summarized)} tokens"),
-        ("kept verbatim", f"{plural(len(preparation.kept_entry_ids), 'entry')}, ≈{fmt_int(kept)} tokens"),
+        ("kept verbatim", f"{plural(preparation.kept_entries, 'entry')}, ≈{fmt_int(kept)} tokens"),
         ("previous summary", esc(cut(previous, PREVIEW)) if previous else "none (first compaction)"),
         ("files read", _files(preparation.read_files)),
         ("files modified", _files(preparation.modified_files)),

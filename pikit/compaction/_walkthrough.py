@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._context.describe import entry_kind, entry_preview, message_preview
 from .._context.projection import ProjectedEntry, Projection, project_path
+from .._context.tokens import estimate_tokens
 from .._format.entry import Entry
 from .._formatting import fmt_int, plural
 from ._preparation import CompactionTrace, CutTrace, Preparation
@@ -169,7 +170,10 @@ class _Rows:
         preview = text if len(text) <= _PREVIEW else text[:_PREVIEW - 1] + "…"
         cut = self.cut
         in_walk = cut is not None and cut.start <= i < cut.end
-        estimate = cut.estimate(i) if in_walk and cut is not None else pe.tokens
+        if in_walk and cut is not None:
+            estimate = cut.estimate(i)
+        else:  # what the row shows: a compaction's summary without the system prompt it carries
+            estimate = pe.tokens if messages is pe.messages else sum(estimate_tokens(m) for m in messages)
         summed = running and mark in ("walked", "reached") and in_walk and cut is not None
         return StepRow(i, pe.entry.id, entry_kind(pe.entry), role, preview, estimate, mark,
                        cut.running_sum(i) if summed and cut is not None else None,
@@ -416,7 +420,8 @@ def _after_step(prep: Preparation, result: CompactionResult | None) -> Step:
     ids = tuple(after.entries[i].entry.id for i, mark in sorted(marks.items()) if mark != "skipped")
     return Step(7, STEP_TITLES[6],
                 f"Pi appends the compaction entry: the model now sees the summary and then the "
-                f"{plural(len(ids) - 1, 'kept entry', 'kept entries')}, "
+                f"{plural(len(ids) - 1, 'kept entry', 'kept entries')} ({plural(len(after.messages), 'message')} "
+                f"with the system prompt and the summary), "
                 f"{fmt_int(result.tokens_after)} tokens instead of {fmt_int(result.tokens_before)}.",
                 ids, rows.window(marks, ids),
                 (("tokensBefore", fmt_int(result.tokens_before)), ("tokensAfter", fmt_int(result.tokens_after)),

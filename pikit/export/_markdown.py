@@ -28,7 +28,7 @@ from .._tree.sessiontree import CURRENT
 from ..widgets._calls import call_parts
 from ..widgets._views import ContextHeader, context_header, context_page, context_rows
 from ..widgets._views.context import RowView
-from ._mdtext import fence, inline
+from ._mdtext import fence, inline, prose
 
 __all__ = ["render_markdown"]
 
@@ -55,9 +55,9 @@ def _assistant(m: MessageView) -> list[str]:
     parts: list[str] = []
     for block in m.blocks:
         if type(block) is TextBlock and block.text.strip():
-            parts.append(fence(block.text, "markdown"))
+            parts.append(prose(block.text))
         elif type(block) is ThinkingBlock and block.thinking:
-            parts.append(_folded(f"thinking ({fmt_int(len(block.thinking))} characters)", fence(block.thinking)))
+            parts.append(_folded(f"thinking ({fmt_int(len(block.thinking))} characters)", prose(block.thinking)))
         elif type(block) is ToolCall:
             parts.append(_calls(block))
         elif type(block) is ImageBlock:
@@ -74,19 +74,19 @@ def _user_like(m: MessageView) -> list[str]:
         parts.append(f"**result of** {inline(m.tool_name or 'a tool')}" + (" (error)" if m.is_error else "") + "\n")
     elif m.role == "custom":
         parts.append(f"custom message {inline(m.custom_type or '')}\n")
-    parts.append(fence(m.text()))
+    parts.append(prose(m.text()) if m.role == "user" else fence(m.text()))
     if m.images:
         parts.append(f"\\[{plural(m.images, 'image')}\\]\n")
     return parts
 
 
 def _system(m: MessageView) -> list[str]:
-    parts = [fence(m.text())] if m.text() else []
+    parts = [prose(m.text())] if m.text() else []
     for section in m.sections:
         state = "deleted" if section.text is None else f"{fmt_int(len(section.text))} characters"
         parts.append(f"section {inline(section.name)}: {state}\n")
         if section.text:
-            parts.append(fence(section.text))
+            parts.append(prose(section.text))
     for tools, sign in ((m.tools_added, "added"), (m.tools_removed, "removed")):
         if tools:
             parts.append(f"tools {sign}: {', '.join(inline(t.name) for t in tools)}\n")
@@ -102,7 +102,7 @@ def _body(message: Mapping[str, Any]) -> str:
     elif m.role == "bashExecution" and m.bash is not None:
         parts = [fence(m.bash.command, "bash"), f"exit {inline(m.bash.exit_code)}\n", fence(m.bash.output)]
     elif m.summary is not None:
-        parts = [fence(m.summary, "markdown")]
+        parts = [prose(m.summary)]
     elif m.role in ("user", "toolResult", "custom"):
         parts = _user_like(m)
     else:
@@ -131,7 +131,7 @@ def _row(row: RowView) -> str:
                 f"*sends nothing*\n\n{fence(entry_preview(pe.entry))}")
     role = r.message.get("role")
     name = _ROLES.get(role, role) if isinstance(role, str) else str(role)
-    head = f"### {fmt_int(r.index + 1)} · {inline(name)} · entry {inline(pe.entry.id)}{tail}\n\n{_figures(row)}\n"
+    head = f"### {fmt_int(r.index + 1)} · {inline(name)} · {inline(r.source)}{tail}\n\n{_figures(row)}\n"
     if role == "system":
         return head + _folded("system prompt (folded)", _body(r.message))
     if role == "compactionSummary":

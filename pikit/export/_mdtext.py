@@ -1,9 +1,15 @@
 """Session text in Markdown, shown and never interpreted: the escaping rule of the Markdown export.
 
-The rule has two cases, and session text reaches the document no other way:
+The rule has three cases, and session text reaches the document no other way:
 
-- **Blocks** (:func:`fence`): every message body, summary, system prompt, tool call and
-  result is a fenced code block. Inside a fence CommonMark (and GitHub) interprets nothing:
+- **Prose** (:func:`prose`): what people and models wrote as text (a user's message, an
+  assistant's text and thinking, a summary, the system prompt) is a block quote whose lines
+  are escaped as inline text is (below), so it wraps like prose instead of scrolling
+  sideways. Its line breaks stay (a backslash at the end of a line is CommonMark's hard
+  break), blank lines part paragraphs, and leading spaces become no-break spaces, so no line
+  can turn into an indented code block.
+- **Blocks** (:func:`fence`): every tool call and result, and every command and its output,
+  is a fenced code block. Inside a fence CommonMark (and GitHub) interprets nothing:
   no HTML, no link, no heading, no emphasis. The fence is a run of backticks longer than the
   longest run inside the text (at least three), so no line of the text can close it, and its
   info string is one of pikit's language names, never session text.
@@ -26,7 +32,7 @@ import string
 
 from .._inert import inert
 
-__all__ = ["fence", "inline"]
+__all__ = ["fence", "inline", "prose"]
 
 _PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
 _BACKTICKS = re.compile("`+")
@@ -41,6 +47,22 @@ def inline(text: object) -> str:
     """``text`` on one line of Markdown, every ASCII punctuation character backslash-escaped."""
     flat = _SPACES.sub(" ", _shown(str(text)))
     return _PUNCTUATION.sub(r"\\\1", flat)
+
+
+def prose(text: str) -> str:
+    """``text`` as a block quote of escaped lines (ending in a newline): it wraps, and it means nothing but itself."""
+    lines = _shown(text).strip("\n").split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        body = line.rstrip()
+        if not body:
+            out.append(">")
+            continue
+        words = body.lstrip(" \t")
+        lead = "\u00a0" * (len(body) - len(words))
+        follows = i + 1 < len(lines) and lines[i + 1].strip() != ""
+        out.append("> " + lead + _PUNCTUATION.sub(r"\\\1", words) + ("\\" if follows else ""))
+    return "\n".join(out) + "\n"
 
 
 def fence(text: str, language: str = "text") -> str:

@@ -4,7 +4,8 @@ Every frame's columns are declared as data: a tuple of :class:`Column` (name, dt
 description, and ``get``, how the value is read from one row) per frame, collected in
 :data:`FRAMES`, and one :func:`build` turns rows into a frame. The frames have exactly
 those columns, in that order, with those dtypes (nullable pandas dtypes, so a missing
-value is ``<NA>`` rather than a silently changed type). Columns belong to groups, which
+value is ``<NA>`` rather than a silently changed type; :func:`show` draws it as ``—`` in a
+notebook, with text columns aligned left). Columns belong to groups, which
 the ``columns=`` argument selects (names of groups or of single columns)::
 
     >>> from pikit import frames
@@ -63,6 +64,7 @@ if typing.TYPE_CHECKING:
         message_segments as message_segments,
         messages as messages,
     )
+    from ._show import MISSING as MISSING, show as show
     from ._simulations import (
         SIMULATION_EVENT_COLUMNS as SIMULATION_EVENT_COLUMNS,
         SIMULATION_TOTALS_COLUMNS as SIMULATION_TOTALS_COLUMNS,

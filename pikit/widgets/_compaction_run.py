@@ -75,6 +75,7 @@ class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
         self._factory: SummarizerFactory = summarizer_factory or default_factory
         self._refused: tuple[CompactionResult, Reporting] | None = None  # kept for "Write it anyway"
         self._output_path = ""
+        self._written = ""  # the file the last run wrote, shown under "written to" until the next run
         self.callback_errors = error_output()
         self._run_hooks = Callbacks(self.callback_errors, "compaction run")
         self._callbacks = Callbacks(self.callback_errors, "compaction")
@@ -188,13 +189,18 @@ class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
             n += 1
         return str(candidate)
 
-    def _show_output(self, path: str) -> None:
-        """Show ``path`` in the **write to** box, inertly; while the box shows it, runs write to ``path`` itself."""
+    def _show_output(self, path: str, *, written: bool = False) -> None:
+        """Show ``path`` in the box, inertly; while the box shows it, runs write to ``path`` itself. ``written``:
+        the box says **written to** (the file the last run wrote) instead of **write to**."""
         self._output_path = path
+        self._written = path if written else ""
+        self.output.description = "written to" if written else "write to"
         self.output.value = visible(path)
 
     def _output_target(self) -> str:
         if self._output_path and self.output.value == visible(self._output_path):
+            if self._output_path == self._written:  # the next run writes a new file, named now
+                self._show_output(self._default_output())
             return self._output_path
         return self.output.value.strip() or self._default_output()
 
@@ -204,6 +210,8 @@ class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
             self.output.disabled = True
         else:
             self.output.disabled = False
+            if self._written and self.output.value == visible(self._written):
+                return  # the box shows what the last run wrote until the next run
             target = self._output_target()
             if not self.output.value or target == self.session.path or Path(target).exists():
                 self._show_output(self._default_output())
@@ -317,6 +325,6 @@ class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
         self.progress.bar_style = "success"
         self.status = "done"
         if not self.in_place:
-            self._show_output(self._default_output())
+            self._show_output(run.path, written=True)
         self._callbacks(run.result, run.path)
         return run.result

@@ -14,7 +14,7 @@ from .._formatting import plural
 from .._inert import visible
 from .._session import Session
 from .._tree.sessiontree import CURRENT
-from .._tree.tree import FILTER_MODES
+from .._tree.tree import FILTER_MODES, describe_hidden
 from ._base import LeafWidget
 from ._budget import BudgetBar
 from ._context import ContextView
@@ -36,8 +36,9 @@ _MODE_HELP = {
     "no-tools": "tool results and settings entries are hidden",
     "user-only": "only the user's prompts are shown",
     "labeled-only": "only labelled entries are shown",
-    "all": "every entry is shown",
+    "all": "nothing more is hidden",
 }
+_ALWAYS_HIDDEN = "in every mode, assistant messages with only tool calls and usage entries are hidden"
 _LIVE_SEARCH_LIMIT = 3_000  # above this many entries, search runs on Enter instead of on every key
 
 
@@ -88,6 +89,8 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         leaf = self._bind(session, leaf_id)
         self.last_move_ms = 0.0
         self._previous: Projection | None = None
+        self._hidden_key: tuple[Any, ...] | None = None
+        self._hidden_by_reason: dict[str, int] = {}
 
         self.tree = TreeView(session, leaf, mode=mode, height=tree_height)
         self.search_box = widgets.Text(placeholder="search… (all words must match)",
@@ -96,7 +99,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         self.search_box.add_class("pikit-search")
         self.mode_picker = widgets.Dropdown(options=list(FILTER_MODES), value=mode,
                                             tooltip="filter (as in Pi's /tree): " + "; ".join(
-                                                f"{m}: {_MODE_HELP[m]}" for m in FILTER_MODES),
+                                                f"{m}: {_MODE_HELP[m]}" for m in FILTER_MODES) + f"; {_ALWAYS_HIDDEN}",
                                             layout=widgets.Layout(width="130px", flex="0 0 auto"))
         self.mode_picker.add_class("pikit-mode")
         self.resort_button = widgets.Button(description="re-sort", icon="sort",
@@ -288,6 +291,14 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         """How many entries the filter mode and the search hide from the tree."""
         return max(0, len(self.session.by_id) - len(self.tree.row_ids))
 
+    def _hidden_counts(self) -> dict[str, int]:
+        """The hidden entries by reason, counted once for each filter, search, leaf and size of the session."""
+        key = (self.tree.mode, self.tree.search, self.tree.leaf_id, len(self.session.by_id))
+        if self._hidden_key != key:
+            self._hidden_key = key
+            self._hidden_by_reason = self.session.tree_hidden(self.tree.leaf_id, self.tree.mode, self.tree.search)
+        return self._hidden_by_reason
+
     def _update_status(self) -> None:
         rows = len(self.tree.row_ids)
         hidden = self.hidden
@@ -295,8 +306,9 @@ class SessionExplorer(LeafWidget, widgets.VBox):
         if hidden:
             mode = self.tree.mode
             search = f", search “{esc(self.tree.search.strip())}”" if self.tree.search.strip() else ""
+            reasons = describe_hidden(self._hidden_counts())
             why = (f' · <span class="pikit-hidden">{fmt_int(hidden)} of {plural(len(self.session.by_id), "entry")} '
-                   f"hidden — filter “{esc(mode)}” ({esc(_MODE_HELP[mode])}){search}</span>")
+                   f"hidden — filter “{esc(mode)}”{search}: {esc(reasons)}</span>")
         self.tree_status.value = (f'<span class="pikit-status">{plural(rows, "row")}{why} · ● leaf · │ active path'
                                   "</span>")
 

@@ -86,8 +86,11 @@ def test_run_writes_a_new_file_and_charts_it(compaction_copy: Path, tmp_path: Pa
     assert panel.chart.value.count('class="pikit-chart-bar"') == 6
     assert "tokensBefore" in panel.message.value and "pikit-compaction-done" in panel.message.value
     assert panel.progress.value == panel.progress.max
-    # A second run goes to another new file (the default output moved on).
-    assert panel.output.value != str(written)
+    # The box shows the file just written, under "written to"; a second run goes to another new file.
+    assert panel.output.value == str(written) and panel.output.description == "written to"
+    panel.run()
+    assert panel.status == "done" and panel.runs[-1].path != str(written)
+    assert panel.output.value == panel.runs[-1].path and panel.output.description == "written to"
 
 
 def test_in_place_appends_to_the_source(compaction_copy: Path, tmp_path: Path) -> None:
@@ -179,7 +182,26 @@ def test_chart_escapes_and_scales() -> None:
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
     assert "<i>" not in html and "<script>" not in html and "&lt;script&gt;" in html
     assert "pikit-chart-threshold" in html and html.count('class="pikit-chart-group') == 2
-    assert "keep 4k · reserve 3k" in html
+    assert "window 16.4k · keep 4k · reserve 3k" in html
+
+
+def test_a_run_at_another_window_is_drawn_against_its_own_threshold() -> None:
+    """One threshold line crosses the chart only when every group shares it; a run made at another context
+    window (or reserve) gets its own line, labelled, inside its group, and its caption names the window."""
+    branch = ChartGroup("this branch", (CompactionPoint("a", 30_000, 5_000, "k"),))
+    same = ChartGroup("run 1", (CompactionPoint("b", 30_000, 4_000, "k", new=True),),
+                      RunSettings(1000, 3000, 24_000, "offline"))
+    other = ChartGroup("run 2", (CompactionPoint("c", 15_000, 2_000, "k", new=True),),
+                       RunSettings(1000, 3000, 16_384, "offline"))
+    shared = render_chart([branch, same], threshold=21_000)
+    assert shared.count('class="pikit-chart-threshold"') == 1 and "threshold 21k" in shared
+    mixed = render_chart([branch, same, other], threshold=21_000)
+    assert mixed.count('class="pikit-chart-threshold"') == 3
+    assert mixed.count("threshold 21k") == 2 and "threshold 13.4k" in mixed
+    assert "window 16.4k · keep 1k · reserve 3k · offline" in mixed
+    unknown = render_chart([ChartGroup("run 1", (CompactionPoint("d", 9_000, 1_000, "k", new=True),),
+                                       RunSettings(1000, 3000, None, "offline"))])
+    assert "window unknown" in unknown and "pikit-chart-threshold" not in unknown
 
 
 def test_the_empty_chart_says_the_callers_text_escaped() -> None:
@@ -205,6 +227,7 @@ def test_every_run_stays_in_the_chart_until_cleared(compaction_copy: Path, tmp_p
     chart = panel.chart.value
     assert chart.count('class="pikit-chart-group pikit-chart-run"') == 2
     assert "keep 2k · reserve 16.4k · fake" in chart and "keep 500 · reserve 8k · fake" in chart
+    assert chart.count("window 200k · keep") == 2
     assert 'width="100%"' in chart
     frame = panel.runs_frame()
     assert list(frame["keep_recent_tokens"]) == [2_000, 500]

@@ -132,9 +132,12 @@ def test_the_runner_writes_a_run_and_hands_it_over(runner_on: Any, compaction_co
     assert Path(run.path).parent == out and compaction_copy.read_bytes() == original
     assert run.before is runner.projection and run.after.leaf_id == result.entry["id"]
     assert "Run 1: compaction" in runner.message.value and "pikit-compaction-done" in runner.message.value
-    assert runner.output.value != run.path  # the next run writes another new file
+    assert runner.output.value == run.path and runner.output.description == "written to"  # what it wrote
+    runner.refresh()
+    assert runner.output.value == run.path  # until the next run ...
     runner.run()
     assert [r.number for r in runs] == [1, 2] and runner.run_count == 2 and fake.calls >= 2
+    assert runs[1].path != run.path and runner.output.value == runs[1].path  # ... which writes another new file
 
 
 def test_the_runner_shows_failures_and_writes_nothing(runner_on: Any) -> None:

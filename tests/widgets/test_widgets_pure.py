@@ -14,6 +14,7 @@ import pytest
 import pikit
 from pikit import Session
 from pikit._context.diff import diff_compaction
+from pikit._tree.tree import FILTER_MODES, describe_hidden
 from pikit.compaction._settings import Settings
 from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
 from pikit.widgets._views import (
@@ -165,9 +166,27 @@ def test_explorer_says_how_many_entries_the_filter_hides(tree_basic: Session) ->
     hidden = len(tree_basic.by_id) - len(explorer.tree.row_ids)
     assert hidden > 0 and explorer.hidden == hidden
     status = explorer.tree_status.value
-    assert f"{hidden} of {len(tree_basic.by_id)} entries hidden — filter “user-only”" in status
+    assert f"{hidden} of {len(tree_basic.by_id)} entries hidden — filter “user-only”: " in status
+    reasons = tree_basic.tree_hidden(explorer.tree.leaf_id, "user-only")
+    assert sum(reasons.values()) == hidden and "entries that are not user prompts" in status
     explorer.search_box.value = "nothing-matches-this"
     assert "search “nothing-matches-this”" in explorer.tree_status.value
     explorer.search_box.value = ""
     explorer.mode_picker.value = "all"
     assert "hidden" not in explorer.tree_status.value
+
+
+def test_every_hidden_entry_is_accounted_for_by_its_reason(shared_sessions: Path) -> None:
+    """Filter "all" still hides what Pi's /tree never shows, and the explorer says so, with the same count and
+    words as `pikit tree`: the hidden entries by reason add up to every entry without a row."""
+    session = pikit.load(shared_sessions / "before-compaction.jsonl")
+    explorer = SessionExplorer(session, mode="all")
+    hidden = len(session.by_id) - len(explorer.tree.row_ids)
+    assert hidden == 215 and explorer.hidden == hidden
+    assert ("215 of 1,002 entries hidden — filter “all”: 215 assistant messages with only tool calls"
+            in explorer.tree_status.value)
+    for mode in FILTER_MODES:
+        explorer.mode_picker.value = mode
+        counts = session.tree_hidden(explorer.tree.leaf_id, mode)
+        assert sum(counts.values()) == len(session.by_id) - len(explorer.tree.row_ids)
+        assert describe_hidden(counts) in explorer.tree_status.value

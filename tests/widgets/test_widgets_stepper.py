@@ -298,3 +298,13 @@ def test_bad_settings_fall_back_to_the_defaults_and_say_why(refactor: pikit.Sess
     stepper = CompactionStepper(refactor, settings=Settings({"compaction": {"keepRecentTokens": -1}}))
     assert stepper.keep_recent_tokens == 20_000 and stepper.status == "ready"
     assert "settings:" in stepper.header.value and "non-negative" in stepper.header.value
+
+
+def test_every_mark_has_a_colour_of_its_own() -> None:
+    """The legend tells marks apart by colour: the split turn's start and its prefix, what is summarized and the
+    previous compaction, the new summary and what it summarizes are never drawn alike."""
+    from pikit.compaction._walkthrough import MARKS
+    from pikit.widgets._views.stepper import _MARK_COLOURS
+
+    assert set(_MARK_COLOURS) == set(MARKS)
+    assert len(set(_MARK_COLOURS.values())) == len(_MARK_COLOURS)

@@ -92,7 +92,7 @@ def cut_preview(prep: Preparation | None, tokens: int, threshold: int | None, *,
         prefix=sum(per_entry[history_end:prep.first_kept_index]) if prep.is_split_turn else 0,
         kept=sum(per_entry[prep.first_kept_index:]), prefix_messages=len(prep.turn_prefix_messages),
         messages_to_summarize=len(prep.messages_to_summarize), summarized_entries=len(prep.summarized_entry_ids),
-        kept_entries=len(prep.kept_entry_ids), kept_tokens=prep.kept_tokens, tokens_before=prep.tokens_before,
+        kept_entries=prep.kept_entries, kept_tokens=prep.kept_tokens, tokens_before=prep.tokens_before,
         read_files=tuple(prep.read_files), modified_files=tuple(prep.modified_files))
 
 
@@ -170,9 +170,15 @@ class RunSettings:
 
     @property
     def caption(self) -> str:
-        """``keep 4k · reserve 3k · offline``."""
-        return (f"keep {fmt_short(self.keep_recent_tokens)} · reserve {fmt_short(self.reserve_tokens)} · "
-                f"{self.summarizer}")
+        """``window 16k · keep 4k · reserve 3k · offline`` (``window unknown`` without one)."""
+        window = "unknown" if self.context_window is None else fmt_short(self.context_window)
+        return (f"window {window} · keep {fmt_short(self.keep_recent_tokens)} · "
+                f"reserve {fmt_short(self.reserve_tokens)} · {self.summarizer}")
+
+    @property
+    def threshold(self) -> int | None:
+        """Pi's threshold under these settings (``context_window - reserve_tokens``; ``None`` without a window)."""
+        return None if self.context_window is None else self.context_window - self.reserve_tokens
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,10 @@ class _Plot:
     def __init__(self, groups: Sequence[ChartGroup], threshold: int | None) -> None:
         values = [v for g in groups for p in g.points for v in (p.tokens_before, p.tokens_after)]
         self.peak = max([*values, threshold or 0, 1])
-        self.widths = [max(len(g.points) * (2 * _BAR + 3 * _GAP) + 2 * _GAP, 150 if g.settings else 60)
+        # A group is as wide as its bars, and as its caption (about 0.6 em a character at 10 px) so captions
+        # never run into each other.
+        self.widths = [max(len(g.points) * (2 * _BAR + 3 * _GAP) + 2 * _GAP, 150 if g.settings else 60,
+                           6.0 * len(g.settings.caption) + 12 if g.settings else 0)
                        for g in groups]
         self.width = max(_MIN_WIDTH, _LEFT + sum(self.widths) + 16 * len(groups) + 8)
         self.base = _TOP + _HEIGHT
@@ -201,7 +210,20 @@ class _Plot:
         return self.base - _HEIGHT * value / self.peak
 
 
+def _threshold_line(x1: float, x2: float, y: float, threshold: int, *, labelled: bool = True) -> str:
+    """The dashed threshold line; ``labelled``: its value written at its right end (a group's own line is
+    named under the group instead, where no bar's value can overprint it)."""
+    line = (f'<line class="pikit-chart-threshold" x1="{x1:.1f}" x2="{x2:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="{LINES["threshold"]}" stroke-dasharray="5 3"/>')
+    if not labelled:
+        return line
+    return (line + f'<text x="{x2 - 2:.1f}" y="{y - 4:.1f}" font-size="11" text-anchor="end" '
+            f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
+
+
 def _grid(plot: _Plot, threshold: int | None) -> list[str]:
+    """The value grid, and the threshold across the whole chart when every group shares it (else each group
+    draws its own: see :func:`_group`)."""
     parts = []
     for frac in (0, 0.5, 1):
         value = int(plot.peak * frac)
@@ -210,11 +232,7 @@ def _grid(plot: _Plot, threshold: int | None) -> list[str]:
                      f'<text x="{_LEFT - 6}" y="{plot.y(value) + 4:.1f}" font-size="11" text-anchor="end">'
                      f"{esc(fmt_short(value))}</text>")
     if threshold is not None and threshold > 0:
-        y = plot.y(threshold)
-        parts.append(f'<line class="pikit-chart-threshold" x1="{_LEFT}" x2="{plot.width - 8}" y1="{y:.1f}" '
-                     f'y2="{y:.1f}" stroke="{LINES["threshold"]}" stroke-dasharray="5 3"/>'
-                     f'<text x="{plot.width - 10}" y="{y - 4:.1f}" font-size="11" text-anchor="end" '
-                     f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
+        parts.append(_threshold_line(_LEFT, plot.width - 8, plot.y(threshold), threshold))
     return parts
 
 
@@ -237,11 +255,17 @@ def _bars(plot: _Plot, x: float, number: int, point: CompactionPoint) -> list[st
     return parts
 
 
-def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup) -> list[str]:
+def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup, threshold: int | None) -> list[str]:
     css = "pikit-chart-run" if group.settings is not None else "pikit-chart-branch"
+    named = ""
+    if threshold is not None and threshold > 0:  # the group's own threshold, named under its caption
+        named = (f'<text x="{x + width / 2:.1f}" y="{plot.base + 68}" font-size="10" text-anchor="middle" '
+                 f'style="fill:{LINES["threshold"]}">threshold {esc(fmt_short(threshold))}</text>')
     parts = [f'<g class="pikit-chart-group {css}" data-group="{index}" data-label="{esc(group.label)}">',
-             f'<rect x="{x:.1f}" y="{_TOP - 16}" width="{width:.1f}" height="{_HEIGHT + 60}" rx="4" '
-             f'fill="{_RUN if group.settings else LINES["grid"]}" fill-opacity="0.06"/>']
+             f'<rect x="{x:.1f}" y="{_TOP - 16}" width="{width:.1f}" height="{_HEIGHT + (88 if named else 60)}" '
+             f'rx="4" fill="{_RUN if group.settings else LINES["grid"]}" fill-opacity="0.06"/>']
+    if threshold is not None and named:
+        parts.append(_threshold_line(x, x + width, plot.y(threshold), threshold, labelled=False))
     inner = x + _GAP + max(0.0, (width - len(group.points) * (2 * _BAR + 3 * _GAP)) / 2)
     for k, point in enumerate(group.points):
         parts.extend(_bars(plot, inner + k * (2 * _BAR + 3 * _GAP), k + 1, point))
@@ -249,7 +273,7 @@ def _group(plot: _Plot, x: float, width: float, index: int, group: ChartGroup) -
     parts.append(f'<text class="pikit-chart-label" x="{x + width / 2:.1f}" y="{plot.base + 42}" font-size="11" '
                  f'font-weight="600" text-anchor="middle">{esc(group.label)}</text>'
                  f'<text x="{x + width / 2:.1f}" y="{plot.base + 55}" font-size="10" text-anchor="middle">'
-                 f"{esc(caption)}</text></g>")
+                 f"{esc(caption)}</text>{named}</g>")
     return parts
 
 
@@ -259,18 +283,24 @@ EMPTY_CHART = "No compaction on this branch yet: run one to see its tokensBefore
 
 def render_chart(groups: Sequence[ChartGroup], threshold: int | None = None, *, empty: str = EMPTY_CHART) -> str:
     """An inline SVG of tokensBefore/tokensAfter, one labelled group per run (full width; labels
-    escaped); ``empty`` (plain text, escaped) is said instead when no group has a point."""
+    escaped); ``empty`` (plain text, escaped) is said instead when no group has a point.
+
+    ``threshold`` is the branch's (the panel's settings); a run's group is measured against its own
+    settings' threshold. One line crosses the chart when every group has the same threshold; otherwise each
+    group draws its own, so a run made at another context window is never read against the wrong line."""
     if not any(g.points for g in groups):
         return f'<div class="pikit-chart pikit-dim" aria-label="compaction chart">{esc(empty)}</div>'
     shown = [g for g in groups if g.points]
-    plot = _Plot(shown, threshold)
-    height = plot.base + 64
+    thresholds = [threshold if g.settings is None else g.settings.threshold for g in shown]
+    shared = thresholds[0] if len(set(thresholds)) == 1 else None
+    plot = _Plot(shown, max((t for t in thresholds if t is not None), default=None))
+    height = plot.base + (64 if shared is not None else 80)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {plot.width} {height}" width="100%" '
              f'preserveAspectRatio="xMinYMin meet" role="img" '
-             f'aria-label="tokensBefore and tokensAfter of each compaction">', *_grid(plot, threshold)]
+             f'aria-label="tokensBefore and tokensAfter of each compaction">', *_grid(plot, shared)]
     x = float(_LEFT + 8)
-    for index, (group, width) in enumerate(zip(shown, plot.widths, strict=True)):
-        parts.extend(_group(plot, x, width, index, group))
+    for index, (group, width, own) in enumerate(zip(shown, plot.widths, thresholds, strict=True)):
+        parts.extend(_group(plot, x, width, index, group, None if shared is not None else own))
         x += width + 16
     parts.append("</svg>")
     legend = (f'<div class="pikit-legend"><span><span class="pikit-swatch" style="background:{_BEFORE}"></span>'

@@ -46,6 +46,15 @@ class ContextRow:
     index: int  # in projection.messages (-1 for a marker row)
     zone: str
 
+    @property
+    def source(self) -> str:
+        """Where the row comes from, in words: ``entry ID``, or ``carried by compaction ID`` for the system
+        prompt a compaction entry stores (its ``systemMessage``), which no entry of the branch sends itself."""
+        entry = self.entry.entry
+        if entry.type == "compaction" and self.message is not None and self.message.get("role") == "system":
+            return f"carried by compaction {entry.id}"
+        return f"entry {entry.id}"
+
 
 def zones(projection: Projection) -> list[str]:
     """The zone of each projected entry (see :class:`ContextRow`)."""
@@ -304,7 +313,8 @@ def _source_html(view: RowView) -> str:
         markers.append(f'<span class="pikit-marker pikit-marker-{css}">{text}{esc(pe.edit.id if pe.edit else "")}'
                        "</span>")
     elif pe.status == "summary":
-        markers.append('<span class="pikit-marker pikit-marker-summary">summary</span>')
+        text = "carries the system prompt" if view.row.source.startswith("carried") else "summary"
+        markers.append(f'<span class="pikit-marker pikit-marker-summary">{text}</span>')
     if view.row.zone in ("kept", "new"):
         markers.append(f'<span class="pikit-marker pikit-dim">{view.row.zone}</span>')
     return (f'<br><span class="pikit-id">{esc(pe.entry.id)}</span>'

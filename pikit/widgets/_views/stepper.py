@@ -9,7 +9,7 @@ reader) can account for every highlighted entry.
 from __future__ import annotations
 
 from ..._formatting import fmt_int, plural
-from ..._palette import DIFF, LINES, SEGMENTS
+from ..._palette import LINES, SEGMENTS
 from ...compaction._walkthrough import MARKS, Fold, Step, StepRow, Walkthrough
 from .._html import esc, role_badge
 
@@ -17,19 +17,20 @@ __all__ = ["STEPPER_CSS", "highlight_css", "render_nav", "render_rows", "render_
 
 _HIGHLIGHT_LIMIT = 3_000  # entries a step can highlight in another view (a longer selector is not worth it)
 
-# Mark → colour: the same colours as the budget bar and the cut preview mean the same things.
+# Mark → colour, one colour per mark (a legend never shows two marks alike). Where a mark means what a part of
+# the budget bar means, it takes that part's colour: kept messages, the new summary, the threshold.
 _MARK_COLOURS = {
-    "walked": LINES["keep_recent"],
+    "walked": "#0288d1",
     "reached": LINES["threshold"],
-    "cut-point": LINES["grid"],
-    "cut": SEGMENTS["kept"],
+    "cut-point": "#546e7a",
+    "cut": "#00897b",
     "turn-start": "#fb8c00",
-    "prefix": "#fb8c00",
-    "summarized": DIFF["summarized"],
-    "previous": SEGMENTS["summary"],
+    "prefix": "#6d4c41",
+    "summarized": "#ec407a",
+    "previous": "#3949ab",
     "kept": SEGMENTS["kept"],
     "summary": SEGMENTS["summary"],
-    "skipped": LINES["grid"],
+    "skipped": "#bdbdbd",
 }
 
 # Mark → the few words of the "here" column (the legend gives the longer description).
