@@ -1,0 +1,72 @@
+"""The rules' recall on random keys of every base64 alphabet, and their precision on paths and prose."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+import pikit
+from pikit._redaction.rules import ENTROPY_LIMIT
+
+_STANDARD = string.ascii_letters + string.digits + "+/"
+_URL_SAFE = string.ascii_letters + string.digits + "-_"
+
+
+def _entropy(word: str) -> float:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    return float(Base64HighEntropyString(limit=ENTROPY_LIMIT).calculate_shannon_entropy(word))
+
+
+def _mixed(word: str) -> bool:
+    return any(c.isdigit() for c in word) and any(c.islower() for c in word) and any(c.isupper() for c in word)
+
+
+def _left(redactor: pikit.Redactor, key: str, text: str) -> bool:
+    """Whether 8 characters or more of ``key`` are left in ``text`` once redacted."""
+    out = redactor.redact_text(text, pikit.Placeholders())
+    return any(key[i:i + 8] in out for i in range(len(key) - 7))
+
+
+@pytest.fixture(scope="module")
+def redactor() -> pikit.Redactor:
+    return pikit.Redactor(environment=False)
+
+
+def test_random_keys_of_the_documented_shape_go_whole(redactor: pikit.Redactor) -> None:
+    """A word of 24+ base64 characters, mixed case and digits, 4.5 bits per character: slashes,
+    plus signs, padding and url-safe characters included."""
+    rng = random.Random(31)
+    keys: list[str] = []
+    while len(keys) < 400:
+        alphabet = _STANDARD if len(keys) % 2 else _URL_SAFE
+        core = "".join(rng.choice(alphabet) for _ in range(rng.randint(24, 64)))
+        separators = core.count("-") + core.count("_")
+        if not _mixed(core) or _entropy(core) < ENTROPY_LIMIT or separators > len(core) / 8:
+            continue  # (many - and _: a slug, as the README says)
+        keys.append(core + ("=" * rng.randint(0, 2) if alphabet == _STANDARD else ""))
+    assert sum("/" in k for k in keys) > 50
+    left = [k for k in keys if _left(redactor, k, f'the key "{k}" and {k} again')]
+    assert left == []
+
+
+def test_a_bare_aws_secret_key_goes(redactor: pikit.Redactor) -> None:
+    rng = random.Random(32)
+    keys = [k for k in ("".join(rng.choice(_STANDARD) for _ in range(40)) for _ in range(400)) if _mixed(k)]
+    assert [k for k in keys if _left(redactor, k, f"export {k}\n{k}")] == []
+    documented = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's own example
+    assert redactor.spans(f"secret {documented}") == [(7, 47, "high-entropy")]
+
+
+@pytest.mark.parametrize("text", [
+    "see src/cart/total.ts and src/cart/CartTotalWidget2/index.tsx",
+    "/var/folders/49/l4171l3n219_xwq30fmyzr8w0000gn/T/TemporaryItems/NSIRD_screencaptureui_tby1cQ/Screens",
+    "https://github.com/badlogic/pi-mono/blob/3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345/packages/ai/src/Models2",
+    "node_modules/@mariozechner/pi-coding-agent/dist/core/SessionManager3.js",
+    "docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-ec2-vpc",
+    "The quick brown fox jumps over the lazy dog; and/or the 2nd one/Another2Thing.",
+])
+def test_paths_and_prose_are_kept(redactor: pikit.Redactor, text: str) -> None:
+    assert redactor.spans(text) == []
