@@ -8,6 +8,7 @@ gets the same placeholder everywhere in that run.
 from __future__ import annotations
 
 import base64
+import bisect
 import os
 import re
 import urllib.parse
@@ -38,6 +39,41 @@ _ENV_MIN = 8  # shorter values (``true``, ``1``, ``dev``) would take ordinary wo
 _MIN_BASE64_RUN = 12
 _SHORTEST = 6  # no rule finds a secret in a shorter text
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
+#: A JSON escape inside a string that holds JSON text: ``\/`` and ``\u002f`` (any depth of backslashes),
+#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules.
+_ESCAPE = re.compile(r"\\+(?:/|u([0-9a-fA-F]{4}))")
+
+
+class _Unescaped:
+    """``text`` with its JSON escapes of printable ASCII undone, and the way back to ``text``'s offsets."""
+
+    def __init__(self, text: str) -> None:
+        pieces: list[str] = []
+        self.after: list[int] = []  # offsets in the unescaped text just past an undone escape...
+        self.shift: list[int] = []  # ...and how far ahead the source text is from there on
+        last = shift = 0
+        for match in _ESCAPE.finditer(text):
+            code = match.group(1)
+            char = "/" if code is None else chr(int(code, 16))
+            if not 0x20 < ord(char) < 0x7F:
+                continue
+            pieces += [text[last:match.start()], char]
+            last = match.end()
+            self.after.append(match.start() - shift + 1)
+            shift += match.end() - match.start() - 1
+            self.shift.append(shift)
+        pieces.append(text[last:])
+        self.text = "".join(pieces)
+
+    def source(self, offset: int) -> int:
+        """The offset in the source text of the unescaped text's ``offset`` (a start, or an end)."""
+        n = bisect.bisect_right(self.after, offset)
+        return offset + (self.shift[n - 1] if n else 0)
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with the JSON escapes :data:`_ESCAPE` finds undone (the key of a secret seen escaped)."""
+    return _Unescaped(text).text if "\\" in text else text
 
 
 class Placeholders:
@@ -199,10 +235,34 @@ class Redactor:
         return secret in self._allowed or any(p.fullmatch(secret) for p in self._allowed_patterns)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out."""
-        found: list[tuple[int, int, str]] = []
+        """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out.
+
+        A text holding JSON escapes (``\\/``, ``\\u002f``) is also looked at with them undone, so a
+        token its escaped slashes split is found whole.
+        """
         if len(text) < _SHORTEST:
+            return []
+        found = self._found(text)
+        if "\\" in text:
+            unescaped = _Unescaped(text)
+            if unescaped.after:
+                more = self._found(unescaped.text)
+                found += [(unescaped.source(start), unescaped.source(end), kind) for start, end, kind in more]
+        if not found:
             return found
+        found.sort(key=lambda s: (s[0], -s[1]))
+        merged: list[tuple[int, int, str]] = []
+        for start, end, kind in found:
+            if merged and start < merged[-1][1]:  # overlapping: one secret, the first rule's kind
+                last = merged[-1]
+                merged[-1] = (last[0], max(last[1], end), last[2])
+            else:
+                merged.append((start, end, kind))
+        return [s for s in merged if not self.allowed(_unescaped(text[s[0]:s[1]]))]
+
+    def _found(self, text: str) -> list[tuple[int, int, str]]:
+        """Every rule's spans in ``text``, as found: unsorted, maybe overlapping."""
+        found: list[tuple[int, int, str]] = []
         lower = text.lower()
         windows: list[tuple[int, int]] | None = None
         for rule in self._rules:
@@ -218,17 +278,7 @@ class Redactor:
                     found.append((start, end, rule.kind))
         if self._finder is not None:
             found += [(start, end, "high-entropy") for start, end in self._finder.spans(text)]
-        if not found:
-            return found
-        found.sort(key=lambda s: (s[0], -s[1]))
-        merged: list[tuple[int, int, str]] = []
-        for start, end, kind in found:
-            if merged and start < merged[-1][1]:  # overlapping: one secret, the first rule's kind
-                last = merged[-1]
-                merged[-1] = (last[0], max(last[1], end), last[2])
-            else:
-                merged.append((start, end, kind))
-        return [s for s in merged if not self.allowed(text[s[0]:s[1]])]
+        return found
 
     def redact_text(self, text: str, placeholders: Placeholders, counts: dict[str, int] | None = None) -> str:
         """``text`` with each secret replaced by its placeholder; ``counts`` (kind → n) is added to."""
@@ -238,7 +288,7 @@ class Redactor:
         pieces: list[str] = []
         at = 0
         for start, end, kind in spans:
-            secret = text[start:end]
+            secret = _unescaped(text[start:end])  # escaped or not, one secret: one placeholder
             if _PLACEHOLDER.fullmatch(secret):
                 continue
             pieces += [text[at:start], placeholders(kind, secret)]

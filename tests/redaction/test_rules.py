@@ -70,3 +70,14 @@ def test_a_bare_aws_secret_key_goes(redactor: pikit.Redactor) -> None:
 ])
 def test_paths_and_prose_are_kept(redactor: pikit.Redactor, text: str) -> None:
     assert redactor.spans(text) == []
+
+
+@pytest.mark.parametrize("escape", ["\\/", "\\u002f", "\\u002F", "\\\\\\/"])
+def test_a_key_split_by_json_escapes_goes_whole_with_one_placeholder(redactor: pikit.Redactor, escape: str) -> None:
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    hook = "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/" + "Xy7" * 8
+    escaped = key.replace("/", escape)
+    text = f'{{"aws": "{escaped}", "hook": "{hook.replace("/", escape)}"}} and {key} plain'
+    out = redactor.redact_text(text, pikit.Placeholders())
+    assert out == '{"aws": "[REDACTED:high-entropy:1]", "hook": "[REDACTED:slack-webhook:1]"} and ' \
+                  "[REDACTED:high-entropy:1] plain"
