@@ -178,8 +178,9 @@ class Finder:
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         """Where ``text`` holds a long word of base64 characters random enough to be a key.
 
-        A word holding ``/`` is a key when the whole of it is and at most one part between its slashes
-        is a word (``var``, ``folders``, ``TemporaryItems``: a path); else each part is looked at alone, so a key in a path (``/keys/<key>/``) is still found.
+        A word holding ``/`` is a key when the whole of it is and at most one part between its
+        slashes is a word (``var``, ``folders``, ``TemporaryItems``: a path); else each part is
+        looked at alone, so a key in a path (``/keys/<key>/``) is still found.
         """
         for match in _CANDIDATE.finditer(text):
             word = match.group()

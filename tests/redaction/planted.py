@@ -118,8 +118,8 @@ def values() -> list[str]:
 def forms(value: str) -> set[str]:
     """The ways ``value`` can show up in output: raw, escaped (JSON, ``repr``, ``\\/``, HTML), base64."""
     found = set(key_forms(value))
-    found |= {value.replace("/", "\\/"), value.replace("/", "\\u002f"), value.replace("/", "\\\\/"), value.replace("/", "\\\\u002f"),
-              html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1], urllib.parse.quote(value, safe="")}
+    found |= {value.replace("/", escape) for escape in ("\\/", "\\u002f", "\\\\/", "\\\\u002f")}
+    found |= {html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1], urllib.parse.quote(value, safe="")}
     return {f for f in found if len(f) >= 8}
 
 
