@@ -84,7 +84,7 @@ def redact(session: Session, redactor: Redactor | None = None, *, placeholders: 
     redact_in_place(header, text, header=True)
     path = None if session.path is None else text(session.path)  # a token in a file name goes too
     loaded = session.report
-    shown = dataclasses.replace(loaded, source=text(loaded.source), found=list(loaded.found),
+    shown = dataclasses.replace(loaded, source=text(loaded.source), found=list(loaded.found), redacted=True,
                                 title=None if loaded.title is None else text(loaded.title))
     report.header = dict(counts)
     entries = []
