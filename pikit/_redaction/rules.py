@@ -22,7 +22,7 @@ __all__ = ["ENTROPY_LIMIT", "KEYWORD", "KEYWORDED", "KEYWORDS", "NEEDLES", "RULE
            "high_entropy", "library_rules", "plausible"]
 
 #: (kind, regular expression): the secret is the group named ``s`` when the rule has one, else the match.
-_B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"  # a word starts: after no word character, or after ``\n`` written out
+_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"  # a word starts: after no letter or digit (``x_ghp_…``), or after ``\n``
 
 RULES: tuple[tuple[str, str], ...] = tuple((kind, expression.replace("{B}", _B)) for kind, expression in (
     ("private-key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"

@@ -81,3 +81,12 @@ def test_a_key_split_by_json_escapes_goes_whole_with_one_placeholder(redactor: p
     out = redactor.redact_text(text, pikit.Placeholders())
     assert out == '{"aws": "[REDACTED:high-entropy:1]", "hook": "[REDACTED:slack-webhook:1]"} and ' \
                   "[REDACTED:high-entropy:1] plain"
+
+
+def test_a_token_after_an_underscore_goes(redactor: pikit.Redactor) -> None:
+    """A file name as Pi writes it, with a token for its id: ``<timestamp>_<token>.jsonl``."""
+    token = "ghp_" + "K8s" * 12
+    text = f"/home/dev/.pi/agent/sessions/--x--/2026-01-01T00-00-00-000Z_{token}.jsonl MY_KEY_{token}"
+    assert redactor.redact_text(text, pikit.Placeholders()) == \
+        "/home/dev/.pi/agent/sessions/--x--/2026-01-01T00-00-00-000Z_[REDACTED:github-token:1].jsonl " \
+        "MY_KEY_[REDACTED:github-token:1]"
