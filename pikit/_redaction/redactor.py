@@ -40,8 +40,9 @@ _MIN_BASE64_RUN = 12
 _SHORTEST = 6  # no rule finds a secret in a shorter text
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
 #: A JSON escape inside a string that holds JSON text: ``\/`` and ``\u002f`` (any depth of backslashes),
-#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules.
-_ESCAPE = re.compile(r"\\+(?:/|u([0-9a-fA-F]{4}))")
+#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules; and the
+#: percent-escapes of base64's ``+``, ``/`` and ``=`` in a URL (``sig=…%2B…%3D``).
+_ESCAPE = re.compile(r"\\+(?:/|u([0-9a-fA-F]{4}))|%(2[BbFf]|3[Dd])")
 
 
 class _Unescaped:
@@ -53,7 +54,7 @@ class _Unescaped:
         self.shift: list[int] = []  # ...and how far ahead the source text is from there on
         last = shift = 0
         for match in _ESCAPE.finditer(text):
-            code = match.group(1)
+            code = match.group(1) or match.group(2)
             char = "/" if code is None else chr(int(code, 16))
             if not 0x20 < ord(char) < 0x7F:
                 continue
@@ -73,7 +74,7 @@ class _Unescaped:
 
 def _unescaped(text: str) -> str:
     """``text`` with the JSON escapes :data:`_ESCAPE` finds undone (the key of a secret seen escaped)."""
-    return _Unescaped(text).text if "\\" in text else text
+    return _Unescaped(text).text if "\\" in text or "%" in text else text
 
 
 class Placeholders:
@@ -237,13 +238,13 @@ class Redactor:
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out.
 
-        A text holding JSON escapes (``\\/``, ``\\u002f``) is also looked at with them undone, so a
-        token its escaped slashes split is found whole.
+        A text holding JSON escapes (``\\/``, ``\\u002f``) or percent-escapes of ``+/=`` is also looked
+        at with them undone, so a token its escaped slashes split is found whole.
         """
         if len(text) < _SHORTEST:
             return []
         found = self._found(text)
-        if "\\" in text:
+        if "\\" in text or "%" in text:
             unescaped = _Unescaped(text)
             if unescaped.after:
                 more = self._found(unescaped.text)

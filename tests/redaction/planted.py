@@ -98,6 +98,9 @@ _escaped = _random_word(_ALNUM + "+/", 44, "//")
 _plant("json-escaped-slash", _escaped, '{"cred": "' + _escaped.replace("/", "\\/") + '"}')
 _unicode_escaped = _random_word(_ALNUM + "+/", 44, "//")
 _plant("json-escaped-u002f", _unicode_escaped, '{"cred": "' + _unicode_escaped.replace("/", "\\u002f") + '"}')
+_percent = _random_word(_ALNUM + "+/", 44, "+/")
+_plant("percent-escaped", _percent, "https://acct.blob.core.windows.net/c?sv=2024&sig="
+       + urllib.parse.quote(_percent, safe="") + "&se=1")
 FILE_TOKEN = "ghp_" + _r(36)
 """A token in the planted session's file name (and nowhere in its text)."""
 _plant("env", ENV_TOKEN, f"the service answered for {ENV_TOKEN}")

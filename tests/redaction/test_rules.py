@@ -90,3 +90,12 @@ def test_a_token_after_an_underscore_goes(redactor: pikit.Redactor) -> None:
     assert redactor.redact_text(text, pikit.Placeholders()) == \
         "/home/dev/.pi/agent/sessions/--x--/2026-01-01T00-00-00-000Z_[REDACTED:github-token:1].jsonl " \
         "MY_KEY_[REDACTED:github-token:1]"
+
+
+def test_a_key_percent_escaped_in_a_url_goes_whole(redactor: pikit.Redactor) -> None:
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY+9=="
+    escaped = key.replace("/", "%2F").replace("+", "%2b").replace("=", "%3D")
+    out = redactor.redact_text(f"https://acct.blob.core.windows.net/c?sv=2024&sig={escaped}&se=1 and {key}",
+                               pikit.Placeholders())
+    assert out == "https://acct.blob.core.windows.net/c?sv=2024&sig=[REDACTED:high-entropy:1]&se=1 and " \
+                  "[REDACTED:high-entropy:1]"
