@@ -146,7 +146,7 @@ def _functions(redacting: _Redacting) -> dict[str, tuple[Any, int]]:
     """The SQL functions a redacting export registers: name → (function, number of arguments)."""
     from ._recut import Recut
 
-    recut = Recut(redacting)
+    recut = Recut(redacting.text)
     return {_REDACT_SQL: (redacting.text, 1), "pikit_export_first_user": (recut.first_user, 2),
             "pikit_export_title": (recut.title, 5), "pikit_export_fact": (recut.fact, 1)}
 

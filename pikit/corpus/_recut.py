@@ -10,7 +10,7 @@ whose file changed since the scan, and a cut fact, lose the word at the cut once
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from .._context.describe import display_title
 from ..compaction._facts import MAX_FACT_CHARS
@@ -18,8 +18,8 @@ from ..errors import PikitError
 from ..jsjson import without_lone_surrogates
 from ._scan import TEXT_LIMIT, _content_text
 
-if TYPE_CHECKING:
-    from ._export import _Redacting
+#: How an export redacts one value (``None`` stays ``None``), counting what it replaced.
+Redact = Callable[[str | None], str | None]
 
 __all__ = ["Recut"]
 
@@ -27,37 +27,37 @@ __all__ = ["Recut"]
 class Recut:
     """Redact-then-cut for one export's columns (DuckDB calls these once per row)."""
 
-    def __init__(self, redacting: _Redacting) -> None:
-        self.redacting = redacting
+    def __init__(self, text: Redact) -> None:
+        self.text = text
         self._first: dict[str, str | None] = {}
 
     def first_user(self, path: str | None, stored: str | None) -> str | None:
         """``first_user_message``: redacted whole (read again when the index holds it cut), then cut."""
         if stored is None or path is None:
-            return self.redacting.text(stored)
+            return self.text(stored)
         if path not in self._first:
             self._first[path] = self._redacted_first(path, stored)
         return self._first[path]
 
     def _redacted_first(self, path: str, stored: str) -> str | None:
         if len(stored) < TEXT_LIMIT:  # never cut
-            return self.redacting.text(stored)
+            return self.text(stored)
         whole = _first_user_text(path)
         if whole is None or whole[:TEXT_LIMIT] != stored:  # the file changed since the scan
-            return _without_cut_word(self.redacting.text(stored) or "")
-        return (self.redacting.text(whole) or "")[:TEXT_LIMIT]
+            return _without_cut_word(self.text(stored) or "")
+        return (self.text(whole) or "")[:TEXT_LIMIT]
 
     def title(self, stored: str | None, name: str | None, path: str | None, first: str | None,
               session_id: str | None) -> str | None:
         """``title``: made again, as the scan makes it, from the redacted name, path and first user message."""
         if stored is None or stored != display_title(name, path, first, session_id=session_id):
-            return _without_cut_word(self.redacting.text(stored) or "") if stored else stored
-        return display_title(self.redacting.text(name), self.redacting.text(path), self.first_user(path, first),
+            return _without_cut_word(self.text(stored) or "") if stored else stored
+        return display_title(self.text(name), self.text(path), self.first_user(path, first),
                              session_id=session_id)
 
     def fact(self, text: str | None) -> str | None:
         """A fact's ``text``: redacted; one the extraction cut loses its last word (it may be a token's start)."""
-        redacted = self.redacting.text(text)
+        redacted = self.text(text)
         if text is None or redacted is None or len(text) < MAX_FACT_CHARS:
             return redacted
         return _without_cut_word(redacted)
