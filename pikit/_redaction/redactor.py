@@ -40,13 +40,25 @@ _MIN_BASE64_RUN = 12
 _SHORTEST = 6  # no rule finds a secret in a shorter text
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
 #: A JSON escape inside a string that holds JSON text: ``\/`` and ``\u002f`` (any depth of backslashes),
-#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules; and the
-#: percent-escapes of base64's ``+``, ``/`` and ``=`` in a URL (``sig=…%2B…%3D``).
-_ESCAPE = re.compile(r"\\+(?:/|u([0-9a-fA-F]{4}))|%(2[BbFf]|3[Dd])")
+#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules; the
+#: percent-escapes of base64's ``+``, ``/`` and ``=`` in a URL (``sig=…%2B…%3D``); and HTML's numeric
+#: character references (``&#x2F;``, ``&#47;``) in a page a tool fetched.
+_ESCAPE = re.compile(r"\\+(?:/|u(?P<json>[0-9a-fA-F]{4}))|%(?P<percent>2[BbFf]|3[Dd])"
+                     r"|&#(?:[xX](?P<hex>[0-9a-fA-F]{1,4})|(?P<decimal>[0-9]{1,5}));")
+_MAY_ESCAPE = ("\\", "%", "&#")
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    """The character an escape :data:`_ESCAPE` found stands for."""
+    code = match.group("json") or match.group("percent") or match.group("hex")
+    if code is not None:
+        return chr(int(code, 16))
+    decimal = match.group("decimal")
+    return chr(min(int(decimal), 0x10FFFF)) if decimal is not None else "/"
 
 
 class _Unescaped:
-    """``text`` with its JSON escapes of printable ASCII undone, and the way back to ``text``'s offsets."""
+    """``text`` with its escapes (:data:`_ESCAPE`) of printable ASCII undone, and the way back to its offsets."""
 
     def __init__(self, text: str) -> None:
         pieces: list[str] = []
@@ -54,8 +66,7 @@ class _Unescaped:
         self.shift: list[int] = []  # ...and how far ahead the source text is from there on
         last = shift = 0
         for match in _ESCAPE.finditer(text):
-            code = match.group(1) or match.group(2)
-            char = "/" if code is None else chr(int(code, 16))
+            char = _escaped_char(match)
             if not 0x20 < ord(char) < 0x7F:
                 continue
             pieces += [text[last:match.start()], char]
@@ -73,8 +84,8 @@ class _Unescaped:
 
 
 def _unescaped(text: str) -> str:
-    """``text`` with the JSON escapes :data:`_ESCAPE` finds undone (the key of a secret seen escaped)."""
-    return _Unescaped(text).text if "\\" in text or "%" in text else text
+    """``text`` with the escapes :data:`_ESCAPE` finds undone (the key of a secret seen escaped)."""
+    return _Unescaped(text).text if any(mark in text for mark in _MAY_ESCAPE) else text
 
 
 class Placeholders:
@@ -238,13 +249,13 @@ class Redactor:
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out.
 
-        A text holding JSON escapes (``\\/``, ``\\u002f``) or percent-escapes of ``+/=`` is also looked
-        at with them undone, so a token its escaped slashes split is found whole.
+        A text holding JSON escapes (``\\/``, ``\\u002f``), percent-escapes of ``+/=`` or HTML character
+        references (``&#x2F;``) is also looked at with them undone, so a token they split is found whole.
         """
         if len(text) < _SHORTEST:
             return []
         found = self._found(text)
-        if "\\" in text or "%" in text:
+        if any(mark in text for mark in _MAY_ESCAPE):
             unescaped = _Unescaped(text)
             if unescaped.after:
                 more = self._found(unescaped.text)

@@ -101,6 +101,8 @@ _plant("json-escaped-u002f", _unicode_escaped, '{"cred": "' + _unicode_escaped.r
 _percent = _random_word(_ALNUM + "+/", 44, "+/")
 _plant("percent-escaped", _percent, "https://acct.blob.core.windows.net/c?sv=2024&sig="
        + urllib.parse.quote(_percent, safe="") + "&se=1")
+_html = _random_word(_ALNUM + "+/", 44, "//")
+_plant("html-escaped", _html, "<pre>" + _html.replace("/", "&#x2F;") + "</pre>")
 FILE_TOKEN = "ghp_" + _r(36)
 """A token in the planted session's file name (and nowhere in its text)."""
 _plant("env", ENV_TOKEN, f"the service answered for {ENV_TOKEN}")
@@ -121,7 +123,7 @@ def values() -> list[str]:
 def forms(value: str) -> set[str]:
     """The ways ``value`` can show up in output: raw, escaped (JSON, ``repr``, ``\\/``, HTML), base64."""
     found = set(key_forms(value))
-    found |= {value.replace("/", escape) for escape in ("\\/", "\\u002f", "\\\\/", "\\\\u002f")}
+    found |= {value.replace("/", escape) for escape in ("\\/", "\\u002f", "\\\\/", "\\\\u002f", "&#x2F;", "&#47;")}
     found |= {html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1], urllib.parse.quote(value, safe="")}
     return {f for f in found if len(f) >= 8}
 

@@ -99,3 +99,10 @@ def test_a_key_percent_escaped_in_a_url_goes_whole(redactor: pikit.Redactor) -> 
                                pikit.Placeholders())
     assert out == "https://acct.blob.core.windows.net/c?sv=2024&sig=[REDACTED:high-entropy:1]&se=1 and " \
                   "[REDACTED:high-entropy:1]"
+
+
+@pytest.mark.parametrize("reference", ["&#x2F;", "&#X2f;", "&#47;"])
+def test_a_key_split_by_html_character_references_goes_whole(redactor: pikit.Redactor, reference: str) -> None:
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    out = redactor.redact_text(f"<code>{key.replace('/', reference)}</code>", pikit.Placeholders())
+    assert out == "<code>[REDACTED:high-entropy:1]</code>"
