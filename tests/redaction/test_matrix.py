@@ -92,13 +92,15 @@ def _library_outputs(copy: pikit.Session) -> dict[str, str]:
 
     before = list(_instances)
     explorer = SessionExplorer(copy, mode="all")
-    explorer.leaf = "a000000e"  # the other branch shown too
     sent = []
+    for leaf in ("a000000c", "a000000e"):  # each branch shown in turn
+        explorer.leaf_id = leaf
+        for widget in new_widgets(before):
+            state = widget.get_state()
+            sent += [text for _, text in strings({k: v for k, v in state.items() if isinstance(v, str | list | dict)})]
+            sent += [bytes(v).decode("utf-8", "replace") for v in state.values() if isinstance(v, bytes | memoryview)]
     for widget in new_widgets(before):
-        state = widget.get_state()
-        sent += [text for _, text in strings({k: v for k, v in state.items() if isinstance(v, str | list | dict)})]
-        sent += [bytes(v).decode("utf-8", "replace") for v in state.values() if isinstance(v, bytes | memoryview)]
-    explorer.close_all() if hasattr(explorer, "close_all") else None
+        widget.close()
     settings = PageSettings("anthropic/claude-sonnet-4-5", 200_000, 16_384, 20_000)
     return {"repr": repr(copy), "html repr": copy._repr_html_(),
             "page": render_page(copy, settings, tree_filter="all"), "page other leaf": render_page(copy, settings,
