@@ -85,13 +85,19 @@ def echo(value: object, limit: int = ECHO_LIMIT) -> str:
 ECHOED_WHOLE = 256
 
 
+#: The lone surrogates that no file name decodes to (Python gives U+DC80–U+DCFF to bytes that are not UTF-8).
+_NOT_A_NAME = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
 def shell_quote(path: str) -> str:
     """A path as a shell word that names exactly it, and is inert itself.
 
     A plain path is quoted as :func:`shlex.quote` does; one holding a control character, a
     bidirectional control or bytes that are not UTF-8 (lone surrogates, as Python reads such a
     name) is written ``$'…'`` with every byte outside printable ASCII as ``\\xHH`` (bash, zsh,
-    POSIX sh since 2024): pasted into a shell it names the same bytes.
+    POSIX sh since 2024): pasted into a shell it names the same bytes. A lone surrogate that
+    no file name decodes to (outside U+DC80–U+DCFF) is written as U+FFFD, as Node (and so Pi)
+    writes it in a file name.
     """
     if not _FOR_TERMINALS.search(path):
         import shlex
@@ -100,7 +106,11 @@ def shell_quote(path: str) -> str:
     import os
 
     out = []
-    for byte in os.fsencode(path):
+    try:
+        raw = os.fsencode(path)
+    except UnicodeEncodeError:  # a surrogate os.fsencode has no byte for (a path made up, not read)
+        raw = os.fsencode(_NOT_A_NAME.sub("\ufffd", path))
+    for byte in raw:
         char = chr(byte)
         out.append("\\" + char if char in "'\\" else char if 0x20 <= byte < 0x7F else f"\\x{byte:02x}")
     return "$'" + "".join(out) + "'"

@@ -69,6 +69,9 @@ class LoadReport:
     #: The title of an oh-my-pi file: its first line, a fixed-width ``{"type":"title"}`` slot
     #: before the header, else the header's ``title`` (``None`` for Pi's own files).
     title: str | None = None
+    #: Whether the session is a redacted copy held in memory (:func:`pikit.redact`): it is never
+    #: refreshed, since what its source's file gains is not redacted.
+    redacted: bool = field(default=False, repr=False)
 
     @property
     def problems(self) -> list[Problem]:

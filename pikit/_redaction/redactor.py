@@ -8,6 +8,7 @@ gets the same placeholder everywhere in that run.
 from __future__ import annotations
 
 import base64
+import bisect
 import os
 import re
 import urllib.parse
@@ -38,6 +39,53 @@ _ENV_MIN = 8  # shorter values (``true``, ``1``, ``dev``) would take ordinary wo
 _MIN_BASE64_RUN = 12
 _SHORTEST = 6  # no rule finds a secret in a shorter text
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
+#: A JSON escape inside a string that holds JSON text: ``\/`` and ``\u002f`` (any depth of backslashes),
+#: which would split a token at its slashes (and hide ``+``, ``=``, letters) from the rules; the
+#: percent-escapes of base64's ``+``, ``/`` and ``=`` in a URL (``sig=…%2B…%3D``); and HTML's numeric
+#: character references (``&#x2F;``, ``&#47;``) in a page a tool fetched.
+_ESCAPE = re.compile(r"\\+(?:/|u(?P<json>[0-9a-fA-F]{4}))|%(?P<percent>2[BbFf]|3[Dd])"
+                     r"|&#(?:[xX](?P<hex>[0-9a-fA-F]{1,4})|(?P<decimal>[0-9]{1,5}));")
+_MAY_ESCAPE = ("\\", "%", "&#")
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    """The character an escape :data:`_ESCAPE` found stands for."""
+    code = match.group("json") or match.group("percent") or match.group("hex")
+    if code is not None:
+        return chr(int(code, 16))
+    decimal = match.group("decimal")
+    return chr(min(int(decimal), 0x10FFFF)) if decimal is not None else "/"
+
+
+class _Unescaped:
+    """``text`` with its escapes (:data:`_ESCAPE`) of printable ASCII undone, and the way back to its offsets."""
+
+    def __init__(self, text: str) -> None:
+        pieces: list[str] = []
+        self.after: list[int] = []  # offsets in the unescaped text just past an undone escape...
+        self.shift: list[int] = []  # ...and how far ahead the source text is from there on
+        last = shift = 0
+        for match in _ESCAPE.finditer(text):
+            char = _escaped_char(match)
+            if not 0x20 < ord(char) < 0x7F:
+                continue
+            pieces += [text[last:match.start()], char]
+            last = match.end()
+            self.after.append(match.start() - shift + 1)
+            shift += match.end() - match.start() - 1
+            self.shift.append(shift)
+        pieces.append(text[last:])
+        self.text = "".join(pieces)
+
+    def source(self, offset: int) -> int:
+        """The offset in the source text of the unescaped text's ``offset`` (a start, or an end)."""
+        n = bisect.bisect_right(self.after, offset)
+        return offset + (self.shift[n - 1] if n else 0)
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with the escapes :data:`_ESCAPE` finds undone (the key of a secret seen escaped)."""
+    return _Unescaped(text).text if any(mark in text for mark in _MAY_ESCAPE) else text
 
 
 class Placeholders:
@@ -199,10 +247,34 @@ class Redactor:
         return secret in self._allowed or any(p.fullmatch(secret) for p in self._allowed_patterns)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out."""
-        found: list[tuple[int, int, str]] = []
+        """The secrets in ``text``: (start, end, kind), in order, never overlapping, allowed ones left out.
+
+        A text holding JSON escapes (``\\/``, ``\\u002f``), percent-escapes of ``+/=`` or HTML character
+        references (``&#x2F;``) is also looked at with them undone, so a token they split is found whole.
+        """
         if len(text) < _SHORTEST:
+            return []
+        found = self._found(text)
+        if any(mark in text for mark in _MAY_ESCAPE):
+            unescaped = _Unescaped(text)
+            if unescaped.after:
+                more = self._found(unescaped.text)
+                found += [(unescaped.source(start), unescaped.source(end), kind) for start, end, kind in more]
+        if not found:
             return found
+        found.sort(key=lambda s: (s[0], -s[1]))
+        merged: list[tuple[int, int, str]] = []
+        for start, end, kind in found:
+            if merged and start < merged[-1][1]:  # overlapping: one secret, the first rule's kind
+                last = merged[-1]
+                merged[-1] = (last[0], max(last[1], end), last[2])
+            else:
+                merged.append((start, end, kind))
+        return [s for s in merged if not self.allowed(_unescaped(text[s[0]:s[1]]))]
+
+    def _found(self, text: str) -> list[tuple[int, int, str]]:
+        """Every rule's spans in ``text``, as found: unsorted, maybe overlapping."""
+        found: list[tuple[int, int, str]] = []
         lower = text.lower()
         windows: list[tuple[int, int]] | None = None
         for rule in self._rules:
@@ -218,17 +290,7 @@ class Redactor:
                     found.append((start, end, rule.kind))
         if self._finder is not None:
             found += [(start, end, "high-entropy") for start, end in self._finder.spans(text)]
-        if not found:
-            return found
-        found.sort(key=lambda s: (s[0], -s[1]))
-        merged: list[tuple[int, int, str]] = []
-        for start, end, kind in found:
-            if merged and start < merged[-1][1]:  # overlapping: one secret, the first rule's kind
-                last = merged[-1]
-                merged[-1] = (last[0], max(last[1], end), last[2])
-            else:
-                merged.append((start, end, kind))
-        return [s for s in merged if not self.allowed(text[s[0]:s[1]])]
+        return found
 
     def redact_text(self, text: str, placeholders: Placeholders, counts: dict[str, int] | None = None) -> str:
         """``text`` with each secret replaced by its placeholder; ``counts`` (kind → n) is added to."""
@@ -238,7 +300,7 @@ class Redactor:
         pieces: list[str] = []
         at = 0
         for start, end, kind in spans:
-            secret = text[start:end]
+            secret = _unescaped(text[start:end])  # escaped or not, one secret: one placeholder
             if _PLACEHOLDER.fullmatch(secret):
                 continue
             pieces += [text[at:start], placeholders(kind, secret)]

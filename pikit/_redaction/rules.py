@@ -22,7 +22,7 @@ __all__ = ["ENTROPY_LIMIT", "KEYWORD", "KEYWORDED", "KEYWORDS", "NEEDLES", "RULE
            "high_entropy", "library_rules", "plausible"]
 
 #: (kind, regular expression): the secret is the group named ``s`` when the rule has one, else the match.
-_B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"  # a word starts: after no word character, or after ``\n`` written out
+_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"  # a word starts: after no letter or digit (``x_ghp_…``), or after ``\n``
 
 RULES: tuple[tuple[str, str], ...] = tuple((kind, expression.replace("{B}", _B)) for kind, expression in (
     ("private-key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
@@ -121,10 +121,20 @@ EMAIL = ("email", r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{
 
 #: detect-secrets' limit for base64 strings (``Base64HighEntropyString``); pikit's default.
 ENTROPY_LIMIT = 4.5
-_CANDIDATE = re.compile(r"[A-Za-z0-9+_-]{24,}={0,2}")  # greedy and leftmost: always a whole word
+#: A word of detect-secrets' base64 alphabet (standard and url-safe: ``+/-_``, ``=`` padding),
+#: greedy and leftmost: always a whole word, slashes included (a key holding ``/`` is one word).
+_CANDIDATE = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
+_SHORTEST_WORD = 24  # a part of a word between slashes, looked at alone when the whole word is no key
 _LONGEST = 512  # a longer word is data (a blob of base64), not a key
+#: An AWS secret access key's shape (40 characters of standard base64), and the entropy from which
+#: a word of that shape alone is one: 40 random characters have 4.48 bits or more 99 times in 100.
+_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
+_AWS_SECRET_LIMIT = 4.2
 _DATED = re.compile(r".*(?:\d{4}-\d\d-\d\d|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}).*", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-fA-F-]+")
+#: A part of a path between two slashes: a lower-case word (``var``, ``folders``) or capitalised words
+#: (``TemporaryItems``); a key's parts are random, and two parts like these are rare in one.
+_PATH_PART = re.compile(r"[a-z]{3,}|[A-Z][a-z]{2,}(?:[A-Z][a-z]+)*")
 # Ids providers give tool calls, messages and responses: random, and no secrets.
 _ID_PREFIXES = ("toolu_", "call_", "msg_", "chatcmpl-", "resp_", "fc_", "rs_", "req_", "srvtoolu_")
 
@@ -166,18 +176,43 @@ class Finder:
         self.limit = limit
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        """Where ``text`` holds a long word of base64 characters random enough to be a key."""
+        """Where ``text`` holds a long word of base64 characters random enough to be a key.
+
+        A word holding ``/`` is a key when the whole of it is and at most one part between its
+        slashes is a word (``var``, ``folders``, ``TemporaryItems``: a path); else each part is
+        looked at alone, so a key in a path (``/keys/<key>/``) is still found.
+        """
         for match in _CANDIDATE.finditer(text):
-            if match.end() - match.start() <= _LONGEST and high_entropy(match.group(), self._entropy, self.limit):
+            word = match.group()
+            if len(word) > _LONGEST:
+                continue
+            if self._is_key(word):
                 yield match.span()
+                continue
+            if "/" not in word:
+                continue
+            at = match.start()
+            for part in word.split("/"):
+                if len(part) >= _SHORTEST_WORD and self._is_key(part):
+                    yield at, at + len(part)
+                at += len(part) + 1
+
+    def _is_key(self, word: str) -> bool:
+        if "/" in word and sum(1 for part in word.split("/") if _PATH_PART.fullmatch(part)) >= 2:
+            return False  # a path
+        if high_entropy(word, self._entropy, self.limit):
+            return True
+        return bool(_AWS_SECRET.fullmatch(word)) and high_entropy(word, self._entropy, min(self.limit,
+                                                                                          _AWS_SECRET_LIMIT))
 
 
 def high_entropy(word: str, entropy: Any, limit: float) -> bool:
-    """Whether ``word`` looks like a key: mixed case and digits, not hex (hashes, uuids), not an id or a slug."""
+    """Whether ``word`` looks like a key: mixed case and digits, not hex (hashes, uuids), not an id, a slug or a
+    path (separators ``-_/`` more than one character in eight), random enough (``limit``: bits per character)."""
     if _HEX.fullmatch(word) or word.isalpha() or word.startswith(_ID_PREFIXES):
         return False
     if not (any(c.isdigit() for c in word) and any(c.islower() for c in word) and any(c.isupper() for c in word)):
         return False
-    if word.count("-") + word.count("_") > len(word) / 8 or _DATED.fullmatch(word):
-        return False  # a slug, a model name, a file name with a date or a uuid
+    if word.count("-") + word.count("_") + word.count("/") > len(word) / 8 or _DATED.fullmatch(word):
+        return False  # a slug, a path, a model name, a file name with a date or a uuid
     return bool(entropy(word) >= limit)

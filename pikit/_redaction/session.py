@@ -7,6 +7,7 @@ data) differ. An entry with nothing to redact keeps its line byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,8 +65,9 @@ def redact(session: Session, redactor: Redactor | None = None, *, placeholders: 
     it, ``options`` are :class:`Redactor`'s (``redact(session, emails=True)``). ``placeholders``
     carries the numbering across calls (by default each call numbers from 1): the same secret
     gets the same placeholder, ``[REDACTED:kind:n]``, everywhere it numbers. The source session
-    is not changed; the copy keeps its path, its load report and its leaf, and its header
-    records the run as ``redactedBy``.
+    is not changed; the copy keeps its leaf and its load report, its path (and the report's) is
+    redacted like any text (a token in a file name is a secret too: ``path`` is then no file),
+    and its header records the run as ``redactedBy`` (the header's counts include the path's).
     """
     if redactor is None:
         redactor = Redactor(**options)
@@ -80,6 +82,10 @@ def redact(session: Session, redactor: Redactor | None = None, *, placeholders: 
 
     header = jsjson.loads(jsjson.stringify_bytes(session.header))
     redact_in_place(header, text, header=True)
+    path = None if session.path is None else text(session.path)  # a token in a file name goes too
+    loaded = session.report
+    shown = dataclasses.replace(loaded, source=text(loaded.source), found=list(loaded.found), redacted=True,
+                                title=None if loaded.title is None else text(loaded.title))
     report.header = dict(counts)
     entries = []
     for entry in session.entries:
@@ -91,7 +97,7 @@ def redact(session: Session, redactor: Redactor | None = None, *, placeholders: 
     report._add(report.header)
     report.distinct = numbering.distinct()
     header["redactedBy"] = report.stamp()
-    copy = Session(header, entries, path=session.path, report=session.report)
+    copy = Session(header, entries, path=path, report=shown)
     if session.leaf_id in copy.by_id or session.leaf_id is None:
         copy.leaf_id = session.leaf_id
     return copy, report

@@ -79,6 +79,9 @@ def refresh_tree(session: SessionTree) -> Refresh:
         raise PikitError("this session was not loaded from a file, so there is nothing to refresh; "
                          "use pikit.load(path) or pikit.follow(path)")
     report = session.report
+    if report.redacted:
+        raise PikitError("a redacted copy is not refreshed (what its source gained would not be redacted); "
+                         "refresh the source, then redact it again")
     mark = report.mark if report.mark is not None else FileMark()
     if report.keeps_parsed is None:
         report.keeps_parsed = report.bytes < reading.KEEP_ALL_BELOW

@@ -45,20 +45,31 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
     if redacting(args) and getattr(args, "dry_run", None) is False:  # compact, branch-summary: would write
         raise WriteError("--redact applies to what is shown (--dry-run); to write, first make a redacted copy with "
                          "`pikit redact FILE -o OUT` and run on OUT")
+    redactor, numbering, shown = None, None, path
+    if redacting(args):
+        from .._redaction.redactor import Placeholders
+
+        output = getattr(args, "output", None)
+        if output is not None and getattr(args, "dry_run", None) is None:  # export, fork, migrate: a file written
+            from .._format.write import check_target
+
+            check_target(output, source=path, overwrite=getattr(args, "force", False))  # (the copy's path is shown)
+        redactor, numbering = redactor_from(args), Placeholders()
+        shown = redactor.redact_text(path, numbering)  # the name shown in notes, numbered as in the copy
     with terminal_progress(args) as progress:
         session = load(path, strict=getattr(args, "strict", False), progress=progress)
     damaged = session.report.damaged_lines
     if damaged:
         lines = ", ".join(str(p.line) for p in damaged[:5]) + (" ..." if len(damaged) > 5 else "")
-        hint = f" (see `pikit info {shlex.quote(path)}`)" if info_hint else ""
-        print(f"pikit: warning: {path}: skipped {plural(len(damaged), 'damaged line')}: {lines}{hint}",
+        hint = f" (see `pikit info {shlex.quote(shown)}`)" if info_hint else ""
+        print(f"pikit: warning: {shown}: skipped {plural(len(damaged), 'damaged line')}: {lines}{hint}",
               file=sys.stderr)
     if note_v1 and session.report.migrated_from == 1 and not getattr(args, "json", False):
-        print(f"pikit: note: {V1_IDS_NOTE.format(path=path)}", file=sys.stderr)
-    if redacting(args):
+        print(f"pikit: note: {V1_IDS_NOTE.format(path=shown)}", file=sys.stderr)
+    if redactor is not None:
         from .._redaction.session import redact
 
-        session, report = redact(session, redactor_from(args))
+        session, report = redact(session, redactor, placeholders=numbering)
         print(f"pikit: note: {report_line(report)}", file=sys.stderr)
     return session
 

@@ -71,11 +71,11 @@ def run(args: Namespace) -> int:
     elif args.all:
         entries = [e for e in session.entries if e.type == "compaction"]
         if not entries:
-            raise EntryError(None, f"{echo(args.file)} holds no compaction: nothing to evaluate")
+            raise EntryError(None, f"{echo(session.path)} holds no compaction: nothing to evaluate")
         items = [evaluate(session, e.id) for e in entries]
     else:
         if not compactions_on_branch(session):
-            raise EntryError(None, f"the branch at {session.resolve_leaf()} of {echo(args.file)} has no compaction: "
+            raise EntryError(None, f"the branch at {session.resolve_leaf()} of {echo(session.path)} has no compaction: "
                                    "nothing to evaluate (--all evaluates every compaction in the file)")
         items = [evaluate(session, e.id) for e in compactions_on_branch(session)]
     evaluations = [i for i in items if isinstance(i, Evaluation)]

@@ -18,12 +18,12 @@ def run(args: Namespace) -> int:
     redactor = redactor_from(args)
     with terminal_progress(args) as progress:
         session = load(args.file, strict=args.strict, progress=progress)
-    damaged = session.report.damaged_lines
-    if damaged:
-        print(f"pikit: warning: {args.file}: {len(damaged):,} damaged line(s) left out of the copy", file=sys.stderr)
     copy, report = redact(session, redactor)
+    damaged = session.report.damaged_lines
+    if damaged:  # (named by the copy's path: a token in the file name is not printed)
+        print(f"pikit: warning: {copy.path}: {len(damaged):,} damaged line(s) left out of the copy", file=sys.stderr)
     out = write_new(args.output, redacted_lines(copy), source=session.path, overwrite=args.force)
     print(f"wrote {out}: {report_line(report)}", file=sys.stderr)
     if args.json:
-        print_json(redact_json.report(report, args.file, out))
+        print_json(redact_json.report(report, copy.path or args.file, out))
     return 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import jsjson
 from .._format.write import write_new
@@ -120,27 +120,42 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     if any(name in EVALUATED for name in tables):
         corpus.evaluate()
     redacting = _Redacting(redactor, placeholders, done.redacted) if redactor is not None else None
-    if redacting is not None:
-        corpus.connection.create_function(_REDACT_SQL, redacting.text, ["VARCHAR"], "VARCHAR")
+    functions = _functions(redacting) if redacting is not None else {}
+    for sql_name, (function, arguments) in functions.items():
+        corpus.connection.create_function(sql_name, function, ["VARCHAR"] * arguments, "VARCHAR",
+                                          null_handling="special")
     try:
         for name in tables:
             _copy_table(corpus, name, folder, redacting is not None)
             done.files[os.path.join(folder, f"{name}.parquet")] = corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0]
     finally:
-        if redacting is not None:
-            corpus.connection.remove_function(_REDACT_SQL)
+        for sql_name in functions:
+            corpus.connection.remove_function(sql_name)
     return done
 
 
 #: The SQL name of the redaction function an export with a redactor registers while it runs.
 _REDACT_SQL = "pikit_export_redact"
+#: The columns the index holds cut short: redacted whole, then cut (:mod:`._recut`), by the SQL expression.
+_RECUT = {("sessions", "first_user_message"): 'pikit_export_first_user("path", "first_user_message")',
+          ("sessions", "title"): 'pikit_export_title("title", "name", "path", "first_user_message", "session_id")',
+          ("evaluation_facts", "text"): 'pikit_export_fact("text")'}
+
+
+def _functions(redacting: _Redacting) -> dict[str, tuple[Any, int]]:
+    """The SQL functions a redacting export registers: name → (function, number of arguments)."""
+    from ._recut import Recut
+
+    recut = Recut(redacting.text)
+    return {_REDACT_SQL: (redacting.text, 1), "pikit_export_first_user": (recut.first_user, 2),
+            "pikit_export_title": (recut.title, 5), "pikit_export_fact": (recut.fact, 1)}
 
 
 def _copy_table(corpus: Corpus, name: str, folder: str, redact: bool) -> None:
     """``OUT/<name>.parquet``, whole or not at all; with ``redact``, text columns but ids redacted."""
     target = os.path.join(folder, f"{name}.parquet")
     partial = os.path.join(folder, f".{name}.parquet.partial")
-    columns = ", ".join(f'{_REDACT_SQL}("{c}") AS "{c}"' if redact and _redactable(c, dtype) else f'"{c}"'
+    columns = ", ".join(f'{_redacted(name, c)} AS "{c}"' if redact and _redactable(c, dtype) else f'"{c}"'
                         for c, dtype, _ in TABLES[name])
     try:
         corpus.connection.execute(f'COPY (SELECT {columns} FROM "{name}" ORDER BY {ORDER[name]}) TO '
@@ -150,6 +165,11 @@ def _copy_table(corpus: Corpus, name: str, folder: str, redact: bool) -> None:
         if os.path.exists(partial):
             os.remove(partial)
         raise
+
+
+def _redacted(table: str, column: str) -> str:
+    """The SQL expression of a redacted column: redacted whole, then cut (:data:`_RECUT`), or redacted as it is."""
+    return _RECUT.get((table, column), f'{_REDACT_SQL}("{column}")')
 
 
 def _redactable(column: str, dtype: str) -> bool:
@@ -191,17 +211,17 @@ def export_atif(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bool 
     taken: set[str] = set()
     paths = [row[0] for row in corpus.rows("SELECT path FROM sessions WHERE migrated_to IS NULL ORDER BY path")]
     for path in paths:
+        shown = path if redacting is None else redacting.text(path) or ""  # the name skipped and written
         try:
             session = export_session(path, redacting)
         except PikitError as exc:  # vanished or unreadable since the scan
-            done.skipped[path] = str(exc)
+            done.skipped[shown] = str(exc) if redacting is None else redacting.text(str(exc)) or ""
             continue
         made = atif_trajectory(session)
         if made is None:
-            done.skipped[path] = "its active branch has no message"
+            done.skipped[shown] = "its active branch has no message"
             continue
         made["extra"]["pi"]["exported_by"] = f"pikit {__version__}"
-        shown = path if redacting is None else redacting.text(path) or ""
         made["extra"]["pi"]["file"] = shown
         target = os.path.join(folder, _name(shown, taken))
         write_new(target, [jsjson.stringify_bytes(made)], overwrite=True)

@@ -6,6 +6,7 @@ import base64
 import html
 import json
 import random
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,37 @@ _plant("secret", _yaml_secret, f"secret: {_yaml_secret}")
 _plant("telegram-bot-token", _r(9, "0123456789") + ":" + _r(35, _ALNUM + "_-"))
 _high = _r(40)
 _plant("high-entropy", _high, f'const value = "{_high}";')
+
+
+def _random_word(alphabet: str, length: int, holding: str) -> str:
+    """A random word of ``alphabet`` holding each of ``holding``, of the shape the entropy rule takes."""
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    entropy = Base64HighEntropyString(limit=4.5).calculate_shannon_entropy
+    while True:
+        word = _r(length, alphabet)
+        if all(c in word for c in holding) and word.count("-") + word.count("_") + word.count("/") <= length / 8 \
+                and any(c.isdigit() for c in word) and any(c.isupper() for c in word) and entropy(word) >= 4.5:
+            return word
+
+
+_base64 = _random_word(_ALNUM + "+/", 46, "+/") + "=="
+_plant("base64-slash", _base64, f"the vault gave {_base64} back")
+_url_safe = _random_word(_ALNUM + "-_", 43, "-_")
+_plant("base64-url-safe", _url_safe, f"?sig={_url_safe}&x=1")
+_bare_aws = _random_word(_ALNUM + "+/", 40, "/")
+_plant("aws-secret-bare", _bare_aws, f"export {_bare_aws}")
+_escaped = _random_word(_ALNUM + "+/", 44, "//")
+_plant("json-escaped-slash", _escaped, '{"cred": "' + _escaped.replace("/", "\\/") + '"}')
+_unicode_escaped = _random_word(_ALNUM + "+/", 44, "//")
+_plant("json-escaped-u002f", _unicode_escaped, '{"cred": "' + _unicode_escaped.replace("/", "\\u002f") + '"}')
+_percent = _random_word(_ALNUM + "+/", 44, "+/")
+_plant("percent-escaped", _percent, "https://acct.blob.core.windows.net/c?sv=2024&sig="
+       + urllib.parse.quote(_percent, safe="") + "&se=1")
+_html = _random_word(_ALNUM + "+/", 44, "//")
+_plant("html-escaped", _html, "<pre>" + _html.replace("/", "&#x2F;") + "</pre>")
+FILE_TOKEN = "ghp_" + _r(36)
+"""A token in the planted session's file name (and nowhere in its text)."""
 _plant("env", ENV_TOKEN, f"the service answered for {ENV_TOKEN}")
 
 BLOB = "\n".join(text for _, text in SECRETS.values()) + f"\nticket {USER_PATTERN_VALUE}, mail {EMAIL}"
@@ -85,13 +117,14 @@ IMAGE = base64.b64encode(b"\x89PNG fake image " + SECRETS["github-token"][0].enc
 
 def values() -> list[str]:
     """Every value that must not survive redaction (the allowed one is not among them)."""
-    return [v for v, _ in SECRETS.values()] + [USER_PATTERN_VALUE, EMAIL, *_PEM_BODY.split("\n")]
+    return [v for v, _ in SECRETS.values()] + [USER_PATTERN_VALUE, EMAIL, FILE_TOKEN, *_PEM_BODY.split("\n")]
 
 
 def forms(value: str) -> set[str]:
     """The ways ``value`` can show up in output: raw, escaped (JSON, ``repr``, ``\\/``, HTML), base64."""
     found = set(key_forms(value))
-    found |= {value.replace("/", "\\/"), html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1]}
+    found |= {value.replace("/", escape) for escape in ("\\/", "\\u002f", "\\\\/", "\\\\u002f", "&#x2F;", "&#47;")}
+    found |= {html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1], urllib.parse.quote(value, safe="")}
     return {f for f in found if len(f) >= 8}
 
 
@@ -101,7 +134,8 @@ def survivors(output: bytes | str) -> list[str]:
     left = []
     for value in values():
         if any(form in text for form in forms(value)):
-            kind = next((k for k, (v, _) in SECRETS.items() if v == value), value[:6])
+            kind = next((k for k, (v, _) in SECRETS.items() if v == value), "file-name" if value == FILE_TOKEN
+                        else value[:6])
             left.append(kind)
     return left
 
@@ -160,7 +194,7 @@ def entries() -> list[dict[str, Any]]:
 
 
 def write(folder: Path) -> Path:
-    """The planted session as a file in ``folder``."""
-    path = folder / "planted.jsonl"
+    """The planted session as a file in ``folder``, a token in its name."""
+    path = folder / f"planted-{FILE_TOKEN}.jsonl"
     path.write_text("".join(json.dumps(obj) + "\n" for obj in entries()), encoding="utf-8")
     return path

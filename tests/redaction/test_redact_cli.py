@@ -106,6 +106,16 @@ def test_export_redact_writes_no_value(source: Path, tmp_path: Path) -> None:
     assert b"[REDACTED:" in kept.read_bytes()
 
 
+@pytest.mark.parametrize("command", [["export"], ["export", "--format", "markdown"], ["fork", "--leaf", "a000000c"],
+                                     ["migrate"]])
+def test_a_redacted_output_over_the_source_is_refused(source: Path, command: list[str]) -> None:
+    """The copy's path is redacted (the file name holds a token): the source is still known and kept."""
+    before = source.read_bytes()
+    one_error_line(run(command[0], source, *command[1:], "-o", source, "--force", "--redact"),
+                   "refusing to write over the source")
+    assert source.read_bytes() == before
+
+
 def test_writing_a_compaction_of_a_redacted_view_is_refused(source: Path, tmp_path: Path) -> None:
     one_error_line(run("compact", source, "--redact", "-o", tmp_path / "c.jsonl"), "pikit redact FILE -o OUT")
     assert not (tmp_path / "c.jsonl").exists()

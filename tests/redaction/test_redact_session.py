@@ -179,3 +179,16 @@ def test_without_detect_secrets_one_error_says_what_to_install(monkeypatch: pyte
     with pytest.raises(pikit.PikitError, match=r"pikit\[redact\]"):
         pikit.Redactor(environment=False)
     assert pikit.Redactor(environment=False, library=False, entropy=None).spans("ghp_" + "a" * 36)
+
+
+def test_a_redacted_copy_is_never_refreshed_from_its_source(tmp_path: Path) -> None:
+    path = planted.write(tmp_path)
+    copy, _ = pikit.redact(pikit.load(path), environment=False)
+    token = "ghp_" + "N4m" * 12
+    with path.open("a", encoding="utf-8") as file:  # Pi goes on writing the source
+        file.write(json.dumps({"type": "message", "id": "z9", "parentId": "a000000e", "timestamp": "t",
+                               "message": {"role": "user", "content": token, "timestamp": 1}}) + "\n")
+    with pytest.raises(pikit.PikitError, match="redacted copy is not refreshed"):
+        copy.refresh()
+    assert "z9" not in copy.by_id
+    assert pikit.load(path).entry("z9").message["content"] == token

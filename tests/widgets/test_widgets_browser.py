@@ -61,6 +61,13 @@ def test_the_resume_command_without_the_column_is_quoted(tmp_path: Path) -> None
     assert shlex.split(browser.table.resume) == ["pi", "--session", odd]
 
 
+def test_a_lone_surrogate_in_a_path_gives_a_resume_command() -> None:
+    odd = "/tmp/a\ud800b\udcffc.jsonl"  # a surrogate no file name holds, and one a byte that is not UTF-8 gives
+    browser = SessionBrowser(pd.DataFrame([{"path": odd, "session_id": "s1", "started": None}], dtype=object))
+    browser.table.selected_path = odd
+    assert browser.table.resume == "pi --session $'/tmp/a\\xef\\xbf\\xbdb\\xffc.jsonl'"
+
+
 def test_a_session_that_cannot_be_opened_shows_an_error(corpus: Corpus, tmp_path: Path) -> None:
     browser = SessionBrowser(corpus.sessions)
     browser.selected_path = str(tmp_path / "gone.jsonl")
