@@ -342,6 +342,19 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--limit", type=_count, metavar="N", help="only the first N sessions (after --sort)")
     p.set_defaults(run=_lazy("corpus:run_sessions"))
 
+    p = sub.add_parser("search", help="the entries whose text holds every word (or matches --regex): where each is, "
+                       "with a snippet")
+    _corpus_args(p)
+    p.add_argument("query", metavar="QUERY", help="words (each in the entry's text, any case) or, with --regex, a "
+                   "regular expression")
+    p.add_argument("--in", dest="kinds", metavar="KIND[,KIND]", help="which texts: user, assistant, thinking, tool "
+                   "(a tool result's first 500 characters), summary (compactions, branch summaries); default: all")
+    p.add_argument("--regex", action="store_true", help="QUERY is a regular expression (RE2, as Python also reads "
+                   "it; case-sensitive unless it starts with (?i))")
+    p.add_argument("--limit", type=_count, default=50, metavar="N", help="at most N hits (default 50)")
+    p.add_argument("--offset", type=_count, default=0, metavar="N", help="skip the first N hits (the next page)")
+    p.set_defaults(run=_lazy("search:run"))
+
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
     _corpus_args(p)
     p.add_argument("--by", metavar="KEY[,KEY]", default="day",

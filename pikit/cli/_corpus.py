@@ -177,7 +177,7 @@ def run_sessions(args: argparse.Namespace) -> int:
         columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
         where, params = "", None
         if args.search:
-            paths = corpus.search(args.search)
+            paths = corpus.search_sessions(args.search)
             where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
         limit = f" LIMIT {args.limit}" if args.limit is not None else ""
         # A version-1 file beside its migrated copy is the same session: the copy stands for both.

@@ -32,6 +32,8 @@ from ._usage import FIELDS, usage_keys, usage_query
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ._search import SearchHit
+
 __all__ = ["Corpus", "default_index_path"]
 
 Root = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
@@ -340,25 +342,51 @@ class Corpus:
 
         return pd.DataFrame(self.usage_rows(by, **options))
 
-    def search(self, words: str) -> list[str]:
+    def search_sessions(self, words: str) -> list[str]:
         """Paths of the sessions whose messages hold every word (each somewhere in them, in any case, also
         inside a longer word), sorted.
 
-        What is searched is the index's search text: the text blocks of every user and
-        assistant message (the first 4,000 characters of each), in any entry of the file,
-        on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
-        messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
-        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this. A lone
-        surrogate in a word is read as U+FFFD, as the index holds it in the text.
+        What is searched is the text of every user and assistant message (the first 4,000
+        characters of each), in any entry of the file, on any branch. Not searched: thinking,
+        tool calls, tool results, summaries, custom messages, and the columns of ``sessions``
+        (project, name, models). ``pikit sessions --search`` and the search box of
+        :class:`pikit.widgets.SessionBrowser` call this; :meth:`search` says which entries match. A
+        lone surrogate in a word is read as U+FFFD, as the index holds it in the text.
         """
         terms = [without_lone_surrogates(w).lower() for w in words.split() if w]
         if not terms:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
         params = {f"w{i}": t for i, t in enumerate(terms)}
-        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} "
-               "ORDER BY f.path")
+        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) WHERE t.kind IN ('user', 'assistant') "
+               f"GROUP BY f.path HAVING {conditions} ORDER BY f.path")
         return [p for (p,) in self.rows(sql, params)]
+
+    def search(self, query: str, *, kinds: str | Sequence[str] | None = None, regex: bool = False,
+               limit: int = 100, offset: int = 0) -> list[SearchHit]:
+        """The entries whose text matches ``query``: one :class:`~pikit.corpus.SearchHit` per entry and kind
+        of text (where it is: file, session, entry id, timestamp, on the active branch or not; a snippet).
+
+        ``query``: words, each of which the entry's text holds (in any case, also inside a longer
+        word); with ``regex=True`` a regular expression instead (DuckDB's RE2 finds the entries,
+        case-sensitive unless it starts with ``(?i)``; it must also be one Python reads, which cuts
+        the snippets). ``kinds``: which texts to look through (comma-separated or a list; default
+        all): ``user``, ``assistant`` (message text), ``thinking``, ``tool`` (a tool result's first
+        500 characters), ``summary`` (compactions and branch summaries); a message's text counts up
+        to its first 4,000 characters. Hits come newest session first, in entry order within a
+        session; ``limit`` and ``offset`` page through them.
+        """
+        import duckdb
+
+        from ._search import hits, search_query
+
+        sql, params, pattern = search_query(query, kinds=kinds, regex=regex, limit=limit, offset=offset)
+        try:
+            rows = self.rows(sql, params)
+        except duckdb.InvalidInputException as exc:  # (a pattern Python reads and RE2 does not)
+            raise PikitError(Wording("{query} is not a regular expression RE2 reads: {why}", {"query": "query"},
+                                     why=words(exc))) from None
+        return self._guarded(lambda: hits(rows, self._index.states, pattern))
 
     def close(self) -> None:
         """Close the index (the DuckDB file stays for the next :meth:`open`)."""

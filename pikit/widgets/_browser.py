@@ -176,7 +176,7 @@ class SessionBrowser(widgets.VBox):
         from IPython.display import HTML
 
         try:
-            paths = self.corpus.search(words)
+            paths = self.corpus.search_sessions(words)
         except Exception as exc:  # a closed index, a failing query: said under the table, which keeps no row
             self.errors.clear_output()
             self.errors.append_display_data(HTML(error_box(f"cannot search the messages for “{words}”", exc)))

@@ -80,6 +80,8 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                     (["usage", str(CORPUS), "--by", "month,session,project", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"])],
     "pikit problems": [(["problems", str(CORPUS), "--index", "{tmp}/index.duckdb"], ["", "problems.*"])],
+    "pikit search": [(["search", str(CORPUS), "migration", "--limit", "3", "--index", "{tmp}/index.duckdb"],
+                      ["", "hits.*"])],
 }
 
 
