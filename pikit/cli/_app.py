@@ -355,6 +355,20 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--offset", type=_count, default=0, metavar="N", help="skip the first N hits (the next page)")
     p.set_defaults(run=_lazy("search:run"))
 
+    p = sub.add_parser("mcp", help="a read-only MCP server over stdio: sessions, search, contexts, compactions, usage "
+                       "for an agent or any MCP client")
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
+    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
+                   help="instead of DIR: an agent directory of Pi's layout, or a store by name (pi, omp, openclaw); "
+                        "repeat it for several")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
+                   "(default: one per directory in the user's cache folder)")
+    p.add_argument("--redact", action="store_true",
+                   help="replace secrets by placeholders in everything the server returns (as `pikit redact`)")
+    _redaction_args(p, implies=" (implies --redact)")
+    p.set_defaults(run=_lazy("mcp:run"), engine="local", scheduler=None, no_progress=True, json=True)
+
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
     _corpus_args(p)
     p.add_argument("--by", metavar="KEY[,KEY]", default="day",

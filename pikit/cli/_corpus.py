@@ -169,20 +169,28 @@ def _order(sort: str | None) -> str:
     return f'"{name}" {"DESC" if descending else "ASC"} NULLS LAST, path'
 
 
+def session_rows(corpus: Any, search: str | None, sort: str | None, limit: int | None,
+                 offset: int = 0) -> list[tuple[Any, ...]]:
+    """The rows of :data:`SESSION_FIELDS` ``pikit sessions`` lists (``search``: words, as ``--search``)."""
+    order = _order(sort)
+    columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
+    where, params = "", None
+    if search:
+        paths = corpus.search_sessions(search)
+        where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
+    page = (f" LIMIT {int(limit)}" if limit is not None else "") + (f" OFFSET {int(offset)}" if offset else "")
+    # A version-1 file beside its migrated copy is the same session: the copy stands for both.
+    where = f"{where} AND migrated_to IS NULL" if where else "WHERE migrated_to IS NULL"
+    rows: list[tuple[Any, ...]] = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{page}", params)
+    return rows
+
+
 def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
-    order = _order(args.sort)
+    _order(args.sort)
     with _client(args) as client, _opened(args, client) as corpus:
-        columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
-        where, params = "", None
-        if args.search:
-            paths = corpus.search_sessions(args.search)
-            where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
-        limit = f" LIMIT {args.limit}" if args.limit is not None else ""
-        # A version-1 file beside its migrated copy is the same session: the copy stands for both.
-        where = f"{where} AND migrated_to IS NULL" if where else "WHERE migrated_to IS NULL"
-        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{limit}", params)
+        rows = session_rows(corpus, args.search, args.sort, args.limit)
         merged = corpus.rows("SELECT count(*) FROM sessions WHERE migrated_to IS NOT NULL")[0][0]
     if args.json:
         _dump(corpus_json.sessions(rows))

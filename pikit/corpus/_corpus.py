@@ -32,6 +32,7 @@ from ._usage import FIELDS, usage_keys, usage_query
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .._redaction.redactor import Redactor
     from ._search import SearchHit
 
 __all__ = ["Corpus", "default_index_path"]
@@ -363,7 +364,7 @@ class Corpus:
         return [p for (p,) in self.rows(sql, params)]
 
     def search(self, query: str, *, kinds: str | Sequence[str] | None = None, regex: bool = False,
-               limit: int = 100, offset: int = 0) -> list[SearchHit]:
+               limit: int = 100, offset: int = 0, redactor: Redactor | None = None) -> list[SearchHit]:
         """The entries whose text matches ``query``: one :class:`~pikit.corpus.SearchHit` per entry and kind
         of text (where it is: file, session, entry id, timestamp, on the active branch or not; a snippet).
 
@@ -374,7 +375,8 @@ class Corpus:
         all): ``user``, ``assistant`` (message text), ``thinking``, ``tool`` (a tool result's first
         500 characters), ``summary`` (compactions and branch summaries); a message's text counts up
         to its first 4,000 characters. Hits come newest session first, in entry order within a
-        session; ``limit`` and ``offset`` page through them.
+        session; ``limit`` and ``offset`` page through them. ``redactor``: each hit's text has its
+        secrets replaced (placeholders numbered within this call) before its snippet is cut.
         """
         import duckdb
 
@@ -386,7 +388,7 @@ class Corpus:
         except duckdb.InvalidInputException as exc:  # (a pattern Python reads and RE2 does not)
             raise PikitError(Wording("{query} is not a regular expression RE2 reads: {why}", {"query": "query"},
                                      why=words(exc))) from None
-        return self._guarded(lambda: hits(rows, self._index.states, pattern))
+        return self._guarded(lambda: hits(rows, self._index.states, pattern, redactor))
 
     def close(self) -> None:
         """Close the index (the DuckDB file stays for the next :meth:`open`)."""

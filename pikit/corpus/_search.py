@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PikitError, Wording
 from ..jsjson import without_lone_surrogates
 from ._searchtext import SEARCH_KINDS
+
+if TYPE_CHECKING:
+    from .._redaction.redactor import Redactor
 
 __all__ = ["SNIPPET_CHARS", "SearchHit", "search_kinds", "search_query"]
 
@@ -105,8 +108,12 @@ def search_query(query: str, *, kinds: str | Sequence[str] | None, regex: bool, 
 
 
 def hits(rows: list[tuple[Any, ...]], states: Callable[[list[int]], dict[int, bytes]],
-         pattern: re.Pattern[str]) -> list[SearchHit]:
-    """The hits of a search's rows, placed in their files' trees (``states``: the stored state of each file)."""
+         pattern: re.Pattern[str], redactor: Redactor | None = None) -> list[SearchHit]:
+    """The hits of a search's rows, placed in their files' trees (``states``: the stored state of each file;
+    ``redactor``: the texts redacted before the snippets are cut)."""
+    from .._redaction.redactor import Placeholders
+
+    placeholders = Placeholders()
     from ._derive import _PLAIN, _tree
     from ._filescan import _decode_state
 
@@ -121,7 +128,7 @@ def hits(rows: list[tuple[Any, ...]], states: Callable[[list[int]], dict[int, by
         inside = 0 <= entry < len(ids)
         entry_id = ids[entry] if inside and isinstance(ids[entry], str) else None
         when = times[entry] if inside and isinstance(times[entry], str) else None
-        shown, marks = snippet(text, pattern)
+        shown, marks = snippet(text if redactor is None else redactor.redact_text(text, placeholders), pattern)
         found.append(SearchHit(path, session_id, entry_id, int(entry), kind, when, inside and active[entry],
                                shown, marks))
     return found
