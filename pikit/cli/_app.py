@@ -372,9 +372,11 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
     _corpus_args(p)
     p.add_argument("--by", metavar="KEY[,KEY]", default="day",
-                   help="how to group: day, month, session, model or project (default: day); several, "
-                        "comma-separated (day,model), give a row per combination")
+                   help="how to group: day, week (its Monday's date), month, session, model or project (default: "
+                        "day); several, comma-separated (day,model), give a row per combination")
     p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--last", type=_count, metavar="N", help="the last N days, today included (instead of --since)")
+    p.add_argument("--csv", action="store_true", help="the rows as CSV (a header line, the JSON keys as columns)")
     p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
     p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")

@@ -244,6 +244,10 @@ def _check_usage_args(args: argparse.Namespace) -> None:
     from ..corpus._usage import check_date, usage_keys
 
     args.by = usage_keys(args.by)
+    if args.csv and args.json:
+        raise PikitError("--csv and --json: choose one")
+    if args.last is not None and (args.since is not None or args.last < 1):
+        raise PikitError("--last takes 1 or more days, and goes without --since")
     check_date(args.since)
     check_date(args.until)
     if args.timezone:
@@ -270,10 +274,16 @@ def run_usage(args: argparse.Namespace) -> int:
     _check_usage_args(args)
     with _client(args) as client, _opened(args, client, usage_only=True) as corpus:
         rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
-                                 split_branch=args.split == "branch")
+                                 split_branch=args.split == "branch", last=args.last)
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
         _dump(corpus_json.usage(rows, totals))
+        return 0
+    if args.csv:
+        columns = [*(args.by if len(args.by) > 1 else ["key"]), *(["branch"] if args.split == "branch" else []),
+                   *FIELDS]
+        sys.stdout.buffer.write(corpus_json.usage_csv(rows, columns).encode("utf-8", "replace"))
+        sys.stdout.flush()
         return 0
     _print_usage(rows, totals, args.split == "branch", args.by if len(args.by) > 1 else ["key"])
     return 0

@@ -66,7 +66,7 @@ def _session_path(corpus: Any, name: str) -> str:
                        where)
     if len(rows) != 1:
         rows = corpus.rows("SELECT DISTINCT path FROM sessions WHERE migrated_to IS NULL AND starts_with(session_id, "
-                           "$name) ORDER BY path LIMIT 2", where)
+                           "$name) ORDER BY path LIMIT 2", {"name": name})
     if not rows:
         raise PikitError(f"session {echo(name)}: no session of this corpus has that id or file")
     if len(rows) > 1:
@@ -154,8 +154,8 @@ def _server(args: argparse.Namespace) -> Any:
         try:
             async with lock:
                 found = await anyio.to_thread.run_sync(call, params.name, arguments)
-        except (PikitError, OSError, ValueError, KeyError) as exc:
-            message = str(exc) if not isinstance(exc, KeyError) else f"missing argument {exc}"
+        except Exception as exc:  # (the server stays up: a failed call is an error result saying why)
+            message = f"missing argument {exc}" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
             return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=jsjson.stringify(found))],
                                     structured_content=found)

@@ -170,7 +170,8 @@ def _usage(served: Served, args: dict[str, Any]) -> dict[str, Any]:
     check_date(args.get("until"))
     with served.corpus(usage_only=True) as corpus:
         rows = corpus.usage_rows(by, since=args.get("since"), until=args.get("until"),
-                                 timezone=args.get("timezone"), split_branch=bool(args.get("split_branch")))
+                                 timezone=args.get("timezone"), split_branch=bool(args.get("split_branch")),
+                                 last=args.get("last"))
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     return corpus_json.usage(rows, totals)
 
@@ -231,8 +232,11 @@ TOOLS = (
           "totals": _object("tokens and messages on each side")}, _with_session(_diff)),
     Tool("usage", "Tokens and cost (as `pikit usage --json`) by day, week, month, session, model or project, or "
          "several keys comma-separated.",
-         {"by": _str("day, month, session, model or project; several comma-separated (default day)"),
+         {"by": _str("day, week (its Monday), month, session, model or project; several comma-separated "
+                     "(default day)"),
           "since": _str("from this date on (YYYY-MM-DD)"), "until": _str("up to this date (inclusive)"),
+          "last": {"type": "integer", "minimum": 1, "description": "the last N days, today included (not with "
+                                                                   "since)"},
           "timezone": _str("IANA time zone of days and months (default: the machine's)"),
           "split_branch": {"type": "boolean", "default": False, "description": "split active and abandoned "
                                                                                 "branches"}}, (),

@@ -27,7 +27,7 @@ from ._indexfile import (
     words,
 )
 from ._schema import TABLES
-from ._usage import FIELDS, usage_keys, usage_query
+from ._usage import FIELDS, last_days, usage_keys, usage_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -317,14 +317,22 @@ class Corpus:
         return str(name)
 
     def usage_rows(self, by: str | Sequence[str] = "day", *, since: str | None = None, until: str | None = None,
-                   timezone: str | None = None, split_branch: bool = False) -> list[dict[str, Any]]:
+                   timezone: str | None = None, split_branch: bool = False,
+                   last: int | None = None) -> list[dict[str, Any]]:
         """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields).
+
+        ``by``: ``day``, ``week`` (the date of its Monday), ``month``, ``session``, ``model`` or
+        ``project``. ``last``: the last ``last`` days, today included (instead of ``since``).
 
         ``by`` several keys (``["day", "model"]``, or ``"day,model"``): one row per combination that has
         usage, each key under its own name in place of ``key`` (``{"day": …, "model": …, …}``), ordered by
         the keys in turn; the totals are those of any one key.
         """
         keys = usage_keys(by)
+        if last is not None:
+            if since is not None:
+                raise PikitError(Wording("give {last} or {since}, not both", {"last": "last", "since": "since"}))
+            since = last_days(last, self.timezone(timezone))
         sql, params = usage_query(keys[0] if len(keys) == 1 else keys, since=since, until=until,
                                   timezone=self.timezone(timezone), split_branch=split_branch)
         rows = []

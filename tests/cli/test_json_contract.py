@@ -78,6 +78,8 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                     (["usage", str(CORPUS), "--by", "day,model", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"]),
                     (["usage", str(CORPUS), "--by", "month,session,project", "--index", "{tmp}/index.duckdb"],
+                     ["", "rows.*", "totals"]),
+                    (["usage", str(CORPUS), "--by", "week,model", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"])],
     "pikit problems": [(["problems", str(CORPUS), "--index", "{tmp}/index.duckdb"], ["", "problems.*"])],
     "pikit search": [(["search", str(CORPUS), "migration", "--limit", "3", "--index", "{tmp}/index.duckdb"],
