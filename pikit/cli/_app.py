@@ -382,8 +382,8 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
     p.set_defaults(run=_lazy("corpus:run_usage"))
 
-    p = sub.add_parser("export-corpus", help="a corpus as data sets: its index tables as Parquet, its sessions' "
-                       "active branches as ATIF trajectories")
+    p = sub.add_parser("export-corpus", help="a corpus as data sets (its index tables as Parquet, its sessions' "
+                       "active branches as ATIF trajectories) or as a static site to browse")
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
     p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
@@ -394,6 +394,9 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
     p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
                    "OUT/SESSION.json")
+    p.add_argument("--site", metavar="OUT", help="write a static site to OUT: an index of every session, one page "
+                   "per session, usage by day and by model; it opens from the disk in any browser (a re-run rewrites "
+                   "only what changed)")
     p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
                    "the same names")
     _progress_arg(p)
