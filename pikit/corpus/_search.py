@@ -95,14 +95,15 @@ def snippet(text: str, pattern: re.Pattern[str], width: int = SNIPPET_CHARS) -> 
 
 def search_query(query: str, *, kinds: str | Sequence[str] | None, regex: bool, limit: int, offset: int,
                  ) -> tuple[str, dict[str, Any], re.Pattern[str]]:
-    """The SQL that finds the hits' rows (path, session id, file id, entry index, kind, text) of a search."""
+    """The SQL that finds the hits' rows (path, session id, file id, entry index, kind, text) of a search (a
+    version-1 file whose migrated copy the corpus holds is left out: the copy is the same session)."""
     if limit < 0 or offset < 0:
         raise PikitError(Wording("{limit} and {offset} are counts (0 or more)", {"limit": "limit", "offset": "offset"}))
     pattern, condition, params = _pattern(query, regex)
     params.update({"kinds": search_kinds(kinds), "limit": limit, "offset": offset})
     sql = ("SELECT f.path, s.session_id, t.file_id, t.entry_index, t.kind, t.text FROM texts t "
            "JOIN files f USING (file_id) LEFT JOIN sessions s USING (file_id) "
-           f"WHERE t.kind IN (SELECT unnest($kinds)) AND {condition} "
+           f"WHERE t.kind IN (SELECT unnest($kinds)) AND s.migrated_to IS NULL AND {condition} "
            "ORDER BY s.last_activity DESC NULLS LAST, f.path, t.entry_index, t.kind LIMIT $limit OFFSET $offset")
     return sql, params, pattern
 

@@ -122,3 +122,14 @@ def test_the_command_pages_and_says_mistakes_in_one_line(corpus_dir: Path, tmp_p
     wrong = subprocess.run([*base, "--in", "tools"], capture_output=True, text=True, timeout=120)
     assert wrong.returncode != 0 and wrong.stderr.strip().splitlines() == [
         "pikit: error: --in takes user, assistant, thinking, tool, summary (not tools)"]
+
+
+def test_a_legacy_file_beside_its_migrated_copy_is_found_once(tmp_path: Path) -> None:
+    from tests.corpus.corpora import legacy, legacy_header, pi_migrated
+
+    objects = [legacy_header("old"), legacy(user("u1", None, f"{DAY}09:00:00.000Z", "the deadlock again"))]
+    folder = tmp_path / "s" / "--home-dev-app--"
+    write(folder / "2026-11-02T08-00-00-000Z_old.v1.jsonl", *objects)
+    copy = write(folder / "2026-11-02T08-00-00-000Z_old.jsonl", *pi_migrated(objects))
+    with Corpus.open(tmp_path / "s", index=tmp_path / "i.duckdb", workers=1) as corpus:
+        assert [(h.path, h.kind) for h in corpus.search("deadlock")] == [(str(copy), "user")]
