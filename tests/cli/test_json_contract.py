@@ -171,8 +171,8 @@ def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_pa
 
 def test_every_family_module_points_to_the_doc() -> None:
     names = [m.name for m in pkgutil.iter_modules(_json.__path__)]
-    assert sorted(names) == ["compaction", "context", "corpus", "diff", "evaluation", "models", "redact", "tree",
-                             "watch"]
+    assert sorted(names) == ["compaction", "context", "corpus", "diff", "evaluation", "models", "redact", "search",
+                             "tree", "watch"]
     for name in names:
         module = importlib.import_module(f"pikit.cli._json.{name}")
         assert module.__doc__ is not None and "docs/json.md" in module.__doc__, name
