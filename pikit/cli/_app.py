@@ -342,19 +342,48 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--limit", type=_count, metavar="N", help="only the first N sessions (after --sort)")
     p.set_defaults(run=_lazy("corpus:run_sessions"))
 
+    p = sub.add_parser("search", help="the entries whose text holds every word (or matches --regex): where each is, "
+                       "with a snippet")
+    _corpus_args(p)
+    p.add_argument("query", metavar="QUERY", help="words (each in the entry's text, any case) or, with --regex, a "
+                   "regular expression")
+    p.add_argument("--in", dest="kinds", metavar="KIND[,KIND]", help="which texts: user, assistant, thinking, tool "
+                   "(a tool result's first 500 characters), summary (compactions, branch summaries); default: all")
+    p.add_argument("--regex", action="store_true", help="QUERY is a regular expression (RE2, as Python also reads "
+                   "it; case-sensitive unless it starts with (?i))")
+    p.add_argument("--limit", type=_count, default=50, metavar="N", help="at most N hits (default 50)")
+    p.add_argument("--offset", type=_count, default=0, metavar="N", help="skip the first N hits (the next page)")
+    p.set_defaults(run=_lazy("search:run"))
+
+    p = sub.add_parser("mcp", help="a read-only MCP server over stdio: sessions, search, contexts, compactions, usage "
+                       "for an agent or any MCP client")
+    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
+                   help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
+    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
+                   help="instead of DIR: an agent directory of Pi's layout, or a store by name (pi, omp, openclaw); "
+                        "repeat it for several")
+    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
+                   "(default: one per directory in the user's cache folder)")
+    p.add_argument("--redact", action="store_true",
+                   help="replace secrets by placeholders in everything the server returns (as `pikit redact`)")
+    _redaction_args(p, implies=" (implies --redact)")
+    p.set_defaults(run=_lazy("mcp:run"), engine="local", scheduler=None, no_progress=True, json=True)
+
     p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project")
     _corpus_args(p)
     p.add_argument("--by", metavar="KEY[,KEY]", default="day",
-                   help="how to group: day, month, session, model or project (default: day); several, "
-                        "comma-separated (day,model), give a row per combination")
+                   help="how to group: day, week (its Monday's date), month, session, model or project (default: "
+                        "day); several, comma-separated (day,model), give a row per combination")
     p.add_argument("--since", metavar="DATE", help="from this date on (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--last", type=_count, metavar="N", help="the last N days, today included (instead of --since)")
+    p.add_argument("--csv", action="store_true", help="the rows as CSV (a header line, the JSON keys as columns)")
     p.add_argument("--until", metavar="DATE", help="up to this date (inclusive)")
     p.add_argument("--timezone", metavar="TZ", help="time zone of days and months (default: the machine's)")
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
     p.set_defaults(run=_lazy("corpus:run_usage"))
 
-    p = sub.add_parser("export-corpus", help="a corpus as data sets: its index tables as Parquet, its sessions' "
-                       "active branches as ATIF trajectories")
+    p = sub.add_parser("export-corpus", help="a corpus as data sets (its index tables as Parquet, its sessions' "
+                       "active branches as ATIF trajectories) or as a static site to browse")
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
     p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
@@ -365,6 +394,9 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
     p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
                    "OUT/SESSION.json")
+    p.add_argument("--site", metavar="OUT", help="write a static site to OUT: an index of every session, one page "
+                   "per session, usage by day and by model; it opens from the disk in any browser (a re-run rewrites "
+                   "only what changed)")
     p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
                    "the same names")
     _progress_arg(p)

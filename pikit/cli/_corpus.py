@@ -169,20 +169,28 @@ def _order(sort: str | None) -> str:
     return f'"{name}" {"DESC" if descending else "ASC"} NULLS LAST, path'
 
 
+def session_rows(corpus: Any, search: str | None, sort: str | None, limit: int | None,
+                 offset: int = 0) -> list[tuple[Any, ...]]:
+    """The rows of :data:`SESSION_FIELDS` ``pikit sessions`` lists (``search``: words, as ``--search``)."""
+    order = _order(sort)
+    columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
+    where, params = "", None
+    if search:
+        paths = corpus.search_sessions(search)
+        where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
+    page = (f" LIMIT {int(limit)}" if limit is not None else "") + (f" OFFSET {int(offset)}" if offset else "")
+    # A version-1 file beside its migrated copy is the same session: the copy stands for both.
+    where = f"{where} AND migrated_to IS NULL" if where else "WHERE migrated_to IS NULL"
+    rows: list[tuple[Any, ...]] = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{page}", params)
+    return rows
+
+
 def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
-    order = _order(args.sort)
+    _order(args.sort)
     with _client(args) as client, _opened(args, client) as corpus:
-        columns = ", ".join(f'"{c}"' for c in SESSION_FIELDS)
-        where, params = "", None
-        if args.search:
-            paths = corpus.search(args.search)
-            where, params = "WHERE path IN (SELECT unnest($paths))", {"paths": paths}
-        limit = f" LIMIT {args.limit}" if args.limit is not None else ""
-        # A version-1 file beside its migrated copy is the same session: the copy stands for both.
-        where = f"{where} AND migrated_to IS NULL" if where else "WHERE migrated_to IS NULL"
-        rows = corpus.rows(f"SELECT {columns} FROM sessions {where} ORDER BY {order}{limit}", params)
+        rows = session_rows(corpus, args.search, args.sort, args.limit)
         merged = corpus.rows("SELECT count(*) FROM sessions WHERE migrated_to IS NOT NULL")[0][0]
     if args.json:
         _dump(corpus_json.sessions(rows))
@@ -236,6 +244,10 @@ def _check_usage_args(args: argparse.Namespace) -> None:
     from ..corpus._usage import check_date, usage_keys
 
     args.by = usage_keys(args.by)
+    if args.csv and args.json:
+        raise PikitError("--csv and --json: choose one")
+    if args.last is not None and (args.since is not None or args.last < 1):
+        raise PikitError("--last takes 1 or more days, and goes without --since")
     check_date(args.since)
     check_date(args.until)
     if args.timezone:
@@ -262,10 +274,16 @@ def run_usage(args: argparse.Namespace) -> int:
     _check_usage_args(args)
     with _client(args) as client, _opened(args, client, usage_only=True) as corpus:
         rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
-                                 split_branch=args.split == "branch")
+                                 split_branch=args.split == "branch", last=args.last)
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
         _dump(corpus_json.usage(rows, totals))
+        return 0
+    if args.csv:
+        columns = [*(args.by if len(args.by) > 1 else ["key"]), *(["branch"] if args.split == "branch" else []),
+                   *FIELDS]
+        sys.stdout.buffer.write(corpus_json.usage_csv(rows, columns).encode("utf-8", "replace"))
+        sys.stdout.flush()
         return 0
     _print_usage(rows, totals, args.split == "branch", args.by if len(args.by) > 1 else ["key"])
     return 0

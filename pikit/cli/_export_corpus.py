@@ -15,11 +15,11 @@ def run(args: argparse.Namespace) -> int:
     from ..corpus._export import check_folder, export_atif, export_parquet
     from ._corpus import _opened, _problems_note
 
-    if args.parquet is None and args.atif is None:
-        raise PikitError("give --parquet OUT, --atif OUT or both: what to export")
-    if args.parquet is not None and args.atif is not None and \
-            os.path.abspath(args.parquet) == os.path.abspath(args.atif):
-        raise PikitError("--parquet and --atif need folders of their own")
+    if args.parquet is None and args.atif is None and args.site is None:
+        raise PikitError("give --parquet OUT, --atif OUT, --site OUT or several: what to export")
+    outs = [os.path.abspath(out) for out in (args.parquet, args.atif, args.site) if out is not None]
+    if len(set(outs)) < len(outs):
+        raise PikitError("--parquet, --atif and --site need folders of their own")
     for out in (args.parquet, args.atif):
         if out is not None:
             check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
@@ -48,7 +48,23 @@ def run(args: argparse.Namespace) -> int:
                   f"({plural(steps, 'step')})")
             for path, why in done.skipped.items():
                 print(f"  skipped {path}: {why}")
+        if args.site is not None:
+            _site(corpus, args, redactor, placeholders)
     return 0
+
+
+def _site(corpus: object, args: argparse.Namespace, redactor: object, placeholders: object) -> None:
+    from ..export._site import export_site
+
+    fingerprint = repr((args.redact_pattern, args.redact_allow, args.redact_allow_pattern, args.redact_emails,
+                        args.keep_images)) if redactor is not None else ""
+    done = export_site(corpus, args.site, redactor=redactor, placeholders=placeholders,  # type: ignore[arg-type]
+                       fingerprint=fingerprint)
+    _redaction_note(done.redacted, redactor is not None)
+    pages = [p for p in done.written if os.path.basename(os.path.dirname(p)) == "sessions"]
+    print(f"wrote the site to {done.folder}: {plural(len(pages), 'session page')} written, "
+          f"{len(done.unchanged)} file(s) unchanged{f', {len(done.removed)} removed' if done.removed else ''}; "
+          f"open {os.path.join(done.folder, 'index.html')} in any browser")
 
 
 def _redaction_note(counts: dict[str, int], redacted: bool) -> None:

@@ -41,6 +41,8 @@ if typing.TYPE_CHECKING:
         IndexRebuiltWarning as IndexRebuiltWarning,
     )
     from ._schema import TABLES as TABLES
+    from ._search import SearchHit as SearchHit
+    from ._searchtext import SEARCH_KINDS as SEARCH_KINDS
 
 if not typing.TYPE_CHECKING:  # (type checkers read the declaration above)
     __getattr__, __dir__, __all__ = _lazy.exports(__name__)

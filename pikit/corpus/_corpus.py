@@ -27,10 +27,13 @@ from ._indexfile import (
     words,
 )
 from ._schema import TABLES
-from ._usage import FIELDS, usage_keys, usage_query
+from ._usage import FIELDS, last_days, usage_keys, usage_query
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .._redaction.redactor import Redactor
+    from ._search import SearchHit
 
 __all__ = ["Corpus", "default_index_path"]
 
@@ -314,14 +317,22 @@ class Corpus:
         return str(name)
 
     def usage_rows(self, by: str | Sequence[str] = "day", *, since: str | None = None, until: str | None = None,
-                   timezone: str | None = None, split_branch: bool = False) -> list[dict[str, Any]]:
+                   timezone: str | None = None, split_branch: bool = False,
+                   last: int | None = None) -> list[dict[str, Any]]:
         """A usage report as JSON-ready rows (``key``, ``branch`` with ``split_branch``, the usage fields).
+
+        ``by``: ``day``, ``week`` (the date of its Monday), ``month``, ``session``, ``model`` or
+        ``project``. ``last``: the last ``last`` days, today included (instead of ``since``).
 
         ``by`` several keys (``["day", "model"]``, or ``"day,model"``): one row per combination that has
         usage, each key under its own name in place of ``key`` (``{"day": …, "model": …, …}``), ordered by
         the keys in turn; the totals are those of any one key.
         """
         keys = usage_keys(by)
+        if last is not None:
+            if since is not None:
+                raise PikitError(Wording("give {last} or {since}, not both", {"last": "last", "since": "since"}))
+            since = last_days(last, self.timezone(timezone))
         sql, params = usage_query(keys[0] if len(keys) == 1 else keys, since=since, until=until,
                                   timezone=self.timezone(timezone), split_branch=split_branch)
         rows = []
@@ -340,25 +351,52 @@ class Corpus:
 
         return pd.DataFrame(self.usage_rows(by, **options))
 
-    def search(self, words: str) -> list[str]:
+    def search_sessions(self, words: str) -> list[str]:
         """Paths of the sessions whose messages hold every word (each somewhere in them, in any case, also
         inside a longer word), sorted.
 
-        What is searched is the index's search text: the text blocks of every user and
-        assistant message (the first 4,000 characters of each), in any entry of the file,
-        on any branch. Not searched: thinking, tool calls, tool results, summaries, custom
-        messages, and the columns of ``sessions`` (project, name, models). ``pikit sessions
-        --search`` and the search box of :class:`pikit.widgets.SessionBrowser` call this. A lone
-        surrogate in a word is read as U+FFFD, as the index holds it in the text.
+        What is searched is the text of every user and assistant message (the first 4,000
+        characters of each), in any entry of the file, on any branch. Not searched: thinking,
+        tool calls, tool results, summaries, custom messages, and the columns of ``sessions``
+        (project, name, models). ``pikit sessions --search`` and the search box of
+        :class:`pikit.widgets.SessionBrowser` call this; :meth:`search` says which entries match. A
+        lone surrogate in a word is read as U+FFFD, as the index holds it in the text.
         """
         terms = [without_lone_surrogates(w).lower() for w in words.split() if w]
         if not terms:
             return []
         conditions = " AND ".join(f"bool_or(contains(lower(text), $w{i}))" for i in range(len(terms)))
         params = {f"w{i}": t for i, t in enumerate(terms)}
-        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) GROUP BY f.path HAVING {conditions} "
-               "ORDER BY f.path")
+        sql = (f"SELECT f.path FROM texts t JOIN files f USING (file_id) WHERE t.kind IN ('user', 'assistant') "
+               f"GROUP BY f.path HAVING {conditions} ORDER BY f.path")
         return [p for (p,) in self.rows(sql, params)]
+
+    def search(self, query: str, *, kinds: str | Sequence[str] | None = None, regex: bool = False,
+               limit: int = 100, offset: int = 0, redactor: Redactor | None = None) -> list[SearchHit]:
+        """The entries whose text matches ``query``: one :class:`~pikit.corpus.SearchHit` per entry and kind
+        of text (where it is: file, session, entry id, timestamp, on the active branch or not; a snippet).
+
+        ``query``: words, each of which the entry's text holds (in any case, also inside a longer
+        word); with ``regex=True`` a regular expression instead (DuckDB's RE2 finds the entries,
+        case-sensitive unless it starts with ``(?i)``; it must also be one Python reads, which cuts
+        the snippets). ``kinds``: which texts to look through (comma-separated or a list; default
+        all): ``user``, ``assistant`` (message text), ``thinking``, ``tool`` (a tool result's first
+        500 characters), ``summary`` (compactions and branch summaries); a message's text counts up
+        to its first 4,000 characters. Hits come newest session first, in entry order within a
+        session; ``limit`` and ``offset`` page through them. ``redactor``: each hit's text has its
+        secrets replaced (placeholders numbered within this call) before its snippet is cut.
+        """
+        import duckdb
+
+        from ._search import hits, search_query
+
+        sql, params, pattern = search_query(query, kinds=kinds, regex=regex, limit=limit, offset=offset)
+        try:
+            rows = self.rows(sql, params)
+        except duckdb.InvalidInputException as exc:  # (a pattern Python reads and RE2 does not)
+            raise PikitError(Wording("{query} is not a regular expression RE2 reads: {why}", {"query": "query"},
+                                     why=words(exc))) from None
+        return self._guarded(lambda: hits(rows, self._index.states, pattern, redactor))
 
     def close(self) -> None:
         """Close the index (the DuckDB file stays for the next :meth:`open`)."""

@@ -56,9 +56,6 @@ _NUMPY = {"q": "int64", "d": "float64", "b": "bool"}
 _NULLABLE: dict[str, set[type]] = {"q": {int, type(None)}, "d": {float, int, type(None)}, "b": {bool, type(None)}}
 _WORKER_NICENESS = 5
 _WHOLE_READ_BYTES = 64 * 1024 * 1024  # files up to this size are read in one go; larger ones in steps
-# Characters of search text a row holds at most (a message's text has at most TEXT_LIMIT): DuckDB rewrites a
-# table's last row group at a checkpoint holding all its strings in memory, which very long strings overrun.
-TEXT_PIECE = 8192
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(FileState)
 
@@ -108,7 +105,7 @@ class Columns:
         return len(self.values[0]) if self.values else 0
 
 
-def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
+def _columns(rows: Rows, texts: list[list[Any]], file_id: int) -> dict[str, Columns]:
     out: dict[str, Columns] = {}
     for table in TABLES:
         computed = COMPUTED_COLUMNS.get(table, {})
@@ -124,27 +121,12 @@ def _columns(rows: Rows, texts: list[str], file_id: int) -> dict[str, Columns]:
             data = [transposed[name] for name, _ in columns]
         out[table] = Columns([c for c, _ in columns], [d for _, d in columns],
                              [pack(column, dtype) for column, (_, dtype) in zip(data, columns, strict=True)])
-    if texts:  # what a search looks through: the texts one per line, in rows of at most TEXT_PIECE characters
-        pieces = _pieces(texts)
-        out["texts"] = Columns(["file_id", "text"], ["Int64", "string"], [pack([file_id] * len(pieces), "Int64"),
-                                                                          pieces])
+    if texts:  # what a search looks through: one row per entry and kind of text (see _searchtext)
+        entries, kinds, values = zip(*texts, strict=True)
+        out["texts"] = Columns(["file_id", "entry_index", "kind", "text"], ["Int64", "Int64", "string", "string"],
+                               [pack([file_id] * len(texts), "Int64"), pack(entries, "Int64"), list(kinds),
+                                list(values)])
     return out
-
-
-def _pieces(texts: list[str]) -> list[str]:
-    """The texts joined by newlines, cut between two texts into pieces of at most :data:`TEXT_PIECE` characters.
-
-    (A search word holds no whitespace, so no match is lost at a cut.)
-    """
-    pieces: list[str] = []
-    start = size = 0
-    for end, text in enumerate(texts):
-        if size and size + len(text) > TEXT_PIECE:
-            pieces.append("\n".join(texts[start:end]))
-            start, size = end, 0
-        size += len(text) + 1
-    pieces.append("\n".join(texts[start:]))
-    return pieces
 
 
 def pack(column: Sequence[Any], dtype: str) -> Any:

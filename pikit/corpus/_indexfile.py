@@ -42,7 +42,7 @@ __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeld
            "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_unwritable",
            "move_aside", "stored_name", "transaction", "unwritable", "words"]
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1
@@ -142,7 +142,8 @@ def create_tables(con: Any) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS files (file_id BIGINT, path VARCHAR, path_order BIGINT)")
     con.execute("CREATE TABLE IF NOT EXISTS states (file_id BIGINT, size BIGINT, mtime_ns BIGINT, inode BIGINT, "
                 "mark BLOB, state BLOB)")
-    con.execute(f"CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, text VARCHAR {_PLAIN})")
+    con.execute("CREATE TABLE IF NOT EXISTS texts (file_id BIGINT, entry_index BIGINT, kind VARCHAR, "
+                f"text VARCHAR {_PLAIN})")
     con.execute("CREATE TABLE IF NOT EXISTS evaluated (file_id BIGINT)")  # files whose compactions are evaluated
     con.execute("CREATE TABLE IF NOT EXISTS partial (file_id BIGINT)")  # files read for usage alone (see scan)
     for table in TABLES:

@@ -26,12 +26,17 @@ from .. import jsjson
 from .._context.tokens import IMAGE_CHARS, estimate_chars
 from .._format.lines import BOM, BOM_HEADER
 from ..jsjson import stringify_len, utf16_len, without_lone_surrogates
+from ._searchtext import block_text, content_text
 
 __all__ = ["FileState", "Message", "feed", "feed_usage", "new_state"]
 
 # The timestamps @ccusage/pi accepts (and so the ones a usage report can place on a day).
 USAGE_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?(?:Z|[+-]\d{2}:\d{2})")
 TEXT_LIMIT = 4000
+# Characters of a tool result's text the search text keeps (its head: what a tool said first, an error, a path):
+# tool output is most of a session's bytes, and all of it would make the index several times larger.
+TOOL_TEXT_LIMIT = 500
+_TEXT_KINDS = {"user": "user", "assistant": "assistant", "toolResult": "tool"}
 Line = bytes | memoryview  # one line of a file (a view of the bytes read, or a copy)
 
 
@@ -152,7 +157,8 @@ class FileState(msgspec.Struct):
     compactions: list[Compaction] = msgspec.field(default_factory=list)
     summaries: list[list[Any]] = msgspec.field(default_factory=list)  # [entry, kind, usage]
     problems: list[list[Any]] = msgspec.field(default_factory=list)  # [line, kind, message]
-    texts: list[str] = msgspec.field(default_factory=list)  # user and assistant texts new since the last take
+    # what a search looks through, new since the last take: [entry, kind, text] (kinds: SEARCH_KINDS)
+    texts: list[list[Any]] = msgspec.field(default_factory=list)
     # read for usage alone (feed_usage): only assistant messages, without estimates, and no texts
     usage_only: bool = False
 
@@ -205,23 +211,16 @@ def _js_float(value: int | float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _content_text(content: Any) -> str:
-    """A message's text: a string as is, its text blocks (typed, or plain dicts) joined; text that is not a string
-    is left out."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(text for text in map(_block_text, content) if text is not None)
-
-
-def _block_text(block: Any) -> str | None:
-    if isinstance(block, _Block):
-        return block.text if block.type == "text" and isinstance(block.text, str) else None
-    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-        text: str = block["text"]
-        return text
-    return None
+def _add_texts(state: FileState, entry: int, kind: str, content: Any, plain: bool) -> None:
+    """The search texts of a message (``plain``: content parsed as plain JSON, its lone surrogates replaced)."""
+    thinking = "\n".join(t for b in content if (t := block_text(b, "thinking"))) \
+        if kind == "assistant" and isinstance(content, list) else ""
+    for which, text in ((kind, content_text(content)), ("thinking", thinking)):
+        if text:
+            text = without_lone_surrogates(text) if plain else text
+            state.texts.append([entry, which, text[:TOOL_TEXT_LIMIT if which == "tool" else TEXT_LIMIT]])
+            if which == "user" and state.first_user is None:
+                state.first_user = text[:TEXT_LIMIT]
 
 
 def _fast_chars(role: str, content: Any) -> int:
@@ -247,15 +246,14 @@ def _fast_chars(role: str, content: Any) -> int:
     return chars
 
 
-def _estimate_and_text(line: Line, role: Any, content: Any) -> tuple[int, str]:
+def _estimate_and_content(line: Line, role: Any, content: Any) -> tuple[int, Any, bool]:
+    """Pi's estimate of a message, its content, and whether that content was parsed as plain JSON."""
     if role in _FAST_ROLES and not isinstance(content, _Generic):
-        text = _content_text(content) if role in ("user", "assistant") else ""
-        return -(-_fast_chars(role, content) // 4), text
+        return -(-_fast_chars(role, content) // 4), content, False
     message = _loads(line).get("message")
     if not isinstance(message, dict):
-        return 0, ""
-    text = _content_text(message.get("content")) if role in ("user", "assistant") else ""
-    return -(-estimate_chars(message) // 4), without_lone_surrogates(text)
+        return 0, None, True
+    return -(-estimate_chars(message) // 4), message.get("content"), True
 
 
 class _Generic:
@@ -329,9 +327,9 @@ def _message(state: FileState, line: Line, head: _Line, index: int) -> None:
     if state.usage_only:
         if role != "assistant":
             return
-        estimate, text = 0, ""
+        estimate, content, plain = 0, None, False
     else:
-        estimate, text = _estimate_and_text(line, role, msg.content)
+        estimate, content, plain = _estimate_and_content(line, role, msg.content)
     usage = None
     countable = False
     provider = msg.provider if isinstance(msg.provider, str) else None
@@ -342,10 +340,9 @@ def _message(state: FileState, line: Line, head: _Line, index: int) -> None:
                      and isinstance(head.timestamp, str) and USAGE_TIMESTAMP.fullmatch(head.timestamp) is not None
                      and (msg.model is msgspec.UNSET or isinstance(msg.model, str)))
     state.messages.append(Message(index, role, provider, model, estimate, usage, countable))
-    if text:
-        state.texts.append(text[:TEXT_LIMIT])
-        if role == "user" and state.first_user is None:
-            state.first_user = text[:TEXT_LIMIT]
+    kind = _TEXT_KINDS.get(role) if role is not None and content is not None else None
+    if kind is not None:
+        _add_texts(state, index, kind, content, plain)
 
 
 def _entry(state: FileState, line: Line, head: _Line, number: int) -> None:
@@ -374,6 +371,9 @@ def _entry(state: FileState, line: Line, head: _Line, number: int) -> None:
         state.summaries.append([index, "compaction", _usage(head.usage)])
     elif kind == "branch_summary":
         state.summaries.append([index, "branch_summary", _usage(head.usage)])
+    if kind in ("compaction", "branch_summary") and isinstance(head.summary, str) and head.summary \
+            and not state.usage_only:
+        state.texts.append([index, "summary", without_lone_surrogates(head.summary)[:TEXT_LIMIT]])
 
 
 def _extra_headers(state: FileState) -> int:
@@ -402,15 +402,19 @@ def _tool_result(state: FileState, head: _Line, msg: _Msg) -> bool:
     if content.__class__ is not list:
         return False
     chars = 0
+    texts = []
     for block in content:
         kind = block.type
         if kind == "text":
             text = block.text
             if text.__class__ is str:
                 chars += len(text) if text.isascii() else utf16_len(text)
+                texts.append(text)
         elif kind == "image":
             chars += IMAGE_CHARS
     index = len(state.ids)
+    if texts and (text := "\n".join(texts)):
+        state.texts.append([index, "tool", text[:TOOL_TEXT_LIMIT]])
     state.ids.append(head.id)
     state.parents.append(head.parentId)
     state.types.append("message")
@@ -439,10 +443,11 @@ def _arguments_len(raw: Any) -> int:
     return stringify_len(value)
 
 
-def _assistant_content(content: list[_Block]) -> tuple[int, list[str]]:
-    """Pi's estimate characters of an assistant message's blocks, and its text blocks."""
+def _assistant_content(content: list[_Block]) -> tuple[int, list[str], list[str]]:
+    """Pi's estimate characters of an assistant message's blocks, its text blocks and its thinking blocks."""
     chars = 0
     texts = []
+    thoughts = []
     for block in content:
         kind = block.type
         if kind == "text":
@@ -454,13 +459,14 @@ def _assistant_content(content: list[_Block]) -> tuple[int, list[str]]:
             text = block.thinking
             if text.__class__ is str:
                 chars += len(text) if text.isascii() else utf16_len(text)
+                thoughts.append(text)
         elif kind == "toolCall":
             name = block.name
             if name.__class__ is str:
                 chars += len(name) if name.isascii() else utf16_len(name)
             if block.arguments is not msgspec.UNSET:
                 chars += _arguments_len(block.arguments)
-    return chars, texts
+    return chars, texts, thoughts
 
 
 def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
@@ -468,7 +474,7 @@ def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     content, usage, timestamp = msg.content, msg.usage, head.timestamp
     if content.__class__ is not list or usage.__class__ is not _Usage or timestamp.__class__ is not str:
         return False
-    chars, texts = _assistant_content(content)
+    chars, texts, thoughts = _assistant_content(content)
     counted = _usage(usage)
     model = msg.model
     countable = counted is not None and (model is msgspec.UNSET or model.__class__ is str) \
@@ -481,8 +487,9 @@ def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     provider = msg.provider if msg.provider.__class__ is str else None
     state.messages.append(Message(index, "assistant", provider, model if model.__class__ is str else None,
                                   -(-chars // 4), counted, countable))
-    if texts:
-        state.texts.append("\n".join(texts)[:TEXT_LIMIT])
+    for kind, parts in (("assistant", texts), ("thinking", thoughts)):
+        if parts and (text := "\n".join(parts)):
+            state.texts.append([index, kind, text[:TEXT_LIMIT]])
     return True
 
 

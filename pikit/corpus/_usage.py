@@ -36,14 +36,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BY", "FIELDS", "check_date", "usage_keys", "usage_query"]
+__all__ = ["BY", "FIELDS", "check_date", "last_days", "usage_keys", "usage_query"]
 
-BY = ("day", "month", "session", "model", "project")
+BY = ("day", "week", "month", "session", "model", "project")
 FIELDS = ("inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens", "totalTokens", "cost",
           "summarizationTokens", "summarizationCost")
 
 _KEYS = {
     "day": "strftime(timezone($tz, timestamp), '%Y-%m-%d')",
+    "week": "strftime(date_trunc('week', timezone($tz, timestamp)), '%Y-%m-%d')",  # its Monday (ISO 8601)
     "month": "strftime(timezone($tz, timestamp), '%Y-%m')",
     "session": "session_id",
     "model": "coalesce(provider || '/', '') || coalesce(model, 'unknown')",
@@ -62,6 +63,20 @@ def check_date(value: str | None) -> str | None:
 
         raise PikitError(f"{echo(value)} is not a date: use YYYY-MM-DD or YYYYMMDD")
     return digits
+
+
+def last_days(days: int, timezone: str | None = None) -> str:
+    """The ``since`` date (``YYYYMMDD``) of a report over the last ``days`` days, today included, in ``timezone``
+    (default: the machine's)."""
+    import datetime
+    import zoneinfo
+
+    if days < 1:
+        from ..errors import PikitError, Wording
+
+        raise PikitError(Wording("{last} is a number of days, 1 or more", {"last": "last"}))
+    now = datetime.datetime.now(zoneinfo.ZoneInfo(timezone)) if timezone else datetime.datetime.now().astimezone()
+    return (now.date() - datetime.timedelta(days=days - 1)).strftime("%Y%m%d")
 
 
 def usage_keys(by: str | Sequence[str]) -> list[str]:

@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..corpus import Corpus
+    from ..corpus._search import SearchHit
     from ._explorer import SessionExplorer
 
-__all__ = ["SessionBrowser", "SessionTable"]
+__all__ = ["HITS", "SessionBrowser", "SessionTable"]
+
+HITS = 20  # entries the browser lists under the table for the words of its search box
 
 _BROWSER_CSS = """
 .pikit-browser { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
@@ -133,10 +136,13 @@ class SessionBrowser(widgets.VBox):
 
     ``source`` is a :class:`pikit.corpus.Corpus` or its ``sessions`` DataFrame. The table stays
     fast with thousands of rows (only the rows in view are in the page; sorting runs in the
-    browser). The search box searches what ``pikit sessions --search`` and
-    :meth:`Corpus.search <pikit.corpus.Corpus.search>` do, the text of the user and assistant
-    messages in the corpus index (every word must occur, in any case), not the columns
-    shown; it needs the Corpus (a DataFrame alone has no message text, so the box is off).
+    browser). The search box keeps the sessions ``pikit sessions --search`` and
+    :meth:`Corpus.search_sessions <pikit.corpus.Corpus.search_sessions>` find, by the text of
+    the user and assistant messages in the corpus index (every word must occur, in any case),
+    not the columns shown; below the table it lists the first :data:`HITS` entries that hold
+    the words (:meth:`Corpus.search <pikit.corpus.Corpus.search>`: ``hits``), and clicking one
+    opens its session at that entry (:meth:`open_entry`). It needs the Corpus (a DataFrame
+    alone has no message text, so the box is off).
     ``selected_path`` (a traitlet) is the session shown below: set it
     from Python to open one, or observe it. Parts: ``table`` (a :class:`SessionTable`),
     ``detail`` (the box the explorer goes in, or the error when a session cannot be opened),
@@ -158,11 +164,13 @@ class SessionBrowser(widgets.VBox):
                                   sessions={str(r.get("path")): (visible(str(r.get("session_id") or "")),
                                                                  resume_command(r)) for r in records})
         self.detail = widgets.VBox()
+        self.hits: list[SearchHit] = []
+        self.hits_box = widgets.VBox(layout=widgets.Layout(max_height="220px", overflow="auto"))
         self.explorer: SessionExplorer | None = None
         self.errors = error_output()
         self.open_ms = 0.0
         self._options = dict(explorer_options or {})
-        super().__init__([self.table, self.errors, self.detail], **kwargs)
+        super().__init__([self.table, self.errors, self.hits_box, self.detail], **kwargs)
         self.add_class("pikit-session-browser")
         traitlets.link((self.table, "selected_path"), (self, "selected_path"))
         self.observe(self._open, names=["selected_path"])
@@ -172,19 +180,42 @@ class SessionBrowser(widgets.VBox):
         words = change["new"]
         if self.corpus is None or not words.split():
             self.table.keep(words, None)
+            self._show_hits([])
             return
         from IPython.display import HTML
 
         try:
-            paths = self.corpus.search(words)
+            paths = self.corpus.search_sessions(words)
+            hits = self.corpus.search(words, limit=HITS)
         except Exception as exc:  # a closed index, a failing query: said under the table, which keeps no row
             self.errors.clear_output()
             self.errors.append_display_data(HTML(error_box(f"cannot search the messages for “{words}”", exc)))
             self.errors.layout.display = None
             self.table.keep(words, [])
+            self._show_hits([])
             return
         self.errors.layout.display = "none"
         self.table.keep(words, paths)
+        self._show_hits(hits)
+
+    def _show_hits(self, hits: list[SearchHit]) -> None:
+        """One button per hit (its kind, entry and snippet as inert text); a click opens the session there."""
+        self.hits = hits
+        buttons = []
+        for hit in hits:
+            label = f"{hit.kind} · {hit.entry_id or hit.entry_index} · {Path(hit.path).name} · {hit.snippet}"
+            button = widgets.Button(description=visible(label)[:200], tooltip=visible(hit.snippet),
+                                    layout=widgets.Layout(width="100%", height="auto"))
+            button.style.text_align = "left"
+            button.on_click(lambda _b, h=hit: self.open_entry(h.path, h.entry_id))
+            buttons.append(button)
+        self.hits_box.children = buttons
+
+    def open_entry(self, path: str, entry_id: Any) -> None:
+        """Open the session of ``path`` below (as a click on its row) and reveal ``entry_id`` in its tree."""
+        self.selected_path = path
+        if self.explorer is not None and entry_id is not None:
+            self.explorer.reveal(entry_id)
 
     def _open(self, change: dict[str, Any]) -> None:
         path = change["new"]

@@ -50,7 +50,7 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
     # search keeps the sessions whose messages hold the words: those of corpus.search (and pikit sessions
     # --search), not those whose shown columns do
     table.locator(".pikit-browser-search").fill("makefile")
-    found = _value(jupyter_server, "sorted(corpus.search('makefile'))")
+    found = _value(jupyter_server, "sorted(corpus.search_sessions('makefile'))")
     assert 2 < len(found) < 37
     count = table.locator(".pikit-browser-count")
     page.wait_for_function("n => document.querySelector('.pikit-browser-count').textContent === n + ' of 37 sessions'",

@@ -78,8 +78,12 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                     (["usage", str(CORPUS), "--by", "day,model", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"]),
                     (["usage", str(CORPUS), "--by", "month,session,project", "--index", "{tmp}/index.duckdb"],
+                     ["", "rows.*", "totals"]),
+                    (["usage", str(CORPUS), "--by", "week,model", "--index", "{tmp}/index.duckdb"],
                      ["", "rows.*", "totals"])],
     "pikit problems": [(["problems", str(CORPUS), "--index", "{tmp}/index.duckdb"], ["", "problems.*"])],
+    "pikit search": [(["search", str(CORPUS), "migration", "--limit", "3", "--index", "{tmp}/index.duckdb"],
+                      ["", "hits.*"])],
 }
 
 
@@ -167,8 +171,8 @@ def test_the_doc_lists_exactly_the_keys_each_command_prints(command: str, tmp_pa
 
 def test_every_family_module_points_to_the_doc() -> None:
     names = [m.name for m in pkgutil.iter_modules(_json.__path__)]
-    assert sorted(names) == ["compaction", "context", "corpus", "diff", "evaluation", "models", "redact", "tree",
-                             "watch"]
+    assert sorted(names) == ["compaction", "context", "corpus", "diff", "evaluation", "models", "redact", "search",
+                             "tree", "watch"]
     for name in names:
         module = importlib.import_module(f"pikit.cli._json.{name}")
         assert module.__doc__ is not None and "docs/json.md" in module.__doc__, name

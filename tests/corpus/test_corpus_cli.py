@@ -156,9 +156,9 @@ def test_usage_by_two_keys_on_the_command_line(sample_corpus: Path, tmp_path: Pa
     lines = plain.stdout.splitlines()
     assert lines[0].split()[:3] == ["day", "model", "input"] and lines[-1].startswith("total")
     assert len(lines) == len(both["rows"]) + 2
-    wrong = _run("usage", str(sample_corpus), "--by", "day,week")
+    wrong = _run("usage", str(sample_corpus), "--by", "day,fortnight")
     assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
-    assert "--by must be one of day, month, session, model, project" in wrong.stderr
+    assert "--by must be one of day, week, month, session, model, project" in wrong.stderr
 
 
 def test_agent_dir_on_the_command_line(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
 
 import pikit
 from pikit.corpus import TABLES, Corpus
@@ -140,7 +139,7 @@ def test_an_index_kept_up_with_growth_equals_a_fresh_one(sample_corpus: Path, tm
         kept, anew = table_rows(corpus), table_rows(fresh)
         for table in TABLES:
             assert kept[table] == anew[table], table
-        assert corpus.search("the") == fresh.search("the")
+        assert corpus.search_sessions("the") == fresh.search_sessions("the")
 
 
 def test_a_file_read_on_from_its_mark_keeps_its_earlier_search_text(tmp_path: Path) -> None:
@@ -148,13 +147,13 @@ def test_a_file_read_on_from_its_mark_keeps_its_earlier_search_text(tmp_path: Pa
     path = write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_s.jsonl", header("s"),
                  user("u1", None, DAY + "08:00:01.000Z", "alpha"), assistant("a1", "u1", DAY + "08:00:02.000Z", 5))
     with _corpus(root, tmp_path) as corpus:
-        assert corpus.search("alpha") == [str(path)]
+        assert corpus.search_sessions("alpha") == [str(path)]
     with path.open("a") as out:
         out.write(json.dumps(user("u2", "a1", DAY + "08:00:03.000Z", "beta"), separators=(",", ":")) + "\n")
     with _corpus(root, tmp_path) as corpus, Corpus.open(root, index=tmp_path / "fresh.duckdb", workers=1) as fresh:
         assert corpus.last_scan is not None and corpus.last_scan.read_appended == 1
         for words in ("alpha", "beta", "alpha beta"):
-            assert corpus.search(words) == fresh.search(words) == [str(path)], words
+            assert corpus.search_sessions(words) == fresh.search_sessions(words) == [str(path)], words
 
 
 def test_a_cost_too_large_for_a_double_is_infinity_as_in_javascript(tmp_path: Path) -> None:
@@ -285,11 +284,11 @@ def test_search_finds_the_sessions_holding_every_word_in_path_order(tmp_path: Pa
     odd["message"]["content"].append("stray")
     write(root / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_d.jsonl", header("d"), odd)
     with _corpus(root, tmp_path) as corpus:
-        names = [Path(p).stem.split("_")[1] for p in corpus.search("FIX the")]
+        names = [Path(p).stem.split("_")[1] for p in corpus.search_sessions("FIX the")]
         assert names == ["a", "b", "c", "d"]
-        assert [Path(p).stem.split("_")[1] for p in corpus.search("parser fix")] == ["a", "b", "c"]
-        assert [Path(p).stem.split("_")[1] for p in corpus.search("lexer")] == ["d"]
-        assert corpus.search("parser lexer") == [] and corpus.search("  ") == []
+        assert [Path(p).stem.split("_")[1] for p in corpus.search_sessions("parser fix")] == ["a", "b", "c"]
+        assert [Path(p).stem.split("_")[1] for p in corpus.search_sessions("lexer")] == ["d"]
+        assert corpus.search_sessions("parser lexer") == [] and corpus.search_sessions("  ") == []
         assert corpus.sessions.set_index("session_id").loc["d", "first_user_message"] == "Fix the lexer"
 
 
@@ -545,9 +544,9 @@ def test_a_long_scan_checkpoints_as_it_goes(tmp_path: Path, monkeypatch: pytest.
 def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A corpus grows scan after scan until its search text is larger than DuckDB's memory limit (24 MB here):
     every scan completes and every file's words are found. (A checkpoint rewrites a table's last row group
-    holding its strings in memory: the search text is kept in short rows.)"""
+    holding its strings in memory: the search text is kept in short rows, one per entry.)"""
     from pikit.corpus import _index as index
-    from pikit.corpus._filescan import TEXT_PIECE
+    from pikit.corpus._scan import TEXT_LIMIT
 
     monkeypatch.setattr(index, "_MEMORY_LIMIT", "24MB")
     words = [f"w{k}" for k in range(1_000)]
@@ -565,21 +564,9 @@ def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatc
             assert corpus.last_scan is not None and corpus.last_scan.read_whole == 10
     with Corpus.open(root, index=tmp_path / "index.duckdb", workers=1) as corpus:
         sizes = corpus.sql("SELECT sum(length(text)) AS total, max(length(text)) AS longest FROM texts")
-        assert sizes.total[0] > 30_000_000 and sizes.longest[0] <= TEXT_PIECE
-        assert corpus.search("file7x") == [str(root / "s07.jsonl")]
-        assert corpus.search("file79x w3") == [str(root / "s79.jsonl")]
-
-
-@given(st.lists(st.text(min_size=1, max_size=4_000), min_size=1, max_size=12))
-def test_search_text_is_cut_between_texts_into_short_pieces(texts: list[str]) -> None:
-    from pikit.corpus._filescan import TEXT_PIECE, _pieces
-
-    pieces = _pieces(texts)
-    assert all(len(piece) <= TEXT_PIECE for piece in pieces)
-    start = 0  # each piece is whole texts (a message's, never empty), in order
-    for piece in pieces:
-        start = next(end for end in range(start + 1, len(texts) + 1) if "\n".join(texts[start:end]) == piece)
-    assert start == len(texts)
+        assert sizes.total[0] > 30_000_000 and sizes.longest[0] <= TEXT_LIMIT
+        assert corpus.search_sessions("file7x") == [str(root / "s07.jsonl")]
+        assert corpus.search_sessions("file79x w3") == [str(root / "s79.jsonl")]
 
 
 def test_the_layer_imports_heavy_packages_lazily() -> None:

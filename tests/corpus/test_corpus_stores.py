@@ -152,7 +152,7 @@ def test_usage_by_several_keys_keeps_the_totals(sample_corpus: Path) -> None:
         assert sum(r["inputTokens"] for r in sessions) == sum(
             r["inputTokens"] for r in corpus.usage_rows("session", since="2026-11-05", timezone="UTC"))
         assert corpus.usage(["model", "day"]).columns[:2].tolist() == ["model", "day"]
-        with pytest.raises(PikitError, match="by must be one of day, month"):
-            corpus.usage("day,week")
+        with pytest.raises(PikitError, match="by must be one of day, week, month"):
+            corpus.usage("day,fortnight")
         with pytest.raises(PikitError, match="several different ones"):
             corpus.usage(["day", "day"])

@@ -133,7 +133,7 @@ def test_an_index_of_an_earlier_pikit_is_recognised_and_built_again(tmp_path: Pa
             assert corpus.rows("SELECT key, value FROM meta WHERE key <> 'model_facts' ORDER BY key") == [
                 ("format", MARK), ("schema", SCHEMA_VERSION)]
             assert corpus.rows("SELECT note FROM my_notes") == [("mine",)]
-            assert len(corpus.sessions) == 3 and corpus.search("alpha")
+            assert len(corpus.sessions) == 3 and corpus.search_sessions("alpha")
 
 
 def test_an_index_missing_one_of_its_tables_is_built_again(tmp_path: Path) -> None:
@@ -351,4 +351,4 @@ def test_a_stored_state_that_does_not_decode_means_a_whole_read(tmp_path: Path) 
         assert corpus.last_scan is not None
         assert (corpus.last_scan.read_whole, corpus.last_scan.unchanged) == (3, 1)
         assert _tables(corpus) == _tables(fresh)
-        assert corpus.search("grown") == sorted(map(str, files[:2]))
+        assert corpus.search_sessions("grown") == sorted(map(str, files[:2]))

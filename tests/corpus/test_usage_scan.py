@@ -84,7 +84,8 @@ def test_anything_else_read_first_makes_every_table_a_full_builds(root: Path, tm
     from pikit.corpus import _index
 
     monkeypatch.setattr(_index, "POOL_BYTES", 0)  # (read by worker processes, though small)
-    reads = [lambda c: c.sessions, lambda c: c.sql("SELECT 1"), lambda c: c.search("the"), lambda c: c.connection]
+    reads = [lambda c: c.sessions, lambda c: c.sql("SELECT 1"), lambda c: c.search_sessions("the"),
+             lambda c: c.search("the"), lambda c: c.connection]
     for n, read in enumerate(reads):
         index = tmp_path / f"usage-{n}.duckdb"
         with _corpus(root, index, usage_only=True, workers=2) as corpus:

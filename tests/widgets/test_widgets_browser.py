@@ -110,7 +110,7 @@ def test_the_search_box_finds_what_pikit_sessions_search_finds(corpus: Corpus, c
     browser = SessionBrowser(corpus)
     assert browser.table.searchable
     browser.table.search = words  # what typing in the page does
-    assert _kept(browser) == listed == (set(corpus.search(words)) if words else set(corpus.sessions.path))
+    assert _kept(browser) == listed == (set(corpus.search_sessions(words)) if words else set(corpus.sessions.path))
     assert browser.table.shown_count == len(listed)
 
 
@@ -171,3 +171,19 @@ def test_a_lone_surrogate_in_the_words_finds_what_the_command_line_finds(corpus:
     assert _kept(browser) == set() and browser.errors.layout.display == "none"
     browser.table.search = "makefile \ud800"  # as a page may send it
     assert _kept(browser) == set() and browser.table.matches.decode("utf-8")  # valid UTF-8 for the page
+
+
+def test_the_search_lists_entries_and_a_hit_opens_its_session_there(corpus: Corpus) -> None:
+    browser = SessionBrowser(corpus)
+    browser.table.search = "migration"
+    hits = corpus.search("migration", limit=20)
+    assert browser.hits == hits and len(browser.hits_box.children) == len(hits) > 0
+    assert all(h.snippet in b.tooltip for h, b in zip(hits, browser.hits_box.children, strict=True))
+    off = next((h for h in corpus.search("migration", limit=400) if not h.on_active_branch), hits[-1])
+    browser.open_entry(off.path, off.entry_id)  # what a click on its button does
+    assert browser.selected_path == off.path and browser.explorer is not None
+    assert browser.explorer.session.path == off.path and browser.explorer.selected_id == off.entry_id
+    browser.hits_box.children[0].click()
+    assert browser.selected_path == hits[0].path and browser.explorer.selected_id == hits[0].entry_id
+    browser.table.search = ""
+    assert browser.hits == [] and browser.hits_box.children == ()

@@ -13,5 +13,6 @@ Each module builds, from the library's objects, the exact objects a command prin
 - :mod:`.evaluation`: ``pikit evaluate``;
 - :mod:`.watch`: the lines of ``pikit watch``;
 - :mod:`.models`: ``pikit models``;
-- :mod:`.corpus`: ``pikit sessions``, ``pikit usage`` and ``pikit problems``.
+- :mod:`.corpus`: ``pikit sessions``, ``pikit usage`` and ``pikit problems``;
+- :mod:`.search`: ``pikit search``.
 """

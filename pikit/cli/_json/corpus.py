@@ -35,6 +35,22 @@ def usage(rows: list[dict[str, Any]], totals: Mapping[str, Any]) -> dict[str, An
     return {"rows": rows, "totals": totals}
 
 
+def usage_csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """The report's rows as CSV: a header of ``columns`` (the JSON keys), then one line per row. A text value
+    that a spreadsheet would read as a formula (it starts with =, +, -, @, a tab or a carriage return) gets a
+    leading apostrophe."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+                         for v in (row[c] for c in columns)])
+    return out.getvalue()
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
