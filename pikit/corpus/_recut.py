@@ -16,7 +16,8 @@ from .._context.describe import display_title
 from ..compaction._facts import MAX_FACT_CHARS
 from ..errors import PikitError
 from ..jsjson import without_lone_surrogates
-from ._scan import TEXT_LIMIT, _content_text
+from ._scan import TEXT_LIMIT
+from ._searchtext import content_text
 
 #: How an export redacts one value (``None`` stays ``None``), counting what it replaced.
 Redact = Callable[[str | None], str | None]
@@ -74,7 +75,7 @@ def _first_user_text(path: str) -> str | None:
     for entry in session.entries:
         if entry.type == "message" and entry.role == "user":
             message = entry.message or {}
-            text = without_lone_surrogates(_content_text(message.get("content")))
+            text = without_lone_surrogates(content_text(message.get("content")))
             if text:
                 return text
     return None
