@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from argparse import Namespace
 
 from .._formatting import fmt_int, plural
@@ -16,9 +15,7 @@ from ._terminal import inert
 
 
 def run(args: Namespace) -> int:
-    catalog = model_catalog(args.agent_dir)
-    for problem in catalog.problems:
-        print(f"pikit: warning: {inert(problem)}", file=sys.stderr)
+    catalog = model_catalog(args.agent_dir)  # (its problems are warnings the command line prints at the end)
     query = args.query
     exact = catalog.get(*query.split("/", 1)) if query and "/" in query else None
     if exact is not None:

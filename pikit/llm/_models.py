@@ -298,6 +298,8 @@ class ModelCatalog:
             problems.append(f"{folder / MODELS_STORE}: stored models of {', '.join(unnamed)} left out: "
                             "their id is not a string")
         self.problems: tuple[str, ...] = tuple(problems)
+        #: Which catalog of this process it is (1, 2, …), once :func:`model_catalog` has built it.
+        self.built = 0
 
     @staticmethod
     def _read_store(path: Path, problems: list[str]) -> Mapping[str, Any]:
@@ -346,6 +348,19 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 _CACHE: dict[Path, ModelCatalog] = {}
+_BUILT: list[int] = [0]  # catalogs built in this process so far
+
+
+def catalogs_built() -> int:
+    """How many catalogs this process has built so far (a mark for :func:`problems_since`)."""
+    return _BUILT[0]
+
+
+def problems_since(mark: int) -> list[str]:
+    """The problems of the catalogs built after ``mark`` (:func:`catalogs_built`), each once: what the command
+    line says, one line each, about the model-fact files a command ignored."""
+    return list(dict.fromkeys(problem for catalog in _CACHE.values() if catalog.built > mark
+                              for problem in catalog.problems))
 
 
 def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
@@ -361,6 +376,8 @@ def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
     cached = _CACHE.get(where)
     if cached is None or cached.stamp != (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE)):
         cached = _CACHE[where] = ModelCatalog(where)
+        _BUILT[0] += 1
+        cached.built = _BUILT[0]
     return cached
 
 
