@@ -12,7 +12,7 @@ from ._common import redacting, redactor_from
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus._export import check_folder, export_atif, export_parquet
+    from ..corpus._export import check_folder, export_atif, export_parquet, parquet_files
     from ._corpus import _opened, _problems_note
 
     if args.parquet is None and args.atif is None:
@@ -20,9 +20,9 @@ def run(args: argparse.Namespace) -> int:
     if args.parquet is not None and args.atif is not None and \
             os.path.abspath(args.parquet) == os.path.abspath(args.atif):
         raise PikitError("--parquet and --atif need folders of their own")
-    for out in (args.parquet, args.atif):
+    for out, files in ((args.parquet, parquet_files()), (args.atif, [])):
         if out is not None:
-            check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
+            check_folder(out, overwrite=args.force, files=files)  # before the scan: a mistake costs nothing
     redactor, placeholders = None, None
     if redacting(args):
         from .._redaction.redactor import Placeholders

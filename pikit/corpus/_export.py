@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from .._redaction.redactor import Placeholders, Redactor
     from ._corpus import Corpus
 
-__all__ = ["Exported", "check_folder", "export_atif", "export_parquet", "export_session", "prepare_folder"]
+__all__ = ["Exported", "check_folder", "export_atif", "export_parquet", "export_session", "parquet_files",
+           "prepare_folder"]
 
 #: The order rows are written in (stable across runs), per table.
 ORDER = {"sessions": "path", "messages": "path, entry_index", "compactions": "path, timestamp, entry_id",
@@ -74,9 +75,10 @@ class _Redacting:
         return copy
 
 
-def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False, files: Sequence[str] = ()) -> str:
     """Check, before any work, that ``out`` may be written into: a new folder in an existing one, an empty
-    folder, or (with ``overwrite``) any folder."""
+    folder, or (with ``overwrite``) any folder in which none of ``files`` (the names the export will write) is a
+    folder in the way."""
     path = os.fspath(out)
     if os.path.lexists(path) and not os.path.isdir(path):
         raise WriteError(f"{path}: is not a folder; give a new or empty folder to write the export into")
@@ -85,6 +87,11 @@ def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str
             raise WriteError(Wording("{path}: is not empty; choose a new or empty folder (or pass {overwrite} to "
                                      "write into it, replacing files of the same names)",
                                      {"overwrite": "overwrite=True"}, path=path))
+        for name in files:
+            target = os.path.join(path, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise WriteError(f"{target}: is a folder, in the way of the export; move it or choose another "
+                                 "folder")
         return path
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
@@ -92,9 +99,9 @@ def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str
     return path
 
 
-def prepare_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+def prepare_folder(out: str | os.PathLike[str], *, overwrite: bool = False, files: Sequence[str] = ()) -> str:
     """:func:`check_folder`, then the folder made when it is missing."""
-    path = check_folder(out, overwrite=overwrite)
+    path = check_folder(out, overwrite=overwrite, files=files)
     if not os.path.isdir(path):
         try:
             os.mkdir(path)
@@ -120,8 +127,7 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     if unknown:
         raise PikitError(f"no table {unknown[0]!r}; tables: {', '.join(TABLES)}")
     made = not os.path.isdir(out)
-    folder = prepare_folder(out, overwrite=overwrite)
-    _check_targets(folder, tables)
+    folder = prepare_folder(out, overwrite=overwrite, files=parquet_files(tables))
     done = Exported(folder)
     if any(name in EVALUATED for name in tables):
         corpus.evaluate()
@@ -146,13 +152,9 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     return done
 
 
-def _check_targets(folder: str, tables: Sequence[str]) -> None:
-    """Before any work: no table's file is in the way as something a file cannot replace (a folder)."""
-    for name in tables:
-        target = os.path.join(folder, f"{name}.parquet")
-        if os.path.isdir(target) and not os.path.islink(target):
-            raise WriteError(f"{target}: is a folder, in the way of the table {name}; move it or choose another "
-                             "folder for the export")
+def parquet_files(tables: Sequence[str] = tuple(TABLES)) -> list[str]:
+    """The names :func:`export_parquet` writes the ``tables`` under."""
+    return [f"{name}.parquet" for name in tables]
 
 
 def _rename_all(written: dict[str, str], folder: str) -> None:

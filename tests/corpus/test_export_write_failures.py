@@ -43,9 +43,14 @@ def test_a_folder_in_the_way_is_one_line_before_anything_is_written(sample_corpu
     out = tmp_path / "out"
     (out / "sessions.parquet").mkdir(parents=True)
     (out / "messages.parquet").write_bytes(b"an earlier export")
-    one_error_line(_export(sample_corpus, index, out, "--force"), str(out / "sessions.parquet"), "is a folder")
+    unscanned = tmp_path / "unscanned.duckdb"
+    one_error_line(_export(sample_corpus, unscanned, out, "--force"), str(out / "sessions.parquet"), "is a folder")
+    assert not unscanned.exists()  # refused before the scan
     assert sorted(os.listdir(out)) == ["messages.parquet", "sessions.parquet"]
     assert (out / "messages.parquet").read_bytes() == b"an earlier export"
+    with Corpus.open(None, index=index, scan=False) as corpus, pytest.raises(WriteError, match="is a folder"):
+        export_parquet(corpus, out, overwrite=True)
+    assert sorted(os.listdir(out)) == ["messages.parquet", "sessions.parquet"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
