@@ -12,7 +12,7 @@ from ._common import redacting, redactor_from
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus._export import check_folder, export_atif, export_parquet
+    from ..corpus._export import check_folder, export_atif, export_parquet, parquet_files
     from ._corpus import _opened, _problems_note
 
     if args.parquet is None and args.atif is None and args.site is None:
@@ -20,9 +20,9 @@ def run(args: argparse.Namespace) -> int:
     outs = [os.path.abspath(out) for out in (args.parquet, args.atif, args.site) if out is not None]
     if len(set(outs)) < len(outs):
         raise PikitError("--parquet, --atif and --site need folders of their own")
-    for out in (args.parquet, args.atif):
+    for out, files in ((args.parquet, parquet_files()), (args.atif, [])):
         if out is not None:
-            check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
+            check_folder(out, overwrite=args.force, files=files)  # before the scan: a mistake costs nothing
     redactor, placeholders = None, None
     if redacting(args):
         from .._redaction.redactor import Placeholders

@@ -13,7 +13,7 @@ from types import FrameType
 from ..errors import PikitError
 from ._app import build_parser
 from ._flags import error_line
-from ._terminal import inert_streams
+from ._terminal import inert, inert_streams
 
 __all__ = ["main", "run"]
 
@@ -39,9 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     with inert_streams():  # session text reaches the terminal with its control characters shown, not obeyed
+        mark = _catalogs_built()
         try:
-            return int(args.run(args) or 0)
+            status = int(args.run(args) or 0)
         except PikitError as exc:
+            _model_fact_warnings(mark)
             print(error_line("pikit", exc, argv), file=sys.stderr)
             return 1
         except KeyboardInterrupt:
@@ -54,6 +56,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The reader went away (e.g. `pikit tree big.jsonl | head`): not an error.
             sys.stderr.close()
             return 0
+        _model_fact_warnings(mark)
+        return status
+
+
+def _catalogs_built() -> int:
+    models = sys.modules.get("pikit.llm._models")  # (not imported for a command that needs no model facts)
+    return 0 if models is None else int(models.catalogs_built())
+
+
+def _model_fact_warnings(mark: int) -> None:
+    """One warning line per problem of the model-fact files the command read (a file ignored, and why)."""
+    models = sys.modules.get("pikit.llm._models")
+    for problem in models.problems_since(mark) if models is not None else ():
+        print(f"pikit: warning: {inert(problem)}", file=sys.stderr)
 
 
 def run() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import math
 from argparse import Namespace
 
 from .._formatting import fmt_int, plural
@@ -15,9 +15,7 @@ from ._terminal import inert
 
 
 def run(args: Namespace) -> int:
-    catalog = model_catalog(args.agent_dir)
-    for problem in catalog.problems:
-        print(f"pikit: warning: {inert(problem)}", file=sys.stderr)
+    catalog = model_catalog(args.agent_dir)  # (its problems are warnings the command line prints at the end)
     query = args.query
     exact = catalog.get(*query.split("/", 1)) if query and "/" in query else None
     if exact is not None:
@@ -42,6 +40,13 @@ def _number(value: int | None) -> str:
     return "unknown" if value is None else fmt_int(value)
 
 
+def _above(threshold: float) -> str:
+    """When a tier applies; a threshold of Infinity (a number too large in ``models-store.json``) never, as in Pi."""
+    if math.isinf(threshold):
+        return "never (above Infinity input tokens)" if threshold > 0 else "always (above -Infinity input tokens)"
+    return f"above {fmt_int(round(threshold))} input tokens"
+
+
 def _rates(rates: Pricing | CostTier) -> str:
     return f"{rates.input:g} / {rates.output:g} / {rates.cache_read:g} / {rates.cache_write:g}"
 
@@ -54,8 +59,7 @@ def _table(catalog: ModelCatalog, found: list[ModelInfo]) -> None:
         print(f"{inert(info.key):<{width}} {_number(info.context_window):>10} {_number(info.max_output_tokens):>9}  "
               f"{prices:<34}  {_source(info)}")
         for tier in info.pricing.tiers if info.pricing is not None else ():
-            above = fmt_int(round(tier.input_tokens_above))
-            print(f"{'':<{width}} {'':>10} {'':>9}  {_rates(tier):<34}  above {above} input tokens")
+            print(f"{'':<{width}} {'':>10} {'':>9}  {_rates(tier):<34}  {_above(tier.input_tokens_above)}")
     print(f"{plural(len(found), 'model')}; prices in US dollars per million tokens; from {catalog_source()} and "
           f"{catalog.agent_dir}")
 

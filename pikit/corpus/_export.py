@@ -6,11 +6,14 @@ that the evaluations of recorded compactions (:meth:`Corpus.evaluate`) are fille
 :func:`export_atif` writes every session's active branch as one ATIF file
 (:func:`pikit.corpus._atif.atif_trajectory`); every session passes through :func:`export_session`
 on its way. Both write into a folder that is new or empty (``overwrite=True`` writes into one
-that is not, replacing the files of the same names), each file whole or not at all.
+that is not, replacing the files of the same names), each file whole or not at all. The Parquet
+tables are all or none: each is written under a temporary name in the folder, and only when every
+one is written are they renamed; a write that fails (no room, no permission) removes them all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,13 +24,15 @@ from .._format.write import write_new
 from .._session import Session, load
 from ..errors import PikitError, Wording, WriteError
 from ._atif import atif_trajectory
+from ._indexfile import is_full, unwritable_reason
 from ._schema import TABLES
 
 if TYPE_CHECKING:
     from .._redaction.redactor import Placeholders, Redactor
     from ._corpus import Corpus
 
-__all__ = ["Exported", "check_folder", "export_atif", "export_parquet", "export_session", "prepare_folder"]
+__all__ = ["Exported", "check_folder", "export_atif", "export_parquet", "export_session", "parquet_files",
+           "prepare_folder"]
 
 #: The order rows are written in (stable across runs), per table.
 ORDER = {"sessions": "path", "messages": "path, entry_index", "compactions": "path, timestamp, entry_id",
@@ -70,9 +75,10 @@ class _Redacting:
         return copy
 
 
-def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False, files: Sequence[str] = ()) -> str:
     """Check, before any work, that ``out`` may be written into: a new folder in an existing one, an empty
-    folder, or (with ``overwrite``) any folder."""
+    folder, or (with ``overwrite``) any folder in which none of ``files`` (the names the export will write) is a
+    folder in the way."""
     path = os.fspath(out)
     if os.path.lexists(path) and not os.path.isdir(path):
         raise WriteError(f"{path}: is not a folder; give a new or empty folder to write the export into")
@@ -81,6 +87,11 @@ def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str
             raise WriteError(Wording("{path}: is not empty; choose a new or empty folder (or pass {overwrite} to "
                                      "write into it, replacing files of the same names)",
                                      {"overwrite": "overwrite=True"}, path=path))
+        for name in files:
+            target = os.path.join(path, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise WriteError(f"{target}: is a folder, in the way of the export; move it or choose another "
+                                 "folder")
         return path
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
@@ -88,9 +99,9 @@ def check_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str
     return path
 
 
-def prepare_folder(out: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+def prepare_folder(out: str | os.PathLike[str], *, overwrite: bool = False, files: Sequence[str] = ()) -> str:
     """:func:`check_folder`, then the folder made when it is missing."""
-    path = check_folder(out, overwrite=overwrite)
+    path = check_folder(out, overwrite=overwrite, files=files)
     if not os.path.isdir(path):
         try:
             os.mkdir(path)
@@ -115,7 +126,8 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     unknown = [name for name in tables if name not in TABLES]
     if unknown:
         raise PikitError(f"no table {unknown[0]!r}; tables: {', '.join(TABLES)}")
-    folder = prepare_folder(out, overwrite=overwrite)
+    made = not os.path.isdir(out)
+    folder = prepare_folder(out, overwrite=overwrite, files=parquet_files(tables))
     done = Exported(folder)
     if any(name in EVALUATED for name in tables):
         corpus.evaluate()
@@ -124,14 +136,68 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     for sql_name, (function, arguments) in functions.items():
         corpus.connection.create_function(sql_name, function, ["VARCHAR"] * arguments, "VARCHAR",
                                           null_handling="special")
+    written: dict[str, str] = {}  # target → its temporary name
     try:
         for name in tables:
-            _copy_table(corpus, name, folder, redacting is not None)
-            done.files[os.path.join(folder, f"{name}.parquet")] = corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0]
+            target = os.path.join(folder, f"{name}.parquet")
+            written[target] = _copy_table(corpus, name, folder, redacting is not None)
+            done.files[target] = corpus.rows(f'SELECT count(*) FROM "{name}"')[0][0]
+        _rename_all(written, folder)
+    except BaseException as exc:
+        _remove_partials(folder, tables, made)
+        if isinstance(exc, OSError) or _is_duckdb_io(exc):
+            raise _write_failed(folder, exc) from None
+        raise
     finally:
         for sql_name in functions:
             corpus.connection.remove_function(sql_name)
     return done
+
+
+def parquet_files(tables: Sequence[str] = tuple(TABLES)) -> list[str]:
+    """The names :func:`export_parquet` writes the ``tables`` under."""
+    return [f"{name}.parquet" for name in tables]
+
+
+def _rename_all(written: dict[str, str], folder: str) -> None:
+    """Every table from its temporary name to its own; the temporary names go as they are renamed."""
+    renamed = 0
+    try:
+        for target, partial in written.items():
+            os.replace(partial, target)
+            renamed += 1
+    except OSError as exc:
+        done = f"; {renamed} of {len(written)} tables were in place" if renamed else ""
+        raise WriteError(f"{folder}: cannot put the Parquet tables in place ({exc.strerror or exc}){done}") from None
+
+
+def _partial(folder: str, name: str) -> str:
+    """The temporary name of the table ``name`` while an export writes it."""
+    return os.path.join(folder, f".{name}.parquet.partial")
+
+
+def _remove_partials(folder: str, tables: Sequence[str], made: bool) -> None:
+    """Remove the temporary files of an export (a write that failed may have left its own half-written), and the
+    folder it ``made`` when nothing else is in it."""
+    for name in tables:
+        with contextlib.suppress(OSError):
+            os.remove(_partial(folder, name))
+    if made:
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
+def _is_duckdb_io(exc: BaseException) -> bool:
+    import duckdb
+
+    return isinstance(exc, duckdb.IOException | duckdb.PermissionException)
+
+
+def _write_failed(folder: str, exc: BaseException) -> WriteError:
+    """One line: where and why the export could not be written, and how to fix it; nothing was left behind."""
+    reason = unwritable_reason(exc)
+    fix = "make room there or choose another folder" if is_full(reason) else "choose a folder you can write"
+    return WriteError(f"{folder}: cannot write the Parquet tables there ({reason}); nothing was written: {fix}")
 
 
 #: The SQL name of the redaction function an export with a redactor registers while it runs.
@@ -151,20 +217,15 @@ def _functions(redacting: _Redacting) -> dict[str, tuple[Any, int]]:
             "pikit_export_title": (recut.title, 5), "pikit_export_fact": (recut.fact, 1)}
 
 
-def _copy_table(corpus: Corpus, name: str, folder: str, redact: bool) -> None:
-    """``OUT/<name>.parquet``, whole or not at all; with ``redact``, text columns but ids redacted."""
-    target = os.path.join(folder, f"{name}.parquet")
-    partial = os.path.join(folder, f".{name}.parquet.partial")
+def _copy_table(corpus: Corpus, name: str, folder: str, redact: bool) -> str:
+    """``OUT/.<name>.parquet.partial``, the table under its temporary name (its path); with ``redact``, text
+    columns but ids redacted."""
+    partial = _partial(folder, name)
     columns = ", ".join(f'{_redacted(name, c)} AS "{c}"' if redact and _redactable(c, dtype) else f'"{c}"'
                         for c, dtype, _ in TABLES[name])
-    try:
-        corpus.connection.execute(f'COPY (SELECT {columns} FROM "{name}" ORDER BY {ORDER[name]}) TO '
-                                  f"{_sql_text(partial)} (FORMAT parquet)")
-        os.replace(partial, target)
-    except BaseException:
-        if os.path.exists(partial):
-            os.remove(partial)
-        raise
+    corpus.connection.execute(f'COPY (SELECT {columns} FROM "{name}" ORDER BY {ORDER[name]}) TO '
+                              f"{_sql_text(partial)} (FORMAT parquet)")
+    return partial
 
 
 def _redacted(table: str, column: str) -> str:

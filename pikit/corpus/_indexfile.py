@@ -39,8 +39,8 @@ from ._filescan import stored_columns
 from ._schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning",
-           "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_unwritable",
-           "move_aside", "stored_name", "transaction", "unwritable", "words"]
+           "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_full",
+           "is_unwritable", "move_aside", "stored_name", "transaction", "unwritable", "unwritable_reason", "words"]
 
 SCHEMA_VERSION = "10"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
@@ -120,12 +120,22 @@ def is_unwritable(exc: BaseException) -> bool:
     return any(sign in text for sign in _UNWRITABLE)
 
 
+def unwritable_reason(exc: BaseException) -> str:
+    """Why DuckDB or the file system could not write, in a few words (``"No space left on device"``…)."""
+    text = str(exc)
+    return next((sign for sign in _UNWRITABLE if sign in text), None) or getattr(exc, "strerror", None) \
+        or words(exc)
+
+
+def is_full(reason: str) -> bool:
+    """Whether :func:`unwritable_reason` says there is no room (a full disk, a quota, a file-size limit)."""
+    return reason in _FULL
+
+
 def unwritable(folder: str, exc: BaseException) -> CorpusIndexError:
     """The error for an index that cannot be written in ``folder``."""
-    text = str(exc)
-    reason = next((sign for sign in _UNWRITABLE if sign in text), None) or getattr(exc, "strerror", None) \
-        or words(exc)
-    fix = "make room there or pass another {index}" if reason in _FULL \
+    reason = unwritable_reason(exc)
+    fix = "make room there or pass another {index}" if is_full(reason) \
         else "pass another {index} (in a folder you can write)"
     return CorpusIndexError(folder or ".", f"cannot write the corpus index there ({reason})", fix)
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PikitError, Wording
-from ._modelsjson import load_models_json
+from ._modelsjson import js_double, load_models_json, read_fact_file
 from ._pricing import CostTier, Pricing
 
 __all__ = [
@@ -132,8 +132,9 @@ def agent_dir(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _type(model: Mapping[str, Any]) -> str:
+    """Pi's model type (``"chat"`` when absent); a type that is not a string is no type pikit knows."""
     kind = model.get("type")
-    return "chat" if kind is None else str(kind)
+    return "chat" if kind is None else kind if isinstance(kind, str) else "(not a string)"
 
 
 def _merge(baseline: list[dict[str, Any]], dynamic: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -144,18 +145,22 @@ def _merge(baseline: list[dict[str, Any]], dynamic: list[dict[str, Any]]) -> lis
     return list(merged.values())
 
 
-def _stored(provider: str, entry: Any, source: str) -> list[dict[str, Any]]:
+def _stored(provider: str, entry: Any, source: str, unnamed: list[str]) -> list[dict[str, Any]]:
+    """The stored models of ``provider``; one whose id is not a string (Pi lists it, but no model id names
+    it) is left out, its provider added to ``unnamed``."""
     if not isinstance(entry, Mapping) or not isinstance(entry.get("models"), list):
         return []
-    return [{**model, "source": source, "windowSource": source} for model in entry["models"]
-            if isinstance(model, Mapping) and "id" in model and model.get("provider") == provider
-            and _type(model) in _KNOWN_TYPES]
+    kept = [model for model in entry["models"] if isinstance(model, Mapping) and "id" in model
+            and model.get("provider") == provider and _type(model) in _KNOWN_TYPES]
+    if any(not isinstance(model["id"], str) for model in kept):
+        unnamed.append(provider)
+    return [{**model, "source": source, "windowSource": source} for model in kept if isinstance(model["id"], str)]
 
 
-def _with_store(provider: str, builtin: list[dict[str, Any]], entry: Any) -> list[dict[str, Any]]:
+def _with_store(provider: str, builtin: list[dict[str, Any]], entry: Any, unnamed: list[str]) -> list[dict[str, Any]]:
     if provider in _NO_STORE or entry is None:
         return builtin
-    stored = _stored(provider, entry, MODELS_STORE)
+    stored = _stored(provider, entry, MODELS_STORE, unnamed)
     if provider in _PERSONALIZED:
         return stored or builtin
     generated_at = _generated_at_ms()
@@ -228,13 +233,13 @@ def _override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
 
 
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return int(value)
+    double = js_double(value)
+    return None if double is None or not math.isfinite(double) else int(double)
 
 
 def _rate(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    double = js_double(value)
+    return 0.0 if double is None else double
 
 
 def _pricing(cost: Any) -> Pricing | None:
@@ -248,7 +253,8 @@ def _pricing(cost: Any) -> Pricing | None:
 
 
 def _info(provider: str, model: Mapping[str, Any]) -> ModelInfo:
-    return ModelInfo(provider, str(model["id"]), str(model.get("name", model["id"])),
+    name = model.get("name")
+    return ModelInfo(provider, str(model["id"]), name if isinstance(name, str) else str(model["id"]),
                      _count(model.get("contextWindow")), _count(model.get("maxTokens")), _pricing(model.get("cost")),
                      model["source"], model["windowSource"], _type(model))
 
@@ -267,6 +273,7 @@ class ModelCatalog:
         self.stamp = (_stamp(folder / MODELS_JSON), _stamp(folder / MODELS_STORE))
         problems: list[str] = []
         store = self._read_store(folder / MODELS_STORE, problems)
+        unnamed: list[str] = []
         config, problem = load_models_json(folder / MODELS_JSON)
         if problem is not None:
             problems.append(problem)
@@ -275,7 +282,7 @@ class ModelCatalog:
                    for provider, models in _snapshot()["providers"].items()}
         providers: dict[str, list[dict[str, Any]]] = {}
         for provider in [*builtin, *(p for p in config if p not in builtin)]:
-            base = _with_store(provider, builtin.get(provider, []), store.get(provider))
+            base = _with_store(provider, builtin.get(provider, []), store.get(provider), unnamed)
             if provider in config:
                 try:
                     base = _with_models_json(provider, base, config[provider])
@@ -287,21 +294,20 @@ class ModelCatalog:
                         for provider, models in providers.items()}
         self._chat = {(info.provider, info.model_id): info for models in self._models.values()
                       for info in reversed(models) if info.type == "chat"}
+        if unnamed:
+            problems.append(f"{folder / MODELS_STORE}: stored models of {', '.join(unnamed)} left out: "
+                            "their id is not a string")
         self.problems: tuple[str, ...] = tuple(problems)
+        #: Which catalog of this process it is (1, 2, …), once :func:`model_catalog` has built it.
+        self.built = 0
 
     @staticmethod
     def _read_store(path: Path, problems: list[str]) -> Mapping[str, Any]:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data, problem = read_fact_file(path)
+        if problem is not None:
+            problems.append(problem)
             return {}
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(f"{path}: ignored, it cannot be read ({exc.__class__.__name__})")
-            return {}
-        try:
-            data = json.loads(text.removeprefix("\ufeff")) if text else {}
-        except ValueError as exc:
-            problems.append(f"{path}: ignored, it is not JSON ({str(exc).splitlines()[0]})")
+        if data is None:
             return {}
         if not isinstance(data, Mapping):
             problems.append(f"{path}: ignored, it is not a JSON object")
@@ -342,6 +348,19 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 _CACHE: dict[Path, ModelCatalog] = {}
+_BUILT: list[int] = [0]  # catalogs built in this process so far
+
+
+def catalogs_built() -> int:
+    """How many catalogs this process has built so far (a mark for :func:`problems_since`)."""
+    return _BUILT[0]
+
+
+def problems_since(mark: int) -> list[str]:
+    """The problems of the catalogs built after ``mark`` (:func:`catalogs_built`), each once: what the command
+    line says, one line each, about the model-fact files a command ignored."""
+    return list(dict.fromkeys(problem for catalog in _CACHE.values() if catalog.built > mark
+                              for problem in catalog.problems))
 
 
 def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
@@ -357,6 +376,8 @@ def model_catalog(folder: str | os.PathLike[str] | None = None) -> ModelCatalog:
     cached = _CACHE.get(where)
     if cached is None or cached.stamp != (_stamp(where / MODELS_JSON), _stamp(where / MODELS_STORE)):
         cached = _CACHE[where] = ModelCatalog(where)
+        _BUILT[0] += 1
+        cached.built = _BUILT[0]
     return cached
 
 

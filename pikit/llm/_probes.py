@@ -21,12 +21,12 @@ each through a client's :meth:`~pikit.llm._client.HTTPSummarizer.complete`:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pikit import jsjson
 from pikit._context.serialize import serialize_conversation, to_model_messages
 from pikit._tree.sessiontree import SessionTree
 from pikit.compaction._entries import CompactionResult
@@ -139,14 +139,28 @@ class ProbeResult:
                  "score": p.score} for p in self.probes]
 
 
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*)\n\s*```\s*$", re.DOTALL)
+_FENCE_OPENING = re.compile(r"```[\w-]*[ \t]*")
+
+
+def _unfenced(text: str) -> str:
+    """What one code fence around the whole answer holds (its first and last lines are the fence), else ``text``.
+
+    Found with string operations, in time linear in the answer's length, whatever the answer holds.
+    """
+    head, opened, rest = text.strip().partition("\n")
+    body, closed, tail = rest.rpartition("\n")
+    if opened and closed and _FENCE_OPENING.fullmatch(head) and tail.strip() == "```":
+        return body
+    return text
 
 
 def _json_list(text: str, key: str, phase: str) -> list[Any]:
-    """The list under ``key`` of the JSON object a model answered (one code fence around it is allowed)."""
-    fenced = _FENCE.match(text)
+    """The list under ``key`` of the JSON object a model answered (one code fence around it is allowed).
+
+    The answer is parsed without recursion, so a value nested however deep is only a value of the wrong kind.
+    """
     try:
-        data = json.loads(fenced.group(1) if fenced else text)
+        data = jsjson.loads(_unfenced(text))
     except ValueError:
         raise SummarizerOutputError(f"probes: the {phase} answer is not JSON") from None
     value = data.get(key) if isinstance(data, dict) else None
@@ -162,7 +176,8 @@ def _questions(text: str) -> list[tuple[str, str, str]]:
             raise SummarizerOutputError("probes: a question is not an object")
         kind, question, reference = item.get("kind"), item.get("question"), item.get("reference")
         if kind not in PROBE_KINDS:
-            raise SummarizerOutputError(f"probes: unknown question kind {str(kind)[:40]!r}")
+            shown = repr(kind[:40]) if isinstance(kind, str) else f"of type {type(kind).__name__}"
+            raise SummarizerOutputError(f"probes: unknown question kind {shown}")
         if not isinstance(question, str) or not question.strip() or not isinstance(reference, str):
             raise SummarizerOutputError("probes: a question without its text or reference")
         out.append((kind, question.strip(), reference.strip()))

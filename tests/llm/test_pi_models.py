@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from pikit.llm import model_catalog, usage_with_cost
+from pikit.llm._modelsjson import strip_json_comments
 from tests.llm.conftest import PI_VERSION
 
 pytestmark = pytest.mark.slow
@@ -24,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _pi(install: Path, agent: Path, usages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What Pi resolves with the agent folder ``agent`` (run on a copy: Pi writes its stores)."""
     copy = agent.parent / f"{agent.name}-for-pi"
+    shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(agent, copy)
     env = {**os.environ, "PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(copy)}
     out = subprocess.run(["node", str(SCRIPT), str(copy), json.dumps(usages or [])], cwd=install, env=env,
@@ -32,11 +36,15 @@ def _pi(install: Path, agent: Path, usages: list[dict[str, Any]] | None = None) 
     return result
 
 
+def _number(value: float | None) -> float:
+    return math.inf if value is None else float(value)  # (JSON.stringify writes Infinity as null)
+
+
 def _cost(cost: dict[str, Any] | None) -> dict[str, Any] | None:
     if cost is None:
         return None
     rates = ("input", "output", "cacheRead", "cacheWrite")
-    tiers = [{key: float(tier[key]) for key in ("inputTokensAbove", *rates)} for tier in cost.get("tiers", [])]
+    tiers = [{key: _number(tier[key]) for key in ("inputTokensAbove", *rates)} for tier in cost.get("tiers", [])]
     return {**{key: float(cost[key]) for key in rates}, "tiers": tiers}
 
 
@@ -128,6 +136,68 @@ def test_what_pi_ignores_pikit_ignores(pi_install: Path, tmp_path: Path, config:
     (agent / "models.json").write_text(json.dumps(config))
     _compare(pi_install, agent)
     assert model_catalog(agent).problems
+
+
+RATES = '"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0'
+TIER = '"tiers": [{"inputTokensAbove": %s, "input": 9, "output": 9, "cacheRead": 0, "cacheWrite": 0}]'
+
+
+def _store(threshold: str) -> str:
+    return ('{"anthropic": {"lastModified": 1900000000000, "checkedAt": 1, "models": [{"id": "far", '
+            '"provider": "anthropic", "contextWindow": 1000, "maxTokens": 10, "cost": {' + RATES + ", "
+            + TIER % threshold + "}}]}}")
+
+
+def _custom(threshold: str) -> str:
+    return ('{"providers": {"local": {"baseUrl": "http://x", "api": "openai-completions", "models": [{"id": "big", '
+            '"cost": {' + RATES + ", " + TIER % threshold + "}}]}}}")
+
+
+@pytest.mark.parametrize(("name", "text", "used"), [
+    ("models-store.json", _store("NaN"), False),  # JSON.parse refuses NaN: the store is not read
+    ("models-store.json", _store("1e999"), True),  # Infinity: the model is kept, its tier never applies
+    ("models.json", _custom("Infinity"), False),  # not JSON
+    ("models.json", _custom("1e999"), False),  # JSON, but TypeBox's numbers are finite
+], ids=["store-nan", "store-1e999", "models-json-infinity", "models-json-1e999"])
+def test_non_finite_numbers_as_pi_reads_them(pi_install: Path, tmp_path: Path, name: str, text: str,
+                                             used: bool) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / name).write_text(text, encoding="utf-8")
+    ours = {(m["provider"], m["id"]) for m in _compare(pi_install, agent)}
+    assert (("anthropic", "far") in ours or ("local", "big") in ours) == used
+    assert bool(model_catalog(agent).problems) != used
+    if used:
+        usage = {"input": 10**9, "output": 1}
+        [theirs] = _pi(pi_install, agent, [{"provider": "anthropic", "id": "far", "usage": usage}])["costs"]
+        info = model_catalog(agent).get("anthropic", "far")
+        assert info is not None
+        assert usage_with_cost(usage, info.pricing)["cost"]["total"] == pytest.approx(theirs["cost"]["total"])
+        assert theirs["cost"]["input"] == pytest.approx(1000.0)  # the base price: no tier applied
+
+
+_STRIP = """
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+const url = pathToFileURL(join(process.cwd(), "node_modules/@earendil-works/pi-coding-agent/dist/utils/json.js"));
+const { stripJsonComments } = await import(url.href);
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+process.stdout.write(JSON.stringify(JSON.parse(input).map(stripJsonComments)));
+"""
+
+
+def test_comments_are_stripped_as_pi_strips_them(pi_install: Path) -> None:
+    """Random texts of the characters that matter (quotes, backslashes, slashes, commas, brackets, JavaScript's
+    line terminators and whitespace) through Pi's stripJsonComments and pikit's."""
+    pieces = ['"', "\\", "/", "/", ",", "}", "]", " ", "\n", "\r", "\u2028", "\u2029", "\ufeff", "\x1c", "\x85",
+              "\u00a0", "a", "{", "[", ":", "1", "\t"]
+    chance = random.Random(31)
+    texts = ["".join(chance.choice(pieces) for _ in range(chance.randint(0, 40))) for _ in range(5_000)]
+    out = subprocess.run(["node", "--input-type=module", "-e", _STRIP], cwd=pi_install, input=json.dumps(texts),
+                         capture_output=True, text=True, timeout=120, check=True)
+    theirs = json.loads(out.stdout)
+    assert [strip_json_comments(text) for text in texts] == theirs
 
 
 def test_the_snapshot_is_what_the_generator_writes_for_pi_1_6_0(pi_install: Path) -> None:

@@ -38,6 +38,20 @@ def _reply(key: str, value: Any) -> Step:
 
 
 PHASES = (_reply("questions", QUESTIONS), _reply("answers", ANSWERS), _reply("grades", GRADES))
+DEEP = "[" * 100_000 + "]" * 100_000  # deeper than any recursive parser or repr goes
+# Answers that once cost the whole evaluation: nesting past the recursion limit, and a code fence
+# left open over many lines, which a backtracking expression took minutes to refuse.
+HOSTILE = {
+    "deep-questions": Step("ok", text='{"questions": ' + DEEP + "}"),
+    "deep-kind": Step("ok", text='{"questions": [{"kind": ' + DEEP + ', "question": "q", "reference": "r"}]}'),
+    "deep-answer": Step("ok", text='{"answers": [' + DEEP + "]}"),
+    "open-fence": Step("ok", text="```json\n" + "\n" * 50_000 + "{"),
+}
+
+
+def _steps(failure: Step) -> tuple[Step, ...]:
+    """The replies that reach ``failure``: the answers phase comes after good questions."""
+    return (PHASES[0], failure) if failure is HOSTILE["deep-answer"] else (failure,)
 
 
 @pytest.fixture(params=["openai", "anthropic"])
@@ -81,14 +95,16 @@ def test_three_phases_and_the_scores(server: FakeLLMServer, monkeypatch: pytest.
     assert "Reference: setup.cfg\nAnswer: unknown" in graded
 
 
-@pytest.mark.parametrize("failure", [status(500), MALFORMED, OK, _reply("questions", [{"kind": "mood"}])],
-                         ids=["http-500", "malformed-json", "prose-not-json", "unknown-kind"])
+@pytest.mark.parametrize("failure", [status(500), MALFORMED, OK, _reply("questions", [{"kind": "mood"}]),
+                                     *HOSTILE.values()],
+                         ids=["http-500", "malformed-json", "prose-not-json", "unknown-kind", *HOSTILE])
 def test_a_failed_call_raises(server: FakeLLMServer, failure: Step, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY" if server.wire == "openai" else "ANTHROPIC_API_KEY", TEST_KEY)
-    server.script(failure)
+    server.script(*_steps(failure))
     with _client(server) as client, pytest.raises(SummarizerError) as caught:
         probe(_session(SUMMARY), "c9", client=client)
     assert TEST_KEY not in str(caught.value)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
 
 
 def test_answers_that_do_not_match_the_questions_raise(server: FakeLLMServer,
@@ -165,13 +181,14 @@ def test_cli_plain_prints_a_probe_section(server: FakeLLMServer, compacted: Path
     assert "    5/5  artifact      Which file was edited?" in out
 
 
-@pytest.mark.parametrize("failure", [status(500), MALFORMED, HANG], ids=["http-500", "malformed-json", "timeout"])
+@pytest.mark.parametrize("failure", [status(500), MALFORMED, HANG, *HOSTILE.values()],
+                         ids=["http-500", "malformed-json", "timeout", *HOSTILE])
 def test_cli_failure_keeps_the_deterministic_result(server: FakeLLMServer, compacted: Path, failure: Step,
                                                     capsys: pytest.CaptureFixture[str],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY" if server.wire == "openai" else "ANTHROPIC_API_KEY", TEST_KEY)
     plain = _deterministic(capsys, compacted)
-    server.script(failure)
+    server.script(*_steps(failure))
     code, out, err = _evaluate(capsys, server, compacted, "--json", "--timeout", "0.5")
     assert code == 0
     [item] = json.loads(out)["compactions"]
