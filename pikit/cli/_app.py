@@ -353,8 +353,8 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--split", choices=["branch"], help="split usage between active and abandoned branches")
     p.set_defaults(run=_lazy("corpus:run_usage"))
 
-    p = sub.add_parser("export-corpus", help="a corpus as data sets: its index tables as Parquet, its sessions' "
-                       "active branches as ATIF trajectories")
+    p = sub.add_parser("export-corpus", help="a corpus as data sets (its index tables as Parquet, its sessions' "
+                       "active branches as ATIF trajectories) or as a static site to browse")
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
     p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
@@ -365,11 +365,15 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
     p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
                    "OUT/SESSION.json")
+    p.add_argument("--site", metavar="OUT", help="write a static site that opens in any browser: OUT/index.html "
+                   "lists the sessions (search, sorting), a page per session, usage by day and by model; a re-run "
+                   "rewrites only the pages of sessions that changed")
     p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
-                   "the same names")
+                   "the same names (not --site: it writes only into a new or empty folder or a site it wrote)")
     _progress_arg(p)
     p.add_argument("--redact", action="store_true",
-                   help="replace secrets by placeholders in every table value and trajectory (as `pikit redact`)")
+                   help="replace secrets by placeholders in every table value, trajectory and site page (as "
+                   "`pikit redact`)")
     _redaction_args(p, implies=" (implies --redact)")
     p.set_defaults(run=_lazy("export_corpus:run"))
 

@@ -1,4 +1,5 @@
-"""``pikit export-corpus``: a corpus as data sets, its index tables as Parquet and its sessions as ATIF."""
+"""``pikit export-corpus``: a corpus as data sets (its index tables as Parquet, its sessions as ATIF) and as a
+static site (a page per session, an index and usage pages)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,33 @@ import os
 import sys
 
 from .._formatting import fmt_int, plural
+from typing import TYPE_CHECKING
+
 from ..errors import PikitError
 from ._common import redacting, redactor_from
+
+if TYPE_CHECKING:
+    from .._session import Session
+    from ..corpus._corpus import Corpus
 
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus._export import check_folder, export_atif, export_parquet
     from ._corpus import _opened, _problems_note
 
-    if args.parquet is None and args.atif is None:
-        raise PikitError("give --parquet OUT, --atif OUT or both: what to export")
-    if args.parquet is not None and args.atif is not None and \
-            os.path.abspath(args.parquet) == os.path.abspath(args.atif):
-        raise PikitError("--parquet and --atif need folders of their own")
+    outs = {flag: out for flag, out in (("--parquet", args.parquet), ("--atif", args.atif), ("--site", args.site))
+            if out is not None}
+    if not outs:
+        raise PikitError("give --parquet OUT, --atif OUT, --site OUT or several: what to export")
+    if len({os.path.abspath(out) for out in outs.values()}) < len(outs):
+        raise PikitError(f"{', '.join(outs)} need folders of their own")
     for out in (args.parquet, args.atif):
         if out is not None:
             check_folder(out, overwrite=args.force)  # before the scan: a mistake costs nothing
+    if args.site is not None:
+        from ..export._site import check_site
+
+        check_site(args.site)
     redactor, placeholders = None, None
     if redacting(args):
         from .._redaction.redactor import Placeholders
@@ -48,7 +60,30 @@ def run(args: argparse.Namespace) -> int:
                   f"({plural(steps, 'step')})")
             for path, why in done.skipped.items():
                 print(f"  skipped {path}: {why}")
+        if args.site is not None:
+            _site(args, corpus)
     return 0
+
+
+def _site(args: argparse.Namespace, corpus: Corpus) -> None:
+    """``--site OUT``: the site written (incrementally), then what it wrote in a few lines."""
+    from ..compaction._settings import load_settings
+    from ..export._page import PageSettings, page_settings
+    from ..export._site import write_site
+
+    def settings_of(session: Session) -> PageSettings:
+        cwd = session.header.get("cwd")
+        settings = load_settings(None, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        return page_settings(session, session.leaf_id, settings)
+
+    done = write_site(corpus, args.site, settings_of, redactor=redactor_from(args) if redacting(args) else None)
+    _redaction_note(done.redacted, redacting(args))
+    pages = sum(1 for name in done.written if name.startswith("sessions/"))
+    print(f"wrote the site of {plural(done.sessions, 'session')} to {done.folder}: {plural(pages, 'session page')} "
+          f"written, {fmt_int(done.kept)} unchanged, {fmt_int(len(done.removed))} removed; the index and usage pages "
+          f"rewritten. Open {os.path.join(done.folder, 'index.html')} in any browser.")
+    for path, why in done.skipped.items():
+        print(f"  skipped {path}: {why}")
 
 
 def _redaction_note(counts: dict[str, int], redacted: bool) -> None:
