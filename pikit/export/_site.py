@@ -117,7 +117,7 @@ def _listed(folder: str) -> list[str]:
     return sorted(found)
 
 
-def _read_manifest(folder: str) -> dict[str, Any]:
+def _read_manifest(folder: str, first: str) -> dict[str, Any]:
     path = os.path.join(folder, MANIFEST)
     try:
         with open(path, "rb") as file:
@@ -126,8 +126,8 @@ def _read_manifest(folder: str) -> dict[str, Any]:
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT or \
             not isinstance(manifest.get("files"), list) or not isinstance(manifest.get("sessions"), dict):
-        raise WriteError(f"{folder}: holds files pikit did not write (no site manifest {MANIFEST} it can read); "
-                         "give a new or empty folder, or one `pikit export-corpus --site` wrote")
+        raise WriteError(f"{folder}: holds {first}, a file pikit did not write (no site manifest {MANIFEST} it can "
+                         "read); give a new or empty folder, or one `pikit export-corpus --site` wrote")
     return manifest
 
 
@@ -144,7 +144,7 @@ def _checked_folder(out: str | os.PathLike[str]) -> tuple[str, dict[str, Any] | 
     present = _listed(folder)
     if not present:
         return folder, None
-    manifest = _read_manifest(folder)
+    manifest = _read_manifest(folder, present[0])
     known = {*manifest["files"], MANIFEST}
     stranger = next((name for name in present if name not in known and not _temporary(name)), None)
     if stranger is not None:

@@ -218,8 +218,9 @@ def index_page(rows: Sequence[SessionRow], *, redacted: bool) -> str:
 def search_data(rows: Sequence[SessionRow]) -> str:
     """``data.js``: the title and the start of the first message of each row, in the index's order."""
     data = {"rows": [[row.title, row.first_message[:SEARCH_CHARS]] for row in rows]}
-    # ASCII only: every character outside it (and any lone surrogate) is a \\u escape
-    return "window.pikitSite = " + json.dumps(data, ensure_ascii=True, separators=(",", ":")) + ";\n"
+    # ASCII only: every character outside it (and any lone surrogate) is a \\u escape, and so is "<"
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
+    return "window.pikitSite = " + text + ";\n"
 
 
 # ---------------------------------------------------------------- usage pages
