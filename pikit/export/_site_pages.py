@@ -55,6 +55,7 @@ body { margin: 0; background: #fafafa; }
 .pikit-site th[aria-sort=ascending] button::after { content: " ▲"; }
 .pikit-site th[aria-sort=descending] button::after { content: " ▼"; }
 .pikit-site .pikit-search { margin: 0 0 10px; display: flex; gap: 10px; align-items: center; }
+.pikit-site .pikit-search[hidden] { display: none; }
 .pikit-site .pikit-search input { font: inherit; padding: 4px 8px; width: min(40em, 100%); }
 .pikit-site svg { width: 100%; height: auto; display: block; }
 .pikit-site .pikit-legend span { display: inline-block; margin-right: 14px; font-size: 0.9em; }
