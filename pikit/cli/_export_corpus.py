@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
-from .._formatting import fmt_int, plural
 from typing import TYPE_CHECKING
 
+from .._formatting import fmt_int, plural
 from ..errors import PikitError
 from ._common import redacting, redactor_from
 

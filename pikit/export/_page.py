@@ -209,7 +209,8 @@ def page_parts(session: Session, settings: PageSettings, leaf: Any, tree_filter:
             f'<body><main class="pikit-root pikit-page">{_head(session, leaf_id, settings, home)}'
             '<div class="pikit-layout"><section class="pikit-tree-panel" aria-label="tree"><h2>The tree</h2>',
             tree, f'</section><div><section aria-label="budget">{budget}</section>'
-            f'<section aria-label="compaction history"><h2>Compactions and context size</h2>{chart}{growth}'
+            '<section aria-label="compaction history" id="compactions">'
+            f"<h2>Compactions and context size</h2>{chart}{growth}"
             f'</section><section aria-label="context"><h2>What the model sees at the leaf</h2>{header}', table,
             f"</section></div></div><footer>Exported by pikit {esc(__version__)}. Everything on this page "
             "is in this file: it loads nothing and runs no script.</footer></main></body></html>\n"]

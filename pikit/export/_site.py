@@ -22,6 +22,7 @@ not change when another session does).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -186,10 +187,8 @@ class _Folder:
             self.report.written.append(name)
 
     def remove(self, name: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(self.path(name))
-        except FileNotFoundError:
-            pass
 
     def manifest(self, data: dict[str, Any]) -> None:
         self.write(MANIFEST, [json.dumps(data, ensure_ascii=True, indent=0)], log=False)

@@ -156,7 +156,7 @@ def _when(value: Any) -> tuple[str, str]:
     try:
         import datetime
 
-        utc = value.astimezone(datetime.timezone.utc)
+        utc = value.astimezone(datetime.UTC)
     except (ValueError, OverflowError):
         return "?", ""
     return utc.strftime("%Y-%m-%d %H:%M UTC"), utc.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -177,6 +177,13 @@ def _footer(redacted: bool) -> str:
     note = " Secrets were replaced by placeholders (--redact)." if redacted else ""
     return (f"<footer>Exported by pikit {esc(__version__)} with <code>pikit export-corpus --site</code>: every page "
             f"is a file of this folder; nothing is loaded from anywhere else.{note}</footer>")
+
+
+def _compactions(row: SessionRow) -> str:
+    """The count, linking to the page's compaction section when there is one."""
+    if not row.compactions:
+        return "0"
+    return f'<a href="{esc(row.page)}#compactions">{fmt_int(row.compactions)}</a>'
 
 
 def index_page(rows: Sequence[SessionRow], *, redacted: bool) -> str:
@@ -207,7 +214,7 @@ def index_page(rows: Sequence[SessionRow], *, redacted: bool) -> str:
                      f'<td class="pikit-when" data-sort="{last_key}">{last}</td>'
                      f'<td class="pikit-models">{esc(", ".join(m for m in row.models.split(",") if m))}</td>'
                      f'<td class="pikit-num" data-sort="{cost_key}">{cost}</td>'
-                     f'<td class="pikit-num">{fmt_int(row.compactions)}</td>'
+                     f'<td class="pikit-num">{_compactions(row)}</td>'
                      f'<td class="pikit-num">{fmt_int(row.entries)}</td></tr>')
     if not rows:
         parts.append('<tr><td colspan="8" class="pikit-dim">no sessions</td></tr>')
@@ -261,7 +268,7 @@ def _columns_chart(labels: Sequence[str], stacks: Sequence[Sequence[float]], col
     every = max(1, math.ceil(len(labels) / 10))
     for i, (label, stack) in enumerate(zip(labels, stacks, strict=True)):
         x = left + slot * i + (slot - bar) / 2
-        base = top_pad + inner
+        base = float(top_pad + inner)
         for value, color in zip(stack, colors, strict=True):
             h = inner * value / peak
             base -= h

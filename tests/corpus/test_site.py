@@ -13,8 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.procs import one_error_line
-from tests.procs import pikit as run
+from tests.procs import one_error_line, pikit as run
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
