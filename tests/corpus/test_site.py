@@ -42,7 +42,7 @@ def _parsed(path: Path) -> _Links:
 
 def broken_links(site: Path) -> list[str]:
     """Every href/src of every page that names no file of the site, or an anchor its target lacks."""
-    pages = {p: _parsed(p) for p in site.rglob("*.html")}
+    pages = {p.resolve(): _parsed(p) for p in site.rglob("*.html")}
     broken = []
     for page, parsed in pages.items():
         for link in parsed.links:
@@ -53,7 +53,7 @@ def broken_links(site: Path) -> list[str]:
             target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
             if not target.is_file() or site.resolve() not in target.parents:
                 broken.append(f"{page.name}: {link} names no file of the site")
-            elif parts.fragment and parts.fragment not in pages.get(target, _parsed(target)).ids:
+            elif parts.fragment and parts.fragment not in (pages[target] if target in pages else _parsed(target)).ids:
                 broken.append(f"{page.name}: {link} names no anchor there")
     return broken
 
@@ -76,7 +76,8 @@ def test_every_link_of_every_page_resolves(sample_site: Path) -> None:
     assert len(list((sample_site / "sessions").glob("*.html"))) == 37
     assert broken_links(sample_site) == []
     index = (sample_site / "index.html").read_text(encoding="utf-8")
-    assert index.count('href="sessions/') == 37  # every session is a link in the HTML itself, no script needed
+    # every session is a link in the HTML itself, no script needed
+    assert index.count('<td class="pikit-title"><a href="sessions/') == 37
 
 
 def test_a_broken_link_is_found(sample_site: Path, tmp_path: Path) -> None:
@@ -98,7 +99,8 @@ def test_the_index_has_the_numbers_of_pikit_sessions(sample_site: Path, sample_c
                                                      tmp_path: Path) -> None:
     proc = run("sessions", sample_corpus, "--index", tmp_path / "i.duckdb", "--json", timeout=300)
     sessions = json.loads(proc.stdout)["sessions"]
-    cells = _cells((sample_site / "index.html").read_text(encoding="utf-8"), ' id="s-')
+    index = (sample_site / "index.html").read_text(encoding="utf-8")
+    cells = _cells(index, ' id="s-')
     assert len(cells) == len(sessions) == 37
     for row, session in zip(cells, sessions, strict=True):  # the same order: newest first
         import html
@@ -108,6 +110,7 @@ def test_the_index_has_the_numbers_of_pikit_sessions(sample_site: Path, sample_c
         assert row[2] == session["started"][:16].replace("T", " ") + " UTC"
         assert row[5] == f"${session['cost']:,.2f}"
         assert row[6] == str(session["compactions"])
+    assert index.count('.html#compactions">') == sum(1 for s in sessions if s["compactions"])  # links to them
 
 
 @pytest.mark.parametrize("by", ["day", "model"])
@@ -133,10 +136,12 @@ def _times(folder: Path) -> dict[str, int]:
 
 def test_a_rerun_rewrites_only_the_changed_session(sample_corpus: Path, tmp_path: Path) -> None:
     corpus = tmp_path / "sessions"
-    shutil.copytree(sample_corpus, corpus)
+    for source in sorted(sample_corpus.rglob("*.jsonl"))[:8]:  # eight sessions of the sample, in their folders
+        (corpus / source.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, corpus / source.parent.name / source.name)
     out, index, agent = tmp_path / "site", tmp_path / "i.duckdb", tmp_path / "agent"
     said = site(corpus, out, index, agent=agent)
-    assert "37 session pages written, 0 unchanged" in said
+    assert "8 session pages written, 0 unchanged" in said
     before = _times(out)
     files = sorted(corpus.rglob("*.jsonl"))
     changed, removed = files[3], files[5]
@@ -147,7 +152,7 @@ def test_a_rerun_rewrites_only_the_changed_session(sample_corpus: Path, tmp_path
     with changed.open("a", encoding="utf-8") as file:
         file.write(json.dumps(entry) + "\n")
     said = site(corpus, out, index, agent=agent)
-    assert "1 session page written, 36 unchanged, 0 removed" in said
+    assert "1 session page written, 7 unchanged, 0 removed" in said
     after = _times(out)
     rewritten = sorted(name for name in after if after[name] != before.get(name))
     pages = [name for name in rewritten if name.startswith("sessions/")]
@@ -159,8 +164,8 @@ def test_a_rerun_rewrites_only_the_changed_session(sample_corpus: Path, tmp_path
     # a session gone: its page goes, the others stay as they were
     removed.unlink()
     said = site(corpus, out, index, agent=agent)
-    assert "0 session pages written, 36 unchanged, 1 removed" in said
-    assert len(list((out / "sessions").glob("*.html"))) == 36
+    assert "0 session pages written, 7 unchanged, 1 removed" in said
+    assert len(list((out / "sessions").glob("*.html"))) == 7
     assert broken_links(out) == []
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
 
