@@ -167,7 +167,15 @@ def test_a_rerun_rewrites_only_the_changed_session(sample_corpus: Path, tmp_path
     assert "0 session pages written, 7 unchanged, 1 removed" in said
     assert len(list((out / "sessions").glob("*.html"))) == 7
     assert broken_links(out) == []
+    # what an interrupted write leaves is pikit's own: accepted, then removed
+    (out / "sessions" / ".x.html.pikit-0123abcd.tmp").write_text("half a page", encoding="utf-8")
+    # the settings the pages are drawn with changed: every page is rewritten
+    agent.mkdir(exist_ok=True)
+    (agent / "settings.json").write_text('{"compaction": {"reserveTokens": 1000}}', encoding="utf-8")
+    said = site(corpus, out, index, agent=agent)
+    assert "7 session pages written, 0 unchanged, 0 removed" in said
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    assert "reserveTokens 1,000" in (out / pages[0]).read_text(encoding="utf-8")
 
 
 def test_the_site_is_refused_a_folder_pikit_did_not_write(sample_corpus: Path, tmp_path: Path) -> None:
