@@ -99,7 +99,7 @@ def test_without_script_the_index_is_every_session_as_a_link(browser: Browser, s
     try:
         page = context.new_page()
         page.goto((site / "index.html").as_uri())
-        assert page.locator("#pikit-sessions tbody tr td a").count() == 37
+        assert page.locator("#pikit-sessions tbody tr td.pikit-title a").count() == 37
         assert not page.locator("#pikit-search").is_visible()  # the search needs the script: hidden without it
     finally:
         context.close()
@@ -107,7 +107,7 @@ def test_without_script_the_index_is_every_session_as_a_link(browser: Browser, s
 
 def test_a_title_opens_the_session_page_which_links_back(page: Page, site: Path) -> None:
     problems, _ = _open(page, site / "index.html")
-    link = page.locator("#pikit-sessions tbody tr td a", has_text="A faster retry in config.ts").last
+    link = page.locator("#pikit-sessions tbody tr td.pikit-title a", has_text="A faster retry in config.ts").last
     link.click()
     page.wait_for_load_state("load")
     assert page.url.startswith((site / "sessions").as_uri())
@@ -132,3 +132,15 @@ def test_the_usage_pages_open_with_their_charts(page: Page, site: Path, by: str)
     page.get_by_role("link", name="Sessions").click()
     page.wait_for_load_state("load")
     assert page.url == (site / "index.html").as_uri()
+
+
+def test_a_compaction_count_opens_that_sessions_compactions(page: Page, site: Path) -> None:
+    problems, _ = _open(page, site / "index.html")
+    page.locator('#pikit-sessions a[href$="#compactions"]').first.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("#compactions")
+    section = page.locator("#compactions")
+    assert section.is_visible() and section.bounding_box() is not None
+    assert page.evaluate("document.getElementById('compactions').getBoundingClientRect().top") < 50
+    assert page.locator('#compactions svg[aria-label="tokensBefore and tokensAfter of each compaction"]').count() == 1
+    assert problems == []
