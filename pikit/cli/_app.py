@@ -394,14 +394,15 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
     p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
     p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
                    "OUT/SESSION.json")
-    p.add_argument("--site", metavar="OUT", help="write a static site to OUT: an index of every session, one page "
-                   "per session, usage by day and by model; it opens from the disk in any browser (a re-run rewrites "
-                   "only what changed)")
+    p.add_argument("--site", metavar="OUT", help="write a static site that opens in any browser: OUT/index.html "
+                   "lists the sessions (search, sorting), a page per session, usage by day and by model; a re-run "
+                   "rewrites only the pages of sessions that changed")
     p.add_argument("--force", action="store_true", help="write into an OUT that is not empty, replacing files of "
-                   "the same names")
+                   "the same names (not --site: it writes only into a new or empty folder or a site it wrote)")
     _progress_arg(p)
     p.add_argument("--redact", action="store_true",
-                   help="replace secrets by placeholders in every table value and trajectory (as `pikit redact`)")
+                   help="replace secrets by placeholders in every table value, trajectory and site page (as "
+                   "`pikit redact`)")
     _redaction_args(p, implies=" (implies --redact)")
     p.set_defaults(run=_lazy("export_corpus:run"))
 

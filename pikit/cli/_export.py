@@ -22,25 +22,16 @@ def run(args: Namespace) -> int:
         path = write_markdown(session, args.output, leaf, tree=args.tree, overwrite=args.force)
         print(f"wrote {path}: {session.title} at {leaf_text(leaf)} (Markdown)", file=sys.stderr)
         return 0
-    from ..export import PageSettings, write_page
-    from ..llm._window import model_window
+    from ..export._page import page_settings, write_page
 
-    model = args.model
-    if model is None and leaf is not None:
-        recorded = session.context(leaf).model or {}
-        if recorded.get("modelId") is not None:
-            provider = recorded.get("provider")
-            model = f"{provider}/{recorded['modelId']}" if provider else str(recorded["modelId"])
-    effective = session_settings(args, session).for_model(model)
-    window = model_window(model, given=args.context_window)
-    reserve = effective.reserve_tokens if args.reserve_tokens is None else args.reserve_tokens
-    keep = effective.keep_recent_tokens if args.keep_recent_tokens is None else args.keep_recent_tokens
-    if window.tokens is not None and reserve >= window.tokens:
+    settings = page_settings(session, leaf, session_settings(args, session), model=args.model,
+                             context_window=args.context_window, reserve_tokens=args.reserve_tokens,
+                             keep_recent_tokens=args.keep_recent_tokens)
+    if settings.context_window is not None and settings.reserve_tokens >= settings.context_window:
         given = "--reserve-tokens" if args.reserve_tokens is not None else "reserveTokens (the settings)"
-        raise PikitError(f"{given} {fmt_int(reserve)} is not below the context window {fmt_int(window.tokens)}: "
-                         "nothing would be left for the context; give a smaller --reserve-tokens or a larger "
-                         "--context-window")
-    settings = PageSettings(model or "", window.tokens, reserve, keep, window.source)
+        raise PikitError(f"{given} {fmt_int(settings.reserve_tokens)} is not below the context window "
+                         f"{fmt_int(settings.context_window)}: nothing would be left for the context; give a smaller "
+                         "--reserve-tokens or a larger --context-window")
     path = write_page(session, settings, args.output, leaf, tree_filter=args.filter, overwrite=args.force)
     print(f"wrote {path}: {session.title} at {leaf_text(leaf)} (open it in any browser; it loads nothing)",
           file=sys.stderr)

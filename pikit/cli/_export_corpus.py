@@ -1,28 +1,39 @@
-"""``pikit export-corpus``: a corpus as data sets, its index tables as Parquet and its sessions as ATIF."""
+"""``pikit export-corpus``: a corpus as data sets (its index tables as Parquet, its sessions as ATIF) and as a
+static site (a page per session, an index and usage pages)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .._formatting import fmt_int, plural
 from ..errors import PikitError
 from ._common import redacting, redactor_from
+
+if TYPE_CHECKING:
+    from .._session import Session
+    from ..corpus._corpus import Corpus
 
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus._export import check_folder, export_atif, export_parquet, parquet_files
     from ._corpus import _opened, _problems_note
 
-    if args.parquet is None and args.atif is None and args.site is None:
+    outs = {flag: out for flag, out in (("--parquet", args.parquet), ("--atif", args.atif), ("--site", args.site))
+            if out is not None}
+    if not outs:
         raise PikitError("give --parquet OUT, --atif OUT, --site OUT or several: what to export")
-    outs = [os.path.abspath(out) for out in (args.parquet, args.atif, args.site) if out is not None]
-    if len(set(outs)) < len(outs):
-        raise PikitError("--parquet, --atif and --site need folders of their own")
+    if len({os.path.abspath(out) for out in outs.values()}) < len(outs):
+        raise PikitError(f"{', '.join(outs)} need folders of their own")
     for out, files in ((args.parquet, parquet_files()), (args.atif, [])):
         if out is not None:
             check_folder(out, overwrite=args.force, files=files)  # before the scan: a mistake costs nothing
+    if args.site is not None:
+        from ..export._site import check_site
+
+        check_site(args.site)
     redactor, placeholders = None, None
     if redacting(args):
         from .._redaction.redactor import Placeholders
@@ -49,22 +60,29 @@ def run(args: argparse.Namespace) -> int:
             for path, why in done.skipped.items():
                 print(f"  skipped {path}: {why}")
         if args.site is not None:
-            _site(corpus, args, redactor, placeholders)
+            _site(args, corpus)
     return 0
 
 
-def _site(corpus: object, args: argparse.Namespace, redactor: object, placeholders: object) -> None:
-    from ..export._site import export_site
+def _site(args: argparse.Namespace, corpus: Corpus) -> None:
+    """``--site OUT``: the site written (incrementally), then what it wrote in a few lines."""
+    from ..compaction._settings import load_settings
+    from ..export._page import PageSettings, page_settings
+    from ..export._site import write_site
 
-    fingerprint = repr((args.redact_pattern, args.redact_allow, args.redact_allow_pattern, args.redact_emails,
-                        args.keep_images)) if redactor is not None else ""
-    done = export_site(corpus, args.site, redactor=redactor, placeholders=placeholders,  # type: ignore[arg-type]
-                       fingerprint=fingerprint)
-    _redaction_note(done.redacted, redactor is not None)
-    pages = [p for p in done.written if os.path.basename(os.path.dirname(p)) == "sessions"]
-    print(f"wrote the site to {done.folder}: {plural(len(pages), 'session page')} written, "
-          f"{len(done.unchanged)} file(s) unchanged{f', {len(done.removed)} removed' if done.removed else ''}; "
-          f"open {os.path.join(done.folder, 'index.html')} in any browser")
+    def settings_of(session: Session) -> PageSettings:
+        cwd = session.header.get("cwd")
+        settings = load_settings(None, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        return page_settings(session, session.leaf_id, settings)
+
+    done = write_site(corpus, args.site, settings_of, redactor=redactor_from(args) if redacting(args) else None)
+    _redaction_note(done.redacted, redacting(args))
+    pages = sum(1 for name in done.written if name.startswith("sessions/"))
+    print(f"wrote the site of {plural(done.sessions, 'session')} to {done.folder}: {plural(pages, 'session page')} "
+          f"written, {fmt_int(done.kept)} unchanged, {fmt_int(len(done.removed))} removed; the index and usage pages "
+          f"rewritten. Open {os.path.join(done.folder, 'index.html')} in any browser.")
+    for path, why in done.skipped.items():
+        print(f"  skipped {path}: {why}")
 
 
 def _redaction_note(counts: dict[str, int], redacted: bool) -> None:

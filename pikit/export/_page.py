@@ -13,7 +13,7 @@ from .._palette import LINES, SEGMENTS
 from .._session import Session
 from .._tree.sessiontree import CURRENT
 from .._version import __version__
-from ..compaction._settings import CompactionSettings
+from ..compaction._settings import CompactionSettings, Settings
 from ..compaction._simulate import simulate
 from ..compaction._summarizer import SummaryRequest, SummaryResult
 from ..llm._window import UNKNOWN_WINDOW_HINT
@@ -32,7 +32,7 @@ from ..widgets._views import (
 )
 from ._tree import TREE_CSS, render_tree
 
-__all__ = ["CSP", "PAGE_TEXT_CHARS", "PageSettings", "render_page", "write_page"]
+__all__ = ["CSP", "PAGE_TEXT_CHARS", "PageSettings", "page_parts", "page_settings", "render_page", "write_page"]
 
 #: The most characters of message text one page inlines, the newest messages first (each body
 #: at most ``BODY_CHARS``, 20,000, its first part shown and the size of the rest stated); the
@@ -56,6 +56,7 @@ body { margin: 0; background: #fafafa; }
   overflow: auto; }
 .pikit-page .pikit-scroll { max-height: none; }
 .pikit-growth svg { width: 100%; height: auto; }
+.pikit-page .pikit-nav { margin-bottom: 6px; }
 .pikit-page footer { margin-top: 24px; font-size: 0.85em; color: #777; }
 @media (max-width: 900px) { .pikit-layout { grid-template-columns: 1fr; }
   .pikit-layout > section.pikit-tree-panel { position: static; max-height: 60vh; } }
@@ -78,6 +79,23 @@ class PageSettings:
     reserve_tokens: int
     keep_recent_tokens: int
     window_source: str | None = None
+
+
+def page_settings(session: Session, leaf: Any, settings: Settings, *, model: str | None = None,
+                  context_window: int | None = None, reserve_tokens: int | None = None,
+                  keep_recent_tokens: int | None = None) -> PageSettings:
+    """The page's settings: ``model`` (default: the one recorded at ``leaf``), its window (``context_window``,
+    else the model's as Pi resolves it), and ``reserve_tokens``/``keep_recent_tokens`` (default: the
+    ``settings``' values for that model)."""
+    from ..llm._window import model_spec, model_window
+
+    if model is None and leaf is not None:
+        model = model_spec(session.context(leaf).model)
+    effective = settings.for_model(model)
+    window = model_window(model, given=context_window)
+    reserve = effective.reserve_tokens if reserve_tokens is None else reserve_tokens
+    keep = effective.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
+    return PageSettings(model or "", window.tokens, reserve, keep, window.source)
 
 
 class _NoSummary:
@@ -138,9 +156,10 @@ def _leaf_html(leaf: Any) -> str:
     return f"<code>{esc(leaf)}</code>" if leaf is not None else esc(leaf_text(leaf))
 
 
-def _head(session: Session, leaf: Any, settings: PageSettings) -> str:
+def _head(session: Session, leaf: Any, settings: PageSettings, home: tuple[str, str] | None) -> str:
     where = esc(os.path.basename(session.path)) if session.path else "a session held in memory"
-    return (f"<header><h1>{esc(session.title)}</h1><div class=\"pikit-sub\">{where} · leaf "
+    nav = f'<nav class="pikit-nav"><a href="{esc(home[0])}">← {esc(home[1])}</a></nav>' if home else ""
+    return (f"<header>{nav}<h1>{esc(session.title)}</h1><div class=\"pikit-sub\">{where} · leaf "
             f"{_leaf_html(leaf)} · model {esc(settings.model or 'not recorded')} · {_window_html(settings)}, "
             f"reserveTokens {fmt_int(settings.reserve_tokens)}, "
             f"keepRecentTokens {fmt_int(settings.keep_recent_tokens)}</div></header>")
@@ -152,12 +171,17 @@ def _window_html(settings: PageSettings) -> str:
     return f"window {fmt_int(settings.context_window)} (from {esc(settings.window_source or 'the settings')})"
 
 
-def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *, tree_filter: str = "default") -> str:
-    """The page of ``session`` at ``leaf`` (default: the session's leaf) as one HTML string."""
-    return "".join(_page_parts(session, settings, leaf, tree_filter))
+def render_page(session: Session, settings: PageSettings, leaf: Any = CURRENT, *, tree_filter: str = "default",
+                home: tuple[str, str] | None = None) -> str:
+    """The page of ``session`` at ``leaf`` (default: the session's leaf) as one HTML string.
+
+    ``home`` (an address and its text) adds a link above the title, back to the page that lists it.
+    """
+    return "".join(page_parts(session, settings, leaf, tree_filter, home))
 
 
-def _page_parts(session: Session, settings: PageSettings, leaf: Any, tree_filter: str) -> list[str]:
+def page_parts(session: Session, settings: PageSettings, leaf: Any, tree_filter: str,
+               home: tuple[str, str] | None = None) -> list[str]:
     """The page in its parts, in order (written one by one, so the page is never one string)."""
     leaf_id = session.resolve_leaf(leaf)
     projection = session.context(leaf_id)
@@ -182,10 +206,11 @@ def _page_parts(session: Session, settings: PageSettings, leaf: Any, tree_filter
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<meta name="referrer" content="no-referrer">'
             f"<title>{esc(session.title)} · pikit</title><style>{CSS}{TREE_CSS}{PAGE_CSS}</style></head>"
-            f'<body><main class="pikit-root pikit-page">{_head(session, leaf_id, settings)}'
+            f'<body><main class="pikit-root pikit-page">{_head(session, leaf_id, settings, home)}'
             '<div class="pikit-layout"><section class="pikit-tree-panel" aria-label="tree"><h2>The tree</h2>',
             tree, f'</section><div><section aria-label="budget">{budget}</section>'
-            f'<section aria-label="compaction history"><h2>Compactions and context size</h2>{chart}{growth}'
+            '<section aria-label="compaction history" id="compactions">'
+            f"<h2>Compactions and context size</h2>{chart}{growth}"
             f'</section><section aria-label="context"><h2>What the model sees at the leaf</h2>{header}', table,
             f"</section></div></div><footer>Exported by pikit {esc(__version__)}. Everything on this page "
             "is in this file: it loads nothing and runs no script.</footer></main></body></html>\n"]
@@ -196,5 +221,5 @@ def write_page(session: Session, settings: PageSettings, output: str | os.PathLi
     """Write the page to ``output`` (a new file unless ``overwrite``; never the session file)."""
     from .._format.write import write_pieces
 
-    parts = _page_parts(session, settings, leaf, tree_filter)
+    parts = page_parts(session, settings, leaf, tree_filter)
     return write_pieces(output, (part.encode("utf-8") for part in parts), source=session.path, overwrite=overwrite)

@@ -1,198 +1,346 @@
-"""A corpus as a static site: an index of its sessions, one page per session, usage by day and by model.
+"""A whole corpus as a static site: a folder of pages that opens in any browser, with no server.
 
-The folder opens in any browser from the disk: nothing is fetched and no server runs. The
-index lists every session as a link in its HTML (it works without JavaScript); one inline
-script, allowed by its hash in the page's Content-Security-Policy and by nothing else, adds
-sorting and a filter over titles and first messages. Each session's page is
-:func:`~pikit.export.render_page`'s, as ``pikit export`` writes it. Every value from a session
-is escaped (:func:`pikit._inert.html_text`), and with a redactor every string is redacted
-before it is written. A re-run rewrites only the pages of sessions whose file changed (size or
-modification time, as ``pikit-site.json`` in the folder records them) and the corpus pages
-whose content changed.
+:func:`write_site` writes into ``OUT``:
+
+* ``index.html``: every session as a row (title linking to its page, project, dates, models,
+  cost, compactions), from the corpus index's ``sessions`` table; ``data.js`` and ``site.js``
+  add a search over titles and first messages and sorting (the page works without them);
+* ``sessions/NAME.html``: each session's page (:func:`pikit.export.render_page`), linking back;
+* ``usage/day.html`` and ``usage/model.html``: :meth:`Corpus.usage_rows` by day and by model,
+  with charts;
+* ``.pikit-site.json``: the manifest, what a re-run compares with: each session's file size,
+  modification time and settings fingerprint (keyed by a hash of its path, never the path), the
+  site's settings, and every file the site holds.
+
+A re-run rewrites only the pages of sessions whose fingerprint changed (all of them when the
+settings did), removes the pages of sessions gone, and rewrites the index and usage pages.
+Every file is written to a temporary name and renamed; nothing is written outside ``OUT``, and
+an ``OUT`` that holds a file the manifest does not list is refused. With a redactor, every file
+is redacted, its name included (each session page numbers its own placeholders, so a page does
+not change when another session does).
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._format.write import write_pieces
-from ..errors import WriteError
-from ._sitehtml import SCRIPT, index_page, usage_page
+from .._session import Session
+from .._version import __version__
+from ..errors import PikitError, WriteError
+from ._page import PageSettings, page_parts
+from ._site_pages import SITE_SCRIPT, SessionRow, index_page, search_data, usage_page
 
 if TYPE_CHECKING:
-    from .._redaction.redactor import Placeholders, Redactor
-    from ..corpus import Corpus
+    from .._redaction.redactor import Redactor
+    from ..corpus._corpus import Corpus
 
-__all__ = ["MANIFEST", "SiteReport", "export_site"]
+__all__ = ["MANIFEST", "SiteReport", "check_site", "write_site"]
 
-MANIFEST = "pikit-site.json"
-_VERSION = 1
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_COLUMNS = ("path", "session_id", "title", "project", "started", "last_activity", "models", "cost", "compactions",
-            "entries", "first_user_message", "abandoned_branches", "size", "mtime")
+MANIFEST = ".pikit-site.json"
+_FORMAT = 1
+_TEMPORARY = re.compile(r"\..+\.pikit-[0-9a-f]{8}\.tmp")  # what an interrupted write leaves (see write_pieces)
+_FIXED = ("index.html", "data.js", "site.js", "usage/day.html", "usage/model.html")
+_COLUMNS = ("path", "title", "project", "cwd", "started", "last_activity", "models", "cost", "compactions",
+            "entries", "first_user_message")
 
 
 @dataclass
 class SiteReport:
-    """What :func:`export_site` did: the pages it wrote, those it left as they were, those it removed."""
+    """What a run wrote: ``written`` (files, relative to ``folder``, in order), ``kept`` (session pages left as
+    they were), ``removed`` (pages of sessions gone), ``skipped`` (session file → why), ``redacted`` (kind → count).
+    """
 
     folder: str
+    sessions: int = 0
     written: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
+    kept: int = 0
     removed: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
     redacted: dict[str, int] = field(default_factory=dict)
 
 
-def page_name(path: str) -> str:
-    """The file name of a session's page: its file's name made safe, and a digest of its whole path."""
-    stem = _UNSAFE.sub("_", os.path.splitext(os.path.basename(path))[0])[:80] or "session"
-    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return f"{stem}-{digest}.html"
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _manifest(folder: str) -> dict[str, Any]:
+def _file_digest(path: str) -> str | None:
     try:
-        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as handle:
-            found = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) and found.get("version") == _VERSION else {}
-
-
-def _check_folder(folder: str, known: dict[str, Any]) -> None:
-    """A folder to write into: new, empty, or a site written before (its manifest)."""
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise WriteError(f"{folder}: is not a folder; give a folder for the site")
-    if os.path.isdir(folder) and os.listdir(folder) and not known:
-        raise WriteError(f"{folder}: holds files and no {MANIFEST}; give a new or empty folder (or the folder of a "
-                         "site pikit wrote, which is brought up to date)")
-    os.makedirs(os.path.join(folder, "sessions"), exist_ok=True)
-
-
-def _write_if_changed(path: str, text: str, report: SiteReport) -> None:
-    data = text.encode("utf-8")
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == data:
-                report.unchanged.append(path)
-                return
+        with open(path, "rb") as file:
+            return hashlib.sha256(file.read(1 << 20)).hexdigest()
     except OSError:
-        pass
-    write_pieces(path, [data], overwrite=True)
-    report.written.append(path)
+        return None
 
 
-def _redacting(redactor: Redactor | None, placeholders: Placeholders | None,
-               counts: dict[str, int]) -> Any:
+def _redactor_key(redactor: Redactor | None) -> str | None:
+    """A digest of what a redactor replaces (its options and the environment's secrets; never a value itself)."""
     if redactor is None:
         return None
-    from .._redaction.redactor import Placeholders as _Placeholders
+    from .._redaction.redactor import environment_secrets
 
-    numbering = placeholders if placeholders is not None else _Placeholders()
-
-    def text(value: str) -> str:
-        return redactor.redact_text(value, numbering, counts)
-
-    return text
+    environ = os.environ if redactor.environment is True else (redactor.environment or {})
+    spell = [getattr(p, "pattern", p) for p in redactor.patterns], [getattr(p, "pattern", p) for p in redactor.allow]
+    return _digest(*spell, redactor.emails, redactor.keep_images, redactor.entropy, redactor.library,
+                   environment_secrets(environ))
 
 
-def _settings(session: Any) -> Any:
-    """The page settings ``pikit export`` would draw the session with (model, window, Pi's settings)."""
-    from ..compaction._settings import load_settings
-    from ..llm._window import model_window
-    from ._page import PageSettings
+def _site_key(redactor: Redactor | None) -> str:
+    """What every page depends on: pikit, the redaction, Pi's global settings and the model facts."""
+    from ..compaction._settings import agent_dir
+    from ..corpus._derive import models_fingerprint
 
-    recorded = session.context(session.leaf_id).model or {} if session.leaf_id is not None else {}
-    model = None
-    if recorded.get("modelId") is not None:
-        provider = recorded.get("provider")
-        model = f"{provider}/{recorded['modelId']}" if provider else str(recorded["modelId"])
-    cwd = session.header.get("cwd")
-    effective = load_settings(None, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None).for_model(model)
-    window = model_window(model)
-    return PageSettings(model or "", window.tokens, effective.reserve_tokens, effective.keep_recent_tokens,
-                        window.source)
+    return _digest(_FORMAT, __version__, _redactor_key(redactor),
+                   _file_digest(os.path.join(agent_dir(), "settings.json")), models_fingerprint())
 
 
-def _session_page(path: str, target: str, redactor: Redactor | None, placeholders: Placeholders | None,
-                  counts: dict[str, int]) -> None:
+# ---------------------------------------------------------------- the folder
+
+def _listed(folder: str) -> list[str]:
+    """Every file and link under ``folder``, relative, with ``/`` (folders walked one by one, links not followed)."""
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        with os.scandir(os.path.join(folder, relative)) as entries:
+            for entry in entries:
+                name = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(name)
+                else:
+                    found.append(name)
+    return sorted(found)
+
+
+def _read_manifest(folder: str, first: str) -> dict[str, Any]:
+    path = os.path.join(folder, MANIFEST)
+    try:
+        with open(path, "rb") as file:
+            manifest = json.loads(file.read(64 << 20))
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT or \
+            not isinstance(manifest.get("files"), list) or not isinstance(manifest.get("sessions"), dict):
+        raise WriteError(f"{folder}: holds {first}, a file pikit did not write (no site manifest {MANIFEST} it can "
+                         "read); give a new or empty folder, or one `pikit export-corpus --site` wrote")
+    return manifest
+
+
+def _checked_folder(out: str | os.PathLike[str]) -> tuple[str, dict[str, Any] | None]:
+    """``out`` and its manifest (``None`` for a new or empty folder); refuse a folder holding anything else."""
+    folder = os.fspath(out)
+    if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+        raise WriteError(f"{folder}: is not a folder; give a new or empty folder for the site")
+    if not os.path.isdir(folder):
+        parent = os.path.dirname(os.path.abspath(folder))
+        if not os.path.isdir(parent):
+            raise WriteError(f"{folder}: folder {parent} does not exist")
+        return folder, None
+    present = _listed(folder)
+    if not present:
+        return folder, None
+    manifest = _read_manifest(folder, present[0])
+    known = {*manifest["files"], MANIFEST}
+    stranger = next((name for name in present if name not in known and not _temporary(name)), None)
+    if stranger is not None:
+        raise WriteError(f"{folder}: holds {stranger}, a file pikit did not write; give a new or empty folder, or "
+                         "one `pikit export-corpus --site` wrote")
+    for name in present:
+        if os.path.islink(os.path.join(folder, name)):
+            raise WriteError(f"{folder}: {name} is a link; pikit writes a site only into plain files and folders")
+    return folder, manifest
+
+
+def check_site(out: str | os.PathLike[str]) -> str:
+    """Check, before any work, that the site may be written into ``out``: a new folder in an existing one, an
+    empty folder, or a site pikit wrote (its manifest lists every file it holds)."""
+    return _checked_folder(out)[0]
+
+
+def _temporary(name: str) -> bool:
+    return bool(_TEMPORARY.fullmatch(name.rsplit("/", 1)[-1]))
+
+
+class _Folder:
+    """Writes files into the site folder only (relative names checked), each whole or not at all."""
+
+    def __init__(self, folder: str, report: SiteReport) -> None:
+        self.folder, self.report = folder, report
+        os.makedirs(os.path.join(folder, "sessions"), exist_ok=True)
+        os.makedirs(os.path.join(folder, "usage"), exist_ok=True)
+
+    def path(self, name: str) -> str:
+        parts = name.split("/")
+        if any(part in ("", ".", "..") for part in parts) or len(parts) > 2:
+            raise PikitError(f"refusing to write {name!r}: not a name inside the site folder")
+        return os.path.join(self.folder, *parts)
+
+    def write(self, name: str, pieces: Iterable[str], *, log: bool = True) -> None:
+        write_pieces(self.path(name), (p.encode("utf-8", "surrogatepass") for p in pieces), overwrite=True)
+        if log:
+            self.report.written.append(name)
+
+    def remove(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.path(name))
+
+    def manifest(self, data: dict[str, Any]) -> None:
+        self.write(MANIFEST, [json.dumps(data, ensure_ascii=True, indent=0)], log=False)
+
+
+# ---------------------------------------------------------------- the sessions
+
+class _Text:
+    """A redactor with its own numbering per use, or nothing: the text as it is."""
+
+    def __init__(self, redactor: Redactor | None, counts: dict[str, int]) -> None:
+        self.redactor, self.counts = redactor, counts
+
+    def __call__(self, value: Any, placeholders: Any = None) -> str:
+        text = "" if value is None else str(value)
+        if self.redactor is None or not text:
+            return text
+        from .._redaction.redactor import Placeholders
+
+        return self.redactor.redact_text(text, placeholders or Placeholders(), self.counts)
+
+
+def _page_name(path: str, text: _Text) -> str:
+    """``sessions/NAME.html``: the file's name (redacted, then kept to safe characters) and a short hash of it."""
+    shown = text(path)
+    stem = os.path.basename(shown)
+    stem = stem[:-len(".jsonl")] if stem.endswith(".jsonl") else stem
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip(".-")[:80] or "session"
+    return f"sessions/{safe}-{hashlib.sha256(shown.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}.html"
+
+
+def _fingerprint(path: str, cwd: str | None, site: str) -> str | None:
+    """The file's size and modification time, the project settings its page uses, and the site's settings."""
+    try:
+        state = os.stat(path)
+    except OSError:
+        return None
+    project = _file_digest(os.path.join(cwd, ".pi", "settings.json")) if cwd and os.path.isdir(cwd) else None
+    return _digest(state.st_size, state.st_mtime_ns, project, site)
+
+
+def _session_page(path: str, name: str, text: _Text, settings_of: Callable[[Session], PageSettings]) -> list[str]:
+    from .._redaction.redactor import Placeholders
     from .._session import load
-    from ._page import write_page
 
     session = load(path)
-    if redactor is not None:
+    if text.redactor is not None:
         from .._redaction.session import redact
 
-        session, report = redact(session, redactor, placeholders=placeholders)
+        placeholders = Placeholders()
+        session, report = redact(session, text.redactor, placeholders=placeholders)
         for kind, n in report.counts.items():
-            counts[kind] = counts.get(kind, 0) + n
-    write_page(session, _settings(session), target, overwrite=True)
+            text.counts[kind] = text.counts.get(kind, 0) + n
+        session.path = text(path, placeholders)
+    anchor = name.rsplit("/", 1)[-1][:-len(".html")]
+    return page_parts(session, settings_of(session), session.leaf_id, "default",
+                      home=(f"../index.html#s-{anchor}", "all sessions"))
 
 
-def _rows(corpus: Corpus) -> list[dict[str, Any]]:
-    columns = ", ".join(f'"{c}"' for c in _COLUMNS)
-    rows = corpus.rows(f"SELECT {columns} FROM sessions WHERE migrated_to IS NULL ORDER BY started DESC NULLS LAST, "
-                       "path")
-    return [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
+def write_site(corpus: Corpus, out: str | os.PathLike[str], settings_of: Callable[[Session], PageSettings], *,
+               redactor: Redactor | None = None) -> SiteReport:
+    """Write the site of ``corpus`` into ``out`` (new, empty, or a site written before: then incrementally).
 
-
-def export_site(corpus: Corpus, folder: str | os.PathLike[str], *, redactor: Redactor | None = None,
-                placeholders: Placeholders | None = None, fingerprint: str = "") -> SiteReport:
-    """Write (or bring up to date) the static site of ``corpus`` in ``folder``.
-
-    ``folder``: new, empty, or a site written before (its ``pikit-site.json``). ``redactor``:
-    every string of every page redacted (``placeholders``: one numbering shared with other
-    exports). ``fingerprint``: what else the pages depend on (the redaction options): a site
-    written with another is written anew. Pages of sessions gone from the corpus are removed.
+    ``settings_of`` gives a session's page settings (model, window, reserve and keep: see
+    :func:`pikit.export._page.page_settings`). With a ``redactor``, every file written is redacted.
     """
-    out = os.path.abspath(os.fspath(folder))
-    known = _manifest(out)
-    _check_folder(out, known)
-    report = SiteReport(out)
-    text = _redacting(redactor, placeholders, report.redacted)
-    same_setup = known.get("fingerprint") == fingerprint and known.get("redacted") == (redactor is not None)
-    before: dict[str, Any] = known.get("pages", {}) if same_setup else {}
-    rows = _rows(corpus)
-    pages: dict[str, Any] = {}
+    folder, manifest = _checked_folder(out)
+    report = SiteReport(folder)
+    text = _Text(redactor, report.redacted)
+    site = _site_key(redactor)
+    columns = ", ".join(f'"{c}"' for c in _COLUMNS)
+    rows = corpus.rows(f"SELECT {columns} FROM sessions WHERE migrated_to IS NULL "
+                       "ORDER BY started DESC NULLS LAST, path")
+    report.sessions = len(rows)
+    before: dict[str, Any] = manifest["sessions"] if manifest else {}
+    old_files: list[str] = manifest["files"] if manifest else []
+    planned = {hashlib.sha256(row[0].encode("utf-8", "surrogatepass")).hexdigest(): _page_name(row[0], text)
+               for row in rows}
+    writer = _Folder(folder, report)
+    for name in _listed(folder):
+        if _temporary(name):  # left by an interrupted run
+            writer.remove(name)
+    # first the manifest of every file there may be once this run ends: an interrupted run leaves a folder
+    # the next one recognises
+    entries = {k: v for k, v in before.items() if k in planned and v.get("page") == planned[k]}
+    files = sorted({*old_files, *_FIXED, *planned.values()})
+    writer.manifest({"format": _FORMAT, "site": site, "sessions": entries, "files": files})
+    listed: list[SessionRow] = []
     for row in rows:
-        path = row["path"]
-        name = page_name(path)
-        target = os.path.join(out, "sessions", name)
-        try:
-            stat = os.stat(path)
-        except OSError:
-            continue  # (gone since the scan: listed without a page until the next run)
-        seen = {"page": name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-        if before.get(path) == seen and os.path.isfile(target):
-            report.unchanged.append(target)
+        data = dict(zip(_COLUMNS, row, strict=True))
+        key = hashlib.sha256(data["path"].encode("utf-8", "surrogatepass")).hexdigest()
+        name = planned[key]
+        fingerprint = _fingerprint(data["path"], data["cwd"], site)
+        known = before.get(key, {})
+        if fingerprint is not None and known.get("fingerprint") == fingerprint and known.get("page") == name \
+                and os.path.isfile(writer.path(name)):
+            report.kept += 1
         else:
-            _session_page(path, target, redactor, placeholders, report.redacted)
-            report.written.append(target)
-        pages[path] = seen
-    for path, seen in before.items():
-        page = seen.get("page") if isinstance(seen, dict) else None
-        if path not in pages and isinstance(page, str):
-            gone = os.path.join(out, "sessions", os.path.basename(page))
-            if os.path.isfile(gone):
-                os.remove(gone)
-                report.removed.append(gone)
-    by_day = corpus.usage_rows("day")
-    by_model = corpus.usage_rows("model")
-    _write_if_changed(os.path.join(out, "index.html"),
-                      index_page(rows, {r["path"]: f"sessions/{p['page']}" for r in rows
-                                        if (p := pages.get(r["path"])) is not None}, text, _script_hash()), report)
-    _write_if_changed(os.path.join(out, "usage-by-day.html"), usage_page("day", by_day, text), report)
-    _write_if_changed(os.path.join(out, "usage-by-model.html"), usage_page("model", by_model, text), report)
-    manifest = {"version": _VERSION, "fingerprint": fingerprint, "redacted": redactor is not None, "pages": pages}
-    _write_if_changed(os.path.join(out, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True), report)
+            try:
+                writer.write(name, _session_page(data["path"], name, text, settings_of))
+            except PikitError as exc:  # vanished or unreadable since the scan
+                report.skipped[text(data["path"])] = text(str(exc))  # a redacting site names nothing
+                entries.pop(key, None)
+                continue
+            entries[key] = {"page": name, "fingerprint": fingerprint}
+        listed.append(_listed_row(data, name, text))
+    keep = {*_FIXED, *(entry["page"] for entry in entries.values())}
+    for gone in sorted(name for name in old_files if name not in keep):
+        writer.remove(gone)
+        report.removed.append(gone)
+    _write_fixed(corpus, writer, listed, text)
+    writer.manifest({"format": _FORMAT, "site": site, "sessions": entries, "files": sorted(keep)})
     return report
 
 
-def _script_hash() -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
+def _cost_sum(costs: Iterable[float]) -> float:
+    """Costs added as ``pikit usage`` adds them: compensated summation; Infinity and -Infinity make NaN."""
+    import math
+
+    try:
+        return math.fsum(costs)
+    except ValueError:
+        return math.nan
+
+
+def _listed_row(data: dict[str, Any], name: str, text: _Text) -> SessionRow:
+    """The index's row of a session, its text redacted (one numbering for the row)."""
+    from .._redaction.redactor import Placeholders
+
+    numbering = Placeholders() if text.redactor is not None else None
+    anchor = "s-" + name.rsplit("/", 1)[-1][:-len(".html")]
+    cost = data["cost"]
+    return SessionRow(page=name, anchor=anchor, title=text(data["title"], numbering),
+                      project=text(data["project"], numbering), started=data["started"],
+                      last_activity=data["last_activity"], models=text(data["models"], numbering),
+                      cost=None if cost is None else float(cost), compactions=int(data["compactions"] or 0),
+                      entries=int(data["entries"] or 0), first_message=text(data["first_user_message"], numbering))
+
+
+def _write_fixed(corpus: Corpus, writer: _Folder, rows: list[SessionRow], text: _Text) -> None:
+    """The index, its script and data, and the usage pages (rewritten on every run)."""
+    from .._redaction.redactor import Placeholders
+    from ..corpus._usage import FIELDS
+
+    redacted = text.redactor is not None
+    writer.write("index.html", [index_page(rows, redacted=redacted)])
+    writer.write("data.js", [search_data(rows)])
+    writer.write("site.js", [SITE_SCRIPT])
+    numbering = Placeholders() if redacted else None
+    for by in ("day", "model"):
+        usage = corpus.usage_rows(by)
+        if by == "model":
+            usage = [{**r, "key": text(r["key"], numbering)} for r in usage]
+        totals = {f: (_cost_sum if f in ("cost", "summarizationCost") else sum)(r[f] for r in usage) for f in FIELDS}
+        writer.write(f"usage/{by}.html", [usage_page(by, usage, totals, redacted=redacted)])

@@ -1,16 +1,12 @@
-"""`pikit export-corpus --site` in a real Chromium: the index, the session pages and the usage pages open from
-the disk with no console error and no request, every link resolves, the script sorts and filters (and the
-links are there without it), a planted token is in no file with --redact, and a re-run after one session grew
-rewrites that session's page only. Screenshots go to ``test-artifacts/`` (``site-*.png``).
+"""`pikit export-corpus --site` in a real Chromium, from file:// with no server: the index, a session page
+and the usage pages open with no console error and load nothing from outside the folder; the search
+filters the rows, the headers sort them, and without script the index is still every session as a link.
+Screenshots go to ``test-artifacts/`` (``site-*.png``).
 """
 
 from __future__ import annotations
 
-import html
 import json
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,38 +15,28 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.browser.jupyter import REPO_ROOT, screenshot
-from tests.corpus.corpora import header, user, write
+from tests.procs import env
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Browser, Page
 
 pytestmark = pytest.mark.browser
 
-SAMPLE = REPO_ROOT / "data" / "sample_corpus" / "sessions"
-TOKEN = "ghp_" + "Zq8rT2mW9xK4vB7nL1pY6cD3fH5jS0aE2gU8"
-PLANTED = "<script>window.__planted=1</script><img src=x onerror=\"window.__planted=2\">"
+SAMPLE_CORPUS = REPO_ROOT / "data" / "sample_corpus" / "sessions"
 
 
-def _corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "sessions"
-    shutil.copytree(SAMPLE, root)
-    write(root / "--home-dev-secret--" / "2026-11-09T10-00-00-000Z_planted.jsonl",
-          header("planted-session", cwd="/home/dev/secret"),
-          user("u1", None, "2026-11-09T10:00:00.000Z", f"Rotate {TOKEN} now {PLANTED}"),
-          user("u2", "u1", "2026-11-09T10:01:00.000Z", f"the token was {TOKEN}"))
-    return root
-
-
-def _export(root: Path, out: Path, tmp_path: Path, *extra: str) -> str:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    done = subprocess.run([sys.executable, "-m", "pikit", "export-corpus", str(root), "--site", str(out), "--index",
-                           str(tmp_path / "index.duckdb"), *extra], capture_output=True, text=True, timeout=600,
-                          env=env)
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "pikit", "export-corpus", str(SAMPLE_CORPUS), "--index",
+                           str(tmp / "i.duckdb"), "--site", str(tmp / "site")], capture_output=True, text=True,
+                          timeout=600, check=False, env=env(PI_CODING_AGENT_DIR=str(tmp / "agent")))
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return tmp / "site"
 
 
 def _open(page: Page, path: Path) -> tuple[list[str], list[str]]:
+    """Open ``path``; return (console errors and warnings, every request made)."""
     problems: list[str] = []
     requests: list[str] = []
     page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
@@ -61,69 +47,100 @@ def _open(page: Page, path: Path) -> tuple[list[str], list[str]]:
     return problems, requests
 
 
-def _links(page_file: Path) -> list[str]:
-    return [html.unescape(h) for h in re.findall(r'href="([^"]*)"', page_file.read_text(encoding="utf-8"))]
+def _search_rows(site: Path) -> list[str]:
+    text = (site / "data.js").read_text(encoding="utf-8")
+    rows = json.loads(text[text.index("=") + 1:].rstrip().rstrip(";"))["rows"]
+    return ["\n".join(row).lower() for row in rows]
 
 
-def test_the_site_opens_links_resolve_and_the_script_sorts_and_filters(page: Page, browser: Browser,
-                                                                      tmp_path: Path) -> None:
-    out = tmp_path / "site"
-    _export(_corpus(tmp_path), out, tmp_path, "--redact")
-    pages = sorted(out.rglob("*.html"))
-    assert len(pages) == 3 + 38
-    for file in pages:  # every link: a file of the site, or an anchor of the page
-        ids = set(re.findall(r'id="([^"]*)"', file.read_text(encoding="utf-8")))
-        for link in _links(file):
-            if link.startswith("#"):
-                assert html.unescape(link[1:]) in {html.unescape(i) for i in ids}, (file.name, link)
-            else:
-                assert not re.match(r"[a-z]+:", link), (file.name, link)  # nothing outside the folder
-                assert (file.parent / link.split("#")[0]).is_file(), (file.name, link)
-    for file in pages:
-        problems, requests = _open(page, file)
-        assert problems == [] and requests == [file.as_uri()], (file.name, problems, requests)
-    problems, _ = _open(page, out / "index.html")
-    assert page.evaluate("window.__planted") is None and problems == []
-    rows = page.locator("#sessions tbody tr")
-    assert rows.count() == 38
-    page.fill("#filter", "zebra")  # in no title and no first message
-    assert page.locator("#sessions tbody tr:not([hidden])").count() == 0
-    page.fill("#filter", "rotate")
-    assert page.locator("#sessions tbody tr:not([hidden])").count() == 1
-    page.fill("#filter", "")
-    page.locator("#sessions th", has_text="Cost $").click()
-    page.locator("#sessions th", has_text="Cost $").click()  # descending: the most expensive first
-    costs = [float(c or 0) for c in page.locator("#sessions tbody tr td:nth-child(6)").evaluate_all(
-        "cells => cells.map(c => c.getAttribute('data-sort'))")]
-    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]
+def test_the_index_opens_and_its_search_filters_the_rows(page: Page, site: Path) -> None:
+    problems, requests = _open(page, site / "index.html")
+    assert problems == []
+    assert sorted(requests) == sorted((site / name).as_uri() for name in ("index.html", "data.js", "site.js"))
+    rows = page.locator("#pikit-sessions tbody tr")
+    assert rows.count() == 37
     screenshot(page, "site-index")
-    page.locator("#sessions tbody tr a").first.click()
+    texts = _search_rows(site)
+    for query in ("migration", "cold start", "HANDLES the"):
+        page.fill("#pikit-query", query)
+        words = query.lower().split()
+        expected = sum(all(w in text for w in words) for text in texts)
+        assert 0 < expected < 37
+        assert page.locator("#pikit-sessions tbody tr:visible").count() == expected, query
+        assert page.inner_text("#pikit-count") == f"{expected} of 37 sessions"
+        shown = page.locator("#pikit-sessions tbody tr:visible").evaluate_all(
+            "rows => rows.map(row => Number(row.getAttribute('data-row')))")
+        assert all(all(w in texts[i] for w in words) for i in shown)
+    screenshot(page, "site-index-search")
+    page.fill("#pikit-query", "no-such-word-anywhere")
+    assert page.locator("#pikit-sessions tbody tr:visible").count() == 0
+    page.fill("#pikit-query", "")
+    assert page.locator("#pikit-sessions tbody tr:visible").count() == 37
+
+
+def test_the_headers_sort_the_rows(page: Page, site: Path) -> None:
+    problems, _ = _open(page, site / "index.html")
+    page.get_by_role("button", name="Cost").click()
+    costs = [float(c.replace("$", "").replace(",", ""))
+             for c in page.locator("#pikit-sessions tbody tr td:nth-child(6)").all_inner_texts()]
+    assert costs == sorted(costs, reverse=True)
+    page.get_by_role("button", name="Cost").click()
+    costs = [float(c.replace("$", "").replace(",", ""))
+             for c in page.locator("#pikit-sessions tbody tr td:nth-child(6)").all_inner_texts()]
+    assert costs == sorted(costs)
+    page.get_by_role("button", name="Title").click()
+    titles = page.locator("#pikit-sessions tbody tr td:nth-child(1)").all_inner_texts()
+    assert titles == sorted(titles, key=str.lower, reverse=True)
+    assert problems == []
+
+
+def test_without_script_the_index_is_every_session_as_a_link(browser: Browser, site: Path) -> None:
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto((site / "index.html").as_uri())
+        assert page.locator("#pikit-sessions tbody tr td.pikit-title a").count() == 37
+        assert not page.locator("#pikit-search").is_visible()  # the search needs the script: hidden without it
+    finally:
+        context.close()
+
+
+def test_a_title_opens_the_session_page_which_links_back(page: Page, site: Path) -> None:
+    problems, _ = _open(page, site / "index.html")
+    link = page.locator("#pikit-sessions tbody tr td.pikit-title a", has_text="A faster retry in config.ts").last
+    link.click()
     page.wait_for_load_state("load")
-    assert page.locator(".pikit-page h1").count() == 1
+    assert page.url.startswith((site / "sessions").as_uri())
+    assert page.locator("h1").inner_text() == "A faster retry in config.ts"
+    assert page.locator('svg[aria-label="context size along the branch"]').count() == 1
+    assert page.locator("[id^=entry-]").count() > 10
     screenshot(page, "site-session")
-    no_script = browser.new_context(java_script_enabled=False).new_page()
-    no_script.goto((out / "index.html").as_uri())
-    assert no_script.locator("#sessions tbody tr a").count() == 38
-    no_script.context.close()
+    page.get_by_role("link", name="← all sessions").click()
+    page.wait_for_load_state("load")
+    assert page.url.startswith((site / "index.html").as_uri() + "#s-")
+    assert problems == []
 
 
-def test_redaction_reaches_every_file_and_a_rerun_rewrites_what_changed(tmp_path: Path) -> None:
-    root = _corpus(tmp_path)
-    out = tmp_path / "site"
-    _export(root, out, tmp_path, "--redact")
-    for file in out.rglob("*"):
-        if file.is_file():
-            data = file.read_bytes()
-            assert TOKEN.encode() not in data and TOKEN[4:16].encode() not in data, file
-    assert "[REDACTED:github-token:" in (out / "index.html").read_text(encoding="utf-8")
-    before = {p: p.stat().st_mtime_ns for p in (out / "sessions").iterdir()}
-    grown = root / "--home-dev-secret--" / "2026-11-09T10-00-00-000Z_planted.jsonl"
-    with grown.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(user("u3", "u2", "2026-11-09T10:02:00.000Z", "one more")) + "\n")
-    said = _export(root, out, tmp_path, "--redact")
-    assert "1 session page written" in said
-    changed = [p.name for p, t in before.items() if p.stat().st_mtime_ns != t]
-    assert len(changed) == 1 and changed[0].startswith("2026-11-09T10-00-00-000Z_planted-")
-    said = _export(root, out, tmp_path)  # without --redact: every page is written anew
-    assert "38 session pages written" in said
-    assert TOKEN in (out / "index.html").read_text(encoding="utf-8")
+@pytest.mark.parametrize("by", ["day", "model"])
+def test_the_usage_pages_open_with_their_charts(page: Page, site: Path, by: str) -> None:
+    problems, requests = _open(page, site / "usage" / f"{by}.html")
+    assert problems == [] and requests == [(site / "usage" / f"{by}.html").as_uri()]
+    for chart in (f"cost by {by}", f"tokens by {by}"):
+        box = page.locator(f'svg[aria-label="{chart}"]').bounding_box()
+        assert box is not None and box["width"] > 800 and box["height"] > 80
+    screenshot(page, f"site-usage-{by}", full_page=True)
+    page.get_by_role("link", name="Sessions").click()
+    page.wait_for_load_state("load")
+    assert page.url == (site / "index.html").as_uri()
+
+
+def test_a_compaction_count_opens_that_sessions_compactions(page: Page, site: Path) -> None:
+    problems, _ = _open(page, site / "index.html")
+    page.locator('#pikit-sessions a[href$="#compactions"]').first.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("#compactions")
+    section = page.locator("#compactions")
+    assert section.is_visible() and section.bounding_box() is not None
+    assert page.evaluate("document.getElementById('compactions').getBoundingClientRect().top") < 50
+    assert page.locator('#compactions svg[aria-label="tokensBefore and tokensAfter of each compaction"]').count() == 1
+    assert problems == []

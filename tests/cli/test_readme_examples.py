@@ -56,3 +56,15 @@ def test_the_export_section_runs_as_written(tmp_path: Path) -> None:
             assert runner.tries > 0 and runner.failures == 0, f"README export block {i}"
     finally:
         os.chdir(here)
+
+
+@pytest.mark.timeout(600)
+def test_the_site_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    (tmp_path / "data").symlink_to(REPO / "data")
+    site = README[README.index("### A site to browse"):README.index("## Sharing a session safely")]
+    [(command, shown)] = _examples(site, "export-corpus")
+    done = run_pikit(*shlex.split(command), cwd=tmp_path, timeout=300,
+                     extra_env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode("utf-8") == shown
+    assert (tmp_path / "site" / "index.html").is_file()
