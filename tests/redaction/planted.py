@@ -125,6 +125,7 @@ def forms(value: str) -> set[str]:
     found = set(key_forms(value))
     found |= {value.replace("/", escape) for escape in ("\\/", "\\u002f", "\\\\/", "\\\\u002f", "&#x2F;", "&#47;")}
     found |= {html.escape(value), json.dumps(value, ensure_ascii=True)[1:-1], urllib.parse.quote(value, safe="")}
+    found |= {html.escape(form) for form in found}  # an escaped form shown on a page is escaped once more
     return {f for f in found if len(f) >= 8}
 
 
