@@ -137,10 +137,12 @@ class Index:
 
     A file is pikit's own or refused (:mod:`pikit.corpus._indexfile`); ``notes`` say what happened
     to a damaged one (moved aside and built again). ``owned``: the path is the default index in
-    pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds.
+    pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds. ``builder``: this
+    process holds the index's :func:`~pikit.corpus._indexfile.building` lock (no waiting for it).
     """
 
-    def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
+    def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT,
+                 builder: bool = False) -> None:
         self.path = path
         self.notes: list[str] = []
         if path == ":memory:":
@@ -151,7 +153,7 @@ class Index:
             with transaction(self.con):
                 create_tables(self.con)
         else:
-            self.con, self.notes = connect(path, owned=owned, lock_wait=lock_wait)
+            self.con, self.notes = connect(path, owned=owned, lock_wait=lock_wait, builder=builder)
 
     def known(self) -> dict[str, Known]:
         """Path → (file id, stored mark, (size, mtime, inode) when read) for every file in the index."""
