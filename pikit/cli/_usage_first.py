@@ -24,13 +24,10 @@ __all__ = ["first_usage"]
 
 
 def _eligible(args: argparse.Namespace) -> bool:
-    from ..corpus._inmemory import QUICK_KEYS
-
     if os.name != "posix" or args.engine != "local" or (args.dir is not None and args.agent_dir is not None):
         return False
-    if any(value not in (None, False) for name, value in vars(args).items() if name not in _UNDERSTOOD):
-        return False  # (dates, branches, and whatever the report learns later: from the index)
-    return set(args.by) <= QUICK_KEYS
+    # (dates, branches, and whatever the report learns later: from the index)
+    return not any(value not in (None, False) for name, value in vars(args).items() if name not in _UNDERSTOOD)
 
 
 def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]], None],
@@ -47,6 +44,10 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
     path = args.index if args.index is not None else default_index_path(root)
     absolute = os.path.abspath(path)
     if path == ":memory:" or os.path.lexists(absolute) or os.path.lexists(absolute + ".wal"):
+        return False
+    from ..corpus._inmemory import QUICK_KEYS
+
+    if not set(args.by) <= QUICK_KEYS:
         return False
     try:
         os.makedirs(os.path.dirname(absolute), exist_ok=True)

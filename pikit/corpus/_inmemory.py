@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -49,36 +50,56 @@ class _Dates:
 
     def __init__(self, zone: tzinfo | None) -> None:
         self.zone = zone
-        self.seen: dict[str, datetime] = {}
+        self.hours: dict[str, dict[str, str] | None] = {}
+        self.minutes: dict[str, dict[str, str]] = {}
 
-    def local(self, stamp: Any) -> datetime:
+    def text(self, stamp: Any, key: str) -> str:
+        """The ``key`` (day or month) of a timestamp."""
         if stamp.__class__ is not str or stamp[17:19] > "59":  # (a second out of range: DuckDB reads no time)
             raise _Unsure
-        minute = stamp[:16] + ("Z" if stamp[-1] == "Z" else stamp[-6:])
-        found = self.seen.get(minute)
-        if found is None:
-            match = _TIMESTAMP.fullmatch(stamp)
-            if match is None:
-                raise _Unsure
-            year, month, day, hour, minutes, offset = match.groups()
-            if not 1970 <= int(year) <= 9000:
-                raise _Unsure
-            zone = UTC if offset == "Z" else timezone(
-                (-1 if offset[0] == "-" else 1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
-            try:
-                at = datetime(int(year), int(month), int(day), int(hour), int(minutes), tzinfo=zone)
-            except ValueError:
-                raise _Unsure from None
-            found = self.seen[minute] = at.astimezone(self.zone) if self.zone is not None else at.astimezone()
-        return found
+        suffix = "Z" if stamp[-1] == "Z" else stamp[-6:]
+        hour = stamp[:13] + suffix
+        found = self.hours.get(hour, False)
+        if found is False:
+            start = self._local(stamp, whole_hour=True)
+            end = self._local(stamp, whole_hour=True, last=True)
+            found = self.hours[hour] = self._texts(start) if start.utcoffset() == end.utcoffset() \
+                and self._texts(start) == self._texts(end) else None
+        if found is None:  # (the hour crosses a local midnight, or its offset changes: by the minute)
+            minute = stamp[:16] + suffix
+            found = self.minutes.get(minute)
+            if found is None:
+                found = self.minutes[minute] = self._texts(self._local(stamp))
+        return found[key]
+
+    @staticmethod
+    def _texts(local: datetime) -> dict[str, str]:
+        return {name: local.strftime(form) for name, form in _FORMATS.items()}
+
+    def _local(self, stamp: str, *, whole_hour: bool = False, last: bool = False) -> datetime:
+        """The timestamp's minute (``whole_hour``: its hour's first minute, ``last``: its last second) locally."""
+        match = _TIMESTAMP.fullmatch(stamp)
+        if match is None:
+            raise _Unsure
+        year, month, day, hour, minutes, offset = match.groups()
+        if not 1970 <= int(year) <= 9000 or offset[1:3] > "14":
+            raise _Unsure
+        zone = UTC if offset == "Z" else timezone(
+            (-1 if offset[0] == "-" else 1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+        try:
+            at = datetime(int(year), int(month), int(day), int(hour), 0 if whole_hour else int(minutes), tzinfo=zone)
+        except ValueError:
+            raise _Unsure from None
+        at += timedelta(minutes=59, seconds=59) if last else timedelta()
+        return at.astimezone(self.zone) if self.zone is not None else at.astimezone()
 
 
 def _key_maker(keys: list[str], dates: _Dates) -> Any:
     """A function of (timestamp, provider, model, project) giving a row's key (a tuple of several keys' values)."""
     def one(key: str) -> Any:
         if key in _FORMATS:
-            form = _FORMATS[key]
-            return lambda stamp, provider, model, project: dates.local(stamp).strftime(form)
+            text = dates.text
+            return lambda stamp, provider, model, project: text(stamp, key)
         if key == "model":
             return lambda stamp, provider, model, project: (
                 ("" if provider is None else provider + "/") + ("unknown" if model is None else model))
@@ -166,10 +187,17 @@ def _whole(value: Any) -> int:
     return int(value)
 
 
+def _whole_numbers(column: Sequence[Any]) -> Sequence[Any]:
+    """A column of token counts: whole numbers or None (an ``array`` holds nothing else), or _Unsure."""
+    if column.__class__ is not array and not all(v is None or v.__class__ is int for v in column):
+        raise _Unsure
+    return column
+
+
 def _counted(results: list[FileResult], sessions: dict[int, tuple[str, str, Any]],
              copies: dict[int, int]) -> list[tuple[Any, ...]]:
     """The messages that count: (timestamp, provider, model, project, input, output, cache write, cache read,
-    cost) of the first occurrence of each usage key by (copied, file order, entry)."""
+    cost; a missing count is None) of the first occurrence of each usage key by (copied, file order, entry)."""
     same = _copy_keys(results, copies) if copies else {}
     best: dict[str, tuple[tuple[bool, int, int], tuple[Any, ...]]] = {}
     for order, result in enumerate(results):
@@ -177,14 +205,15 @@ def _counted(results: list[FileResult], sessions: dict[int, tuple[str, str, Any]
         table = _table(result, "messages")
         if session is None or not table:
             continue
-        project = session[2]
+        project, file_id = session[2], result.file_id
+        tokens = [_whole_numbers(table[name]) for name in ("input_tokens", "output_tokens", "cache_write_tokens",
+                                                           "cache_read_tokens")]
         for n, (ts, entry, copied, countable, provider, model, i, o, w, r, cost) in enumerate(zip(
                 table["timestamp"], table["entry_index"], table["copied"], table["countable"], table["provider"],
-                table["model"], table["input_tokens"], table["output_tokens"], table["cache_write_tokens"],
-                table["cache_read_tokens"], table["cost"], strict=True)):
+                table["model"], *tokens, table["cost"], strict=True)):
             if not countable:
                 continue
-            key = same.get((result.file_id, entry)) or _usage_key(table, n)
+            key = (same.get((file_id, entry)) if copies else None) or _usage_key(table, n)
             rank = (bool(copied), order, entry)
             held = best.get(key)  # type: ignore[arg-type]
             if held is None or rank < held[0]:
@@ -234,11 +263,14 @@ def usage_rows(results: list[FileResult], keys: list[str], zone: tzinfo | None) 
         groups: dict[Any, tuple[_Totals, _Totals]] = {}
         for ts, provider, model, project, i, o, w, r, cost in _counted(results, sessions, copies):
             key = key_of(ts, provider, model, project)
-            mine = groups.setdefault(key, ([0, 0, 0, 0, []], [0, []]))[0]
-            mine[0] += _whole(i)
-            mine[1] += _whole(o)
-            mine[2] += _whole(w)
-            mine[3] += _whole(r)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = ([0, 0, 0, 0, []], [0, []])
+            mine = group[0]
+            mine[0] += i or 0
+            mine[1] += o or 0
+            mine[2] += w or 0
+            mine[3] += r or 0
             mine[4].append(cost)
         for ts, provider, model, project, total, cost in _summaries(results, sessions):
             if ts.__class__ is not str or _TIMESTAMP.fullmatch(ts) is None:
