@@ -59,12 +59,12 @@ class _Dates:
             raise _Unsure
         suffix = "Z" if stamp[-1] == "Z" else stamp[-6:]
         hour = stamp[:13] + suffix
-        found = self.hours.get(hour, False)
-        if found is False:
+        if hour not in self.hours:
             start = self._local(stamp, whole_hour=True)
             end = self._local(stamp, whole_hour=True, last=True)
-            found = self.hours[hour] = self._texts(start) if start.utcoffset() == end.utcoffset() \
+            self.hours[hour] = self._texts(start) if start.utcoffset() == end.utcoffset() \
                 and self._texts(start) == self._texts(end) else None
+        found = self.hours[hour]
         if found is None:  # (the hour crosses a local midnight, or its offset changes: by the minute)
             minute = stamp[:16] + suffix
             found = self.minutes.get(minute)
