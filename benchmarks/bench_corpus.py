@@ -21,8 +21,8 @@ day's tokens are checked equal to ccusage 20's in every round. A first ``pikit u
 answer and leaves the index to a process of its own: "answer" is the wall time to the command's
 exit (what a user waits for), "index written" the time until every process it started has ended.
 This script makes itself the reaper of orphaned descendants (``PR_SET_CHILD_SUBREAPER``), so the
-index writer is measured too: peak memory is the largest sum of the resident sizes of every
-process the command started, sampled every 10 ms; CPU time is the user + system time of all of
+index writer is measured too: peak memory is the largest sum of the proportional set sizes
+(PSS) of every process the command started, sampled every 10 ms; CPU time is the user + system time of all of
 them (the samples read each process's own time from ``/proc``; the larger of that sum and what
 ``wait4`` reports is taken). Ratios are per round (pikit / ccusage 20), then the median; ranges
 are the rounds' minimum and maximum. The fixed cost and the cost per GB are a least-squares line
@@ -115,26 +115,28 @@ def _children(pid: int) -> list[int]:
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _sample(pid: int, cpu: dict[int, float]) -> int:
-    """Resident bytes of a process and all its descendants; each one's own CPU seconds so far go into ``cpu``.
+    """Proportional set size (PSS: a page shared by n processes counts 1/n in each) of a process and all its
+    descendants, in bytes; each one's own CPU seconds so far go into ``cpu``.
 
-    Only the tree is read (not every process of the machine): the sampler runs every 10 ms on
-    the machine it measures, and must not take CPU from a command that uses every core.
+    PSS, not resident size: the processes of one command share pages (a forked index writer shares its
+    parent's memory until either writes it), which a sum of resident sizes would count again in each. Only
+    the tree is read (not every process of the machine): the sampler runs every 10 ms on the machine it
+    measures, and must not take CPU from a command that uses every core.
     """
     total = 0
     stack = [pid]
     while stack:
         current = stack.pop()
         try:
-            with open(f"/proc/{current}/statm") as handle:
-                total += int(handle.read().split()[1]) * _PAGE
+            with open(f"/proc/{current}/smaps_rollup") as handle:
+                total += next(int(line.split()[1]) * 1024 for line in handle if line.startswith("Pss:"))
             with open(f"/proc/{current}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
             cpu[current] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (of the process itself)
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError, ValueError, StopIteration):
             pass
         stack.extend(_children(current))
     return total
@@ -142,7 +144,7 @@ def _sample(pid: int, cpu: dict[int, float]) -> int:
 
 class Run:
     """One command: wall seconds to its exit (``answer``) and until every process it started ended (``done``), CPU
-    seconds and peak resident bytes of all of them, its standard output."""
+    seconds and peak memory (PSS) of all of them, its standard output."""
 
     def __init__(self, answer: float, done: float, cpu: float, peak: int, out: str) -> None:
         self.answer, self.done, self.cpu, self.peak, self.out = answer, done, cpu, peak, out

@@ -60,8 +60,8 @@ _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 # Less than this to read is read in this process: starting worker processes (each imports what it reads with)
-# costs more than they save on a small corpus.
-POOL_BYTES = 64 * 1024 * 1024
+# costs about 0.6 CPU-s, which two CPUs win back from about 256 MB on (benchmarks/README.md).
+POOL_BYTES = 256 * 1024 * 1024
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 # (small: written in fewer, larger inserts; the evaluations are written by evaluate, not by a scan)
