@@ -146,8 +146,9 @@ class Run:
     """One command: wall seconds to its exit (``answer``) and until every process it started ended (``done``), CPU
     seconds and peak memory (PSS) of all of them, its standard output."""
 
-    def __init__(self, answer: float, done: float, cpu: float, peak: int, out: str) -> None:
+    def __init__(self, answer: float, done: float, cpu: float, peak: int, out: str, answer_cpu: float) -> None:
         self.answer, self.done, self.cpu, self.peak, self.out = answer, done, cpu, peak, out
+        self.answer_cpu = answer_cpu  # (the command's process and the children it waited for)
 
 
 def _reap_orphans() -> None:
@@ -162,7 +163,7 @@ def run(command: list[str], env: dict[str, str] | None = None) -> Run:
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        peak, answer, status, waited = 0, 0.0, 0, 0.0
+        peak, answer, status, waited, answer_cpu = 0, 0.0, 0, 0.0, 0.0
         cpu: dict[int, float] = {}
         while True:
             # (the command, then what it left: every child of this process is the command's)
@@ -175,6 +176,7 @@ def run(command: list[str], env: dict[str, str] | None = None) -> Run:
                 waited += usage.ru_utime + usage.ru_stime
                 if pid == process.pid:
                     answer, status = time.perf_counter() - start, code
+                    answer_cpu = usage.ru_utime + usage.ru_stime
                 continue
             time.sleep(0.01)
         done = time.perf_counter() - start
@@ -183,7 +185,7 @@ def run(command: list[str], env: dict[str, str] | None = None) -> Run:
         text = out.read().decode()
     if process.returncode != 0:
         raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
-    return Run(answer, done, max(waited, sum(cpu.values())), peak, text)
+    return Run(answer, done, max(waited, sum(cpu.values())), peak, text, answer_cpu)
 
 
 def _pikit(root: Path, index: Path, *extra: str) -> list[str]:
@@ -241,6 +243,7 @@ def rounds(exe: Path, runs: int, names: list[str], dask: bool) -> dict[str, list
                     add(f"{tool}_cpu_s_{name}", done.cpu)
                     add(f"{tool}_rss_mb_{name}", done.peak / 1e6)
                 add(f"written_s_{name}", cold.done)
+                add(f"answer_cpu_s_{name}", cold.answer_cpu)
                 add(f"cold_ratio_{name}", cold.answer / node.answer)
                 add(f"cold_cpu_ratio_{name}", cold.cpu / node.cpu)
                 warm = run(_pikit(root, index), env)
@@ -330,8 +333,9 @@ def table(figures: dict[str, list[float]], names: list[str], floor_cpu: float | 
 
     runs = len(figures[f"node_s_{names[0]}"])
     lines = [f"{runs} alternating rounds of whole processes, medians (ranges).", "",
-             "| corpus | ccusage 20 | pikit cold: answer | ratio | index written | pikit warm | one file appended "
-             "| CPU ccusage 20 | CPU pikit cold (index writer included) | peak ccusage 20 | peak pikit |",
+             "| corpus | ccusage 20 | pikit cold: answer | ratio | index written | pikit warm (CPU) "
+             "| one file appended | CPU ccusage 20 | CPU pikit cold: answer, with the index writer "
+             "| peak ccusage 20 | peak pikit |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     gigabytes = []
     for name in names:
@@ -341,12 +345,15 @@ def table(figures: dict[str, list[float]], names: list[str], floor_cpu: float | 
             f"| {files} files, {size / 1e6:,.0f} MB | {med(f'node_s_{name}'):.2f} s ({spread(f'node_s_{name}')}) | "
             f"{med(f'cold_s_{name}'):.2f} s ({spread(f'cold_s_{name}')}) | {med(f'cold_ratio_{name}'):.2f}× "
             f"({spread(f'cold_ratio_{name}')}) | {med(f'written_s_{name}'):.2f} s | {med(f'warm_s_{name}'):.2f} s "
-            f"({spread(f'warm_s_{name}')}) | {med(f'appended_s_{name}'):.2f} s | {med(f'node_cpu_s_{name}'):.2f} s | "
-            f"{med(f'cold_cpu_s_{name}'):.2f} s | {med(f'node_rss_mb_{name}'):.0f} MB | "
+            f"({spread(f'warm_s_{name}')}; {med(f'warm_cpu_s_{name}'):.2f} CPU-s) | "
+            f"{med(f'appended_s_{name}'):.2f} s | {med(f'node_cpu_s_{name}'):.2f} s | "
+            f"{med(f'answer_cpu_s_{name}'):.2f} s, {med(f'cold_cpu_s_{name}'):.2f} s | "
+            f"{med(f'node_rss_mb_{name}'):.0f} MB | "
             f"{med(f'cold_rss_mb_{name}'):.0f} MB |")
     if len(names) > 1:
         lines += ["", "| CPU time against size (least squares) | fixed | per GB |", "|---|---|---|"]
-        for tool, label in (("node", "ccusage 20"), ("cold", "pikit cold (index writer included)")):
+        for tool, label in (("node", "ccusage 20"), ("answer", "pikit cold, the answer (the command's process)"),
+                            ("cold", "pikit cold, the index writer included")):
             fixed, per_gb = _fit(gigabytes, [med(f"{tool}_cpu_s_{name}") for name in names])
             lines.append(f"| {label} | {fixed:.2f} s | {per_gb:.2f} s |")
     if floor_cpu is not None:

@@ -22,6 +22,11 @@ _UNDERSTOOD = frozenset(("dir", "agent_dir", "index", "engine", "scheduler", "no
 
 __all__ = ["first_usage"]
 
+# Bytes to read up to which a first report is made in memory (what it holds of them, about 12%, stays while the
+# index is written); beyond, the scan writes the index as it reads, its memory bounded whatever the size.
+_MEMORY_BYTES = 1024 * 1024 * 1024
+_ROOM_BYTES = 16 * 1024 * 1024  # free bytes an index needs at least (it takes a fifth of the sessions' size or less)
+
 
 def _eligible(args: argparse.Namespace) -> bool:
     if os.name != "posix" or args.engine != "local" or (args.dir is not None and args.agent_dir is not None):
@@ -60,10 +65,14 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
         built(absolute, lock)
         return False
     try:
-        results, answered = _answer(args, root, show, note)
+        read = _answer(args, root, path, show, note)
     except BaseException:
         built(absolute, lock)
         raise
+    if read is None:
+        built(absolute, lock)
+        return False
+    results, answered = read
     if not answered:  # (the index answers: written here first, from what was read)
         _write(args, root, path, lock, results)
         return False
@@ -71,10 +80,26 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
     return True
 
 
-def _answer(args: argparse.Namespace, root: Any, show: Callable[[list[dict[str, Any]]], None],
-            note: Callable[[Any, int, list[tuple[str, int]]], None]) -> tuple[list[Any], bool]:
+def _room(folder: str, size: int) -> bool:
+    """Whether an index of ``size`` bytes of sessions has room in ``folder`` (free space, and the size a file of
+    this process may grow to): a writer that fails after the answer could not say so, so where room is short the
+    usual way writes the index first, and names the folder when it fails."""
+    import resource
+
+    need = max(_ROOM_BYTES, size // 2)
+    try:
+        status = os.statvfs(folder)
+    except OSError:
+        return False
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return status.f_bavail * status.f_frsize >= need and (limit == resource.RLIM_INFINITY or limit >= need)
+
+
+def _answer(args: argparse.Namespace, root: Any, path: str, show: Callable[[list[dict[str, Any]]], None],
+            note: Callable[[Any, int, list[tuple[str, int]]], None]) -> tuple[list[Any], bool] | None:
     """Scan ``root`` into memory and answer (``note`` the root, the files and the problems, ``show`` the rows); the
-    results read, and whether they answered (not when only the index can tell)."""
+    results read, and whether they answered (not when only the index can tell); None (nothing read) when there is
+    more to read than :data:`_MEMORY_BYTES`, or too little room for the index beside ``path``."""
     import zoneinfo
 
     from .._formatting import plural
@@ -86,10 +111,12 @@ def _answer(args: argparse.Namespace, root: Any, show: Callable[[list[dict[str, 
 
     found = find_files(root)
     jobs: list[Job] = [(file, number, None, None, None, [], True) for number, file in enumerate(found.files, 1)]
+    size = sum(map(_to_read, jobs))
+    if size > _MEMORY_BYTES or not _room(os.path.dirname(os.path.abspath(path)), size):
+        return None
     with terminal_progress(args) as progress:
         results = list(tracked(_local_results(jobs, default_workers()), progress,
-                               f"scanning {plural(len(jobs), 'file')}", sum(map(_to_read, jobs)), BYTES,
-                               lambda result: result.bytes_read))
+                               f"scanning {plural(len(jobs), 'file')}", size, BYTES, lambda result: result.bytes_read))
     rows = usage_rows(results, args.by, zoneinfo.ZoneInfo(args.timezone) if args.timezone else None)
     if rows is None:
         return results, False
@@ -123,7 +150,7 @@ def _write(args: argparse.Namespace, root: Any, path: str, lock: int, results: l
     is read again)."""
     from ..corpus import _index
     from ..corpus._filescan import scan_file
-    from ..corpus._indexfile import built
+    from ..corpus._indexfile import built, is_unwritable, unwritable
 
     read = {(result.path, result.file_id): result for result in results}
 
@@ -132,11 +159,17 @@ def _write(args: argparse.Namespace, root: Any, path: str, lock: int, results: l
             known = read.pop((job[0], job[1]), None) if job[2] is None else None
             yield known if known is not None else scan_file(*job)
 
+    import duckdb
+
     try:
         index = _index.Index(path, owned=args.index is None, builder=True)
         try:
             _index.scan(index, root, runner=reuse, usage_only=True)
         finally:
             index.close()
+    except duckdb.Error as exc:
+        if is_unwritable(exc):  # (as the usual way says it)
+            raise unwritable(os.path.dirname(os.path.abspath(path)), exc) from None
+        raise
     finally:
         built(os.path.abspath(path), lock)

@@ -212,3 +212,17 @@ def test_an_index_being_built_is_waited_for(tmp_path: Path) -> None:
     done.append("opened")
     thread.join()
     assert done == ["built", "opened"]
+
+
+def test_a_first_pikit_usage_beyond_its_memory_bound_reads_into_the_index(sample_corpus: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.cli import _usage_first, main
+    from pikit.corpus import _inmemory
+
+    def unused(*args: object) -> None:
+        raise AssertionError("answered in memory")
+
+    monkeypatch.setattr(_usage_first, "_MEMORY_BYTES", 0)
+    monkeypatch.setattr(_inmemory, "usage_rows", unused)
+    assert main(["usage", str(sample_corpus), "--json", "--index", str(tmp_path / "index.duckdb")]) == 0
+    assert _partial(tmp_path / "index.duckdb") > 0
