@@ -148,7 +148,7 @@ class Run:
 
     def __init__(self, answer: float, done: float, cpu: float, peak: int, out: str, answer_cpu: float) -> None:
         self.answer, self.done, self.cpu, self.peak, self.out = answer, done, cpu, peak, out
-        self.answer_cpu = answer_cpu  # (the command's process and the children it waited for)
+        self.answer_cpu = answer_cpu  # (every process until the command's exit: its workers, not its index writer)
 
 
 def _reap_orphans() -> None:
@@ -176,7 +176,8 @@ def run(command: list[str], env: dict[str, str] | None = None) -> Run:
                 waited += usage.ru_utime + usage.ru_stime
                 if pid == process.pid:
                     answer, status = time.perf_counter() - start, code
-                    answer_cpu = usage.ru_utime + usage.ru_stime
+                    # (its pool's workers are no children it waits for: their samples count)
+                    answer_cpu = max(usage.ru_utime + usage.ru_stime, sum(cpu.values()))
                 continue
             time.sleep(0.01)
         done = time.perf_counter() - start
@@ -352,7 +353,7 @@ def table(figures: dict[str, list[float]], names: list[str], floor_cpu: float | 
             f"{med(f'cold_rss_mb_{name}'):.0f} MB |")
     if len(names) > 1:
         lines += ["", "| CPU time against size (least squares) | fixed | per GB |", "|---|---|---|"]
-        for tool, label in (("node", "ccusage 20"), ("answer", "pikit cold, the answer (the command's process)"),
+        for tool, label in (("node", "ccusage 20"), ("answer", "pikit cold, the answer (until the command exits)"),
                             ("cold", "pikit cold, the index writer included")):
             fixed, per_gb = _fit(gigabytes, [med(f"{tool}_cpu_s_{name}") for name in names])
             lines.append(f"| {label} | {fixed:.2f} s | {per_gb:.2f} s |")
