@@ -23,7 +23,9 @@ _UNDERSTOOD = frozenset(("dir", "agent_dir", "index", "engine", "scheduler", "no
 __all__ = ["first_usage"]
 
 # Bytes to read up to which a first report is made in memory (what it holds of them, about 12%, stays while the
-# index is written); beyond, the scan writes the index as it reads, its memory bounded whatever the size.
+# index is written); beyond, the scan writes the index as it reads, its memory bounded whatever the size. Up to
+# it the files are read in this process: with two worker processes a first report took longer at every size
+# measured, 119 MB and 806 MB (benchmarks/README.md).
 _MEMORY_BYTES = 1024 * 1024 * 1024
 _ROOM_BYTES = 16 * 1024 * 1024  # free bytes an index needs at least (it takes a fifth of the sessions' size or less)
 
@@ -105,7 +107,7 @@ def _answer(args: argparse.Namespace, root: Any, path: str, show: Callable[[list
     from .._formatting import plural
     from .._progress import BYTES, tracked
     from ..corpus._discover import find_files
-    from ..corpus._index import Job, _local_results, _to_read, default_workers
+    from ..corpus._index import Job, _local_results, _to_read
     from ..corpus._inmemory import problem_counts, usage_rows
     from ._common import terminal_progress
 
@@ -115,7 +117,7 @@ def _answer(args: argparse.Namespace, root: Any, path: str, show: Callable[[list
     if size > _MEMORY_BYTES or not _room(os.path.dirname(os.path.abspath(path)), size):
         return None
     with terminal_progress(args) as progress:
-        results = list(tracked(_local_results(jobs, default_workers()), progress,
+        results = list(tracked(_local_results(jobs, 1), progress,  # (see _MEMORY_BYTES)
                                f"scanning {plural(len(jobs), 'file')}", size, BYTES, lambda result: result.bytes_read))
     rows = usage_rows(results, args.by, zoneinfo.ZoneInfo(args.timezone) if args.timezone else None)
     if rows is None:
