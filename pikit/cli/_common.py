@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from .. import jsjson
 from .._formatting import fmt_int, plural
 from .._progress import Line, Progress
-from .._session import Session, load
-from ..compaction._settings import Settings, load_settings
 from ..errors import WriteError
 from ._terminal import trusted
 
 if TYPE_CHECKING:
     from .._redaction.redactor import Redactor
     from .._redaction.session import RedactionReport
+    from .._session import Session
+    from ..compaction._settings import Settings
 
 
 @contextlib.contextmanager
@@ -41,6 +41,8 @@ def open_session(args: Any, *, note_v1: bool = False, info_hint: bool = True) ->
     """Load the command's FILE, with progress on an interactive terminal and a damage warning
     (pointing to ``pikit info``, unless ``info_hint`` is false: ``info`` itself lists the damage;
     and, with ``note_v1`` and not for JSON output, a note that a version-1 file's ids are pikit's)."""
+    from .._session import load
+
     path = args.file
     if redacting(args) and getattr(args, "dry_run", None) is False:  # compact, branch-summary: would write
         raise WriteError("--redact applies to what is shown (--dry-run); to write, first make a redacted copy with "
@@ -110,6 +112,8 @@ V1_IDS_NOTE = ("{path} is a version-1 session: the file stores no entry ids, so 
 def session_settings(args: Any, session: Session) -> Settings:
     """``--settings FILE``, or Pi's global settings merged with the project settings of the
     session's folder (when that folder exists on this machine)."""
+    from ..compaction._settings import load_settings
+
     cwd = session.header.get("cwd")
     return load_settings(args.settings, cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
 

@@ -134,11 +134,16 @@ def _scanned(args: argparse.Namespace, index: str | None, client: Any, **options
 def _problems_note(args: argparse.Namespace, corpus: Any) -> None:
     report = corpus.last_scan
     problems = corpus.problem_counts() if report is not None and report.problems else []
-    if report is not None and report.files == 0:
-        root = corpus.root if isinstance(corpus.root, str | None) else ", ".join(map(str, corpus.root))
+    _note(args, corpus.root, None if report is None else report.files, problems)
+
+
+def _note(args: argparse.Namespace, root: Any, files: int | None, problems: list[tuple[str, int]]) -> None:
+    """The notes on a scan of ``files`` files (None: no scan) with these problems (kind, count)."""
+    if files == 0:
+        root = root if isinstance(root, str | None) else ", ".join(map(str, root))
         where = args.dir or root or "Pi's sessions directory"
         print(f"pikit: no session files in {where}", file=sys.stderr)
-    if problems and (report is None or report.files or any(kind != "no-sessions" for kind, _ in problems)):
+    if problems and (files is None or files or any(kind != "no-sessions" for kind, _ in problems)):
         listed = ", ".join(f"{fmt_int(n)} {kind}" for kind, n in problems)
         command = " ".join(["pikit problems", *([shlex.quote(args.dir)] if args.dir else []),
                             *(f"--agent-dir {shlex.quote(d)}" for d in args.agent_dir or ()),
@@ -269,24 +274,33 @@ def _cost_sum(costs: Iterator[float]) -> float:
 
 
 def run_usage(args: argparse.Namespace) -> int:
-    from ..corpus._usage import FIELDS
+    from ._usage_first import first_usage
 
     _check_usage_args(args)
+    if first_usage(args, lambda rows: _show_usage(args, rows),
+                   lambda root, files, problems: _note(args, root, files, problems)):
+        return 0
     with _client(args) as client, _opened(args, client, usage_only=True) as corpus:
         rows = corpus.usage_rows(args.by, since=args.since, until=args.until, timezone=args.timezone,
                                  split_branch=args.split == "branch", last=args.last)
+    _show_usage(args, rows)
+    return 0
+
+
+def _show_usage(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    from ..corpus._usage import FIELDS
+
     totals = {f: (_cost_sum if f.endswith("Cost") or f == "cost" else sum)(r[f] for r in rows) for f in FIELDS}
     if args.json:
         _dump(corpus_json.usage(rows, totals))
-        return 0
+        return
     if args.csv:
         columns = [*(args.by if len(args.by) > 1 else ["key"]), *(["branch"] if args.split == "branch" else []),
                    *FIELDS]
         sys.stdout.buffer.write(corpus_json.usage_csv(rows, columns).encode("utf-8", "replace"))
         sys.stdout.flush()
-        return 0
+        return
     _print_usage(rows, totals, args.split == "branch", args.by if len(args.by) > 1 else ["key"])
-    return 0
 
 
 def _print_usage(rows: list[dict[str, Any]], totals: dict[str, Any], split: bool, keys: list[str]) -> None:

@@ -30,11 +30,13 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise _Terminated(signum)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+def main(argv: Sequence[str] | None = None, *, detach: bool = False) -> int:
+    """Run the command line; return the exit status (``detach``: work left after the answer, such as writing a
+    new corpus index, may go on in a process of its own after this one ends)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.detach = detach
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return 2
@@ -87,7 +89,7 @@ def run() -> None:
     gc.disable()
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _terminate)
-    status = main()
+    status = main(detach=True)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BrokenPipeError, ValueError):  # the reader went away, or stderr was closed
             stream.flush()

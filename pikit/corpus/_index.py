@@ -60,8 +60,8 @@ _CHECKPOINT_BYTES = 32 * 1024 * 1024
 _CHECKPOINT_ROWS = 122_880
 _IN_FLIGHT_BYTES = 48 * 1024 * 1024  # bytes of files the workers may be reading ahead of the writer
 # Less than this to read is read in this process: starting worker processes (each imports what it reads with)
-# costs more than they save on a small corpus.
-POOL_BYTES = 64 * 1024 * 1024
+# costs about 0.6 CPU-s, which two CPUs win back from about 256 MB on (benchmarks/README.md).
+POOL_BYTES = 256 * 1024 * 1024
 _SQL = {"string": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "boolean": "BOOLEAN", "blob": "BLOB"}
 _STATE_COLUMNS = (["file_id", "size", "mtime_ns", "inode", "mark", "state"], ["Int64"] * 4 + ["blob"] * 2)
 # (small: written in fewer, larger inserts; the evaluations are written by evaluate, not by a scan)
@@ -137,10 +137,12 @@ class Index:
 
     A file is pikit's own or refused (:mod:`pikit.corpus._indexfile`); ``notes`` say what happened
     to a damaged one (moved aside and built again). ``owned``: the path is the default index in
-    pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds.
+    pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds. ``builder``: this
+    process holds the index's :func:`~pikit.corpus._indexfile.building` lock (no waiting for it).
     """
 
-    def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> None:
+    def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT,
+                 builder: bool = False) -> None:
         self.path = path
         self.notes: list[str] = []
         if path == ":memory:":
@@ -151,7 +153,7 @@ class Index:
             with transaction(self.con):
                 create_tables(self.con)
         else:
-            self.con, self.notes = connect(path, owned=owned, lock_wait=lock_wait)
+            self.con, self.notes = connect(path, owned=owned, lock_wait=lock_wait, builder=builder)
 
     def known(self) -> dict[str, Known]:
         """Path → (file id, stored mark, (size, mtime, inode) when read) for every file in the index."""

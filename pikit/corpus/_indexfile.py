@@ -39,13 +39,17 @@ from ._filescan import stored_columns
 from ._schema import DUCKDB_TYPES, TABLES
 
 __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeldError", "IndexRebuiltWarning",
-           "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_full",
-           "is_unwritable", "move_aside", "stored_name", "transaction", "unwritable", "unwritable_reason", "words"]
+           "building", "built", "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage",
+           "is_full", "is_unwritable", "move_aside", "stored_name", "transaction", "unwritable", "unwritable_reason",
+           "words"]
 
 SCHEMA_VERSION = "10"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1
+_BUILDING = ".building"  # beside an index a first `pikit usage` writes after its answer (see building)
+_BUILD_POLL = 0.01
+_BUILD_WAIT = 120.0  # seconds to wait for an index being built
 _MAGIC = b"DUCK"  # bytes 8 to 11 of every DuckDB database file (after the header's checksum)
 _EARLIER = frozenset("123456")  # schema versions before the mark
 _PLAIN = "USING COMPRESSION uncompressed"
@@ -191,7 +195,8 @@ class _Found:
         return f"it holds {shown}{', …' if len(self.tables) > 6 else ''}"
 
 
-def connect(path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> tuple[Any, list[str]]:
+def connect(path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT,
+            builder: bool = False) -> tuple[Any, list[str]]:
     """A read-write DuckDB connection to the index at ``path``, made, marked or built again as needed, and
     notes on what happened to a damaged index.
 
@@ -202,6 +207,8 @@ def connect(path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> 
     """
     deadline = time.monotonic() + check_seconds("lock_wait", lock_wait)
     notes: list[str] = []
+    if not builder:
+        _wait_built(path)
     while True:
         try:
             return _connect_once(path, owned, notes), notes
@@ -210,6 +217,57 @@ def connect(path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT) -> 
             if left <= 0:
                 raise IndexHeldError.from_lock(path, str(locked), lock_wait) from None
             time.sleep(min(_POLL, left))
+
+
+def building(path: str) -> int | None:
+    """A lock saying the index at ``path`` is being built (a first ``pikit usage`` writes it after its answer): the
+    descriptor of ``PATH.building``, locked, or None when another process holds it or it cannot be made. The
+    builder removes the file when done (:func:`built`); :func:`connect` waits for it meanwhile."""
+    import fcntl
+
+    try:
+        handle = os.open(os.path.abspath(path) + _BUILDING, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)
+        return None
+    return handle
+
+
+def built(path: str, handle: int) -> None:
+    """The index at ``path`` is written: its :func:`building` lock goes."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.abspath(path) + _BUILDING)
+    os.close(handle)
+
+
+def _wait_built(path: str) -> None:
+    """Wait while another process builds the index at ``path`` (:func:`building`), for up to :data:`_BUILD_WAIT`
+    seconds (it goes on writing what it has read; should it stop, its lock goes with it)."""
+    lock = os.path.abspath(path) + _BUILDING
+    if os.name != "posix" or not os.path.lexists(lock):
+        return
+    import fcntl
+
+    deadline = time.monotonic() + _BUILD_WAIT
+    try:
+        handle = os.open(lock, os.O_RDONLY)
+    except OSError:  # (gone meanwhile: built)
+        return
+    try:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return  # (then DuckDB's own lock tells who holds the index)
+                time.sleep(_BUILD_POLL)
+    finally:
+        os.close(handle)
 
 
 class _Locked(Exception):

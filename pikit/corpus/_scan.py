@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from sys import intern
 from typing import Annotated, Any
 
 import msgspec
@@ -484,8 +485,8 @@ def _assistant(state: FileState, head: _Line, msg: _Msg) -> bool:
     state.parents.append(head.parentId)
     state.types.append("message")
     state.times.append(timestamp)
-    provider = msg.provider if msg.provider.__class__ is str else None
-    state.messages.append(Message(index, "assistant", provider, model if model.__class__ is str else None,
+    provider = intern(msg.provider) if msg.provider.__class__ is str else None  # (one string per name: less memory)
+    state.messages.append(Message(index, "assistant", provider, intern(model) if model.__class__ is str else None,
                                   -(-chars // 4), counted, countable))
     for kind, parts in (("assistant", texts), ("thinking", thoughts)):
         if parts and (text := "\n".join(parts)):
@@ -579,8 +580,8 @@ def feed_usage(state: FileState, lines: Sequence[Line], first_line: int) -> File
             counted, model, provider = _usage(usage), msg.model, msg.provider  # (inline: the common case)
             countable = counted is not None and (model is msgspec.UNSET or model.__class__ is str) \
                 and USAGE_TIMESTAMP.fullmatch(timestamp) is not None
-            state.messages.append(Message(index, "assistant", provider if provider.__class__ is str else None,
-                                          model if model.__class__ is str else None, 0, counted, countable))
+            state.messages.append(Message(index, "assistant", intern(provider) if provider.__class__ is str else None,
+                                          intern(model) if model.__class__ is str else None, 0, counted, countable))
         else:
             _other(state, raw, head, number)
             if state.v1:  # (its ids derive from each entry's content: read in full from here)

@@ -4,6 +4,7 @@ a full build once anything else is read."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import duckdb
 import pytest
 
 from pikit.corpus import Corpus
-from pikit.corpus._indexfile import _OWN_TABLES
+from pikit.corpus._indexfile import _OWN_TABLES, _wait_built
 from pikit.corpus._usage import BY
 from tests.corpus.corpora import assistant, header, legacy, legacy_header, user, write
 
@@ -31,12 +32,14 @@ def _reports(corpus: Corpus) -> list[object]:
 
 def _stored(index: Path) -> dict[str, list[tuple[object, ...]]]:
     """Every row of every table pikit keeps in the index (not ``meta``), sorted."""
+    _wait_built(str(index))
     with duckdb.connect(str(index), read_only=True) as con:
         return {table: sorted(map(repr, con.execute(f'SELECT * FROM "{table}"').fetchall()))  # type: ignore[misc]
                 for table in _OWN_TABLES if table != "meta"}
 
 
 def _partial(index: Path) -> int:
+    _wait_built(str(index))  # (a first `pikit usage` writes its index after the answer)
     with duckdb.connect(str(index), read_only=True) as con:
         return int(con.execute("SELECT count(*) FROM partial").fetchall()[0][0])
 
@@ -145,3 +148,82 @@ def test_pikit_usage_then_another_command_on_the_same_index(sample_corpus: Path,
     assert json.loads(lean) == json.loads(pikit(*usage, fresh))
     assert pikit("sessions", str(sample_corpus), "--json", "--index", index) == full_sessions
     assert _partial(Path(index)) == 0
+
+
+def _same_rows(ours: list[dict[str, object]] | None, theirs: list[dict[str, object]]) -> bool:
+    """The same rows; costs equal up to the last bits (exact summation here, DuckDB's compensated one there)."""
+    assert ours is not None
+    assert [{k: v for k, v in row.items() if not isinstance(v, float)} for row in ours] == \
+        [{k: v for k, v in row.items() if not isinstance(v, float)} for row in theirs]
+    return all(math.isclose(value, other[name], rel_tol=1e-12) or value == other[name]
+               for row, other in zip(ours, theirs, strict=True) for name, value in row.items()
+               if isinstance(value, float))
+
+
+@pytest.mark.parametrize("keys", [["day"], ["month"], ["model"], ["project"], ["day", "model"], ["project", "month"]])
+def test_a_first_report_from_memory_is_the_index_report(root: Path, tmp_path: Path, keys: list[str]) -> None:
+    from zoneinfo import ZoneInfo
+
+    from pikit.corpus._discover import find_files
+    from pikit.corpus._filescan import scan_file
+    from pikit.corpus._inmemory import problem_counts, usage_rows
+
+    found = find_files(str(root))
+    results = [scan_file(path, number, usage_only=True) for number, path in enumerate(found.files, 1)]
+    with _corpus(root, tmp_path / "usage.duckdb", usage_only=True) as corpus:
+        assert problem_counts(results, found.problems) == corpus.problem_counts()
+        for zone in ("UTC", "Europe/Berlin", "Asia/Kolkata", "America/St_Johns"):
+            assert _same_rows(usage_rows(results, keys, ZoneInfo(zone)), corpus.usage_rows(keys, timezone=zone))
+
+
+def test_a_first_pikit_usage_answers_then_writes_a_whole_index(root: Path, tmp_path: Path) -> None:
+    from pikit.cli import main
+
+    index, full = tmp_path / "first.duckdb", tmp_path / "full.duckdb"
+    for key in ("day", "model,project"):
+        assert main(["usage", str(root), "--by", key, "--json", "--timezone", "UTC", "--index",
+                     str(tmp_path / f"{key}.duckdb")]) == 0
+    assert main(["usage", str(root), "--json", "--index", str(index)]) == 0
+    assert not (tmp_path / "first.duckdb.building").exists()
+    with _corpus(root, full, usage_only=True):
+        pass
+    assert _stored(index) == _stored(full)
+    assert _stored(tmp_path / "day.duckdb") == _stored(full)
+
+
+def test_an_index_being_built_is_waited_for(tmp_path: Path) -> None:
+    import threading
+
+    from pikit.corpus._index import Index
+    from pikit.corpus._indexfile import building, built
+
+    path = str(tmp_path / "index.duckdb")
+    lock = building(path)
+    assert lock is not None and building(path) is None  # (one builder at a time)
+    done: list[str] = []
+
+    def build() -> None:
+        Index(path, builder=True).close()
+        done.append("built")
+        built(path, lock)
+
+    thread = threading.Timer(0.2, build)
+    thread.start()
+    Index(path).close()  # (waits for the builder)
+    done.append("opened")
+    thread.join()
+    assert done == ["built", "opened"]
+
+
+def test_a_first_pikit_usage_beyond_its_memory_bound_reads_into_the_index(sample_corpus: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.cli import _usage_first, main
+    from pikit.corpus import _inmemory
+
+    def unused(*args: object) -> None:
+        raise AssertionError("answered in memory")
+
+    monkeypatch.setattr(_usage_first, "_MEMORY_BYTES", 0)
+    monkeypatch.setattr(_inmemory, "usage_rows", unused)
+    assert main(["usage", str(sample_corpus), "--json", "--index", str(tmp_path / "index.duckdb")]) == 0
+    assert _partial(tmp_path / "index.duckdb") > 0
