@@ -18,37 +18,55 @@ matches ``20,000``, ``20_000`` and ``20000``).
 Then, per kind:
 
 - ``read_file``, ``modified_file``: the path appears; or, for a path inside the session's
-  working directory, the path relative to it appears (``/repo/src/a.py`` matches ``src/a.py``);
-- ``identifier``, ``number``: the text appears as a whole word (not inside a longer name or
-  number: ``parse`` does not match ``parser``, ``1.2`` does not match ``1.2.3``);
+  working directory, the path relative to it (``/repo/src/a.py`` matches ``src/a.py``); or a
+  package-relative tail of two parts or more (``core/agent-session.ts``); or its base name as a
+  word, when no other file of the span has that base name (``agent-session.ts``). A
+  ``modified_file`` is not kept by a ``<read-files>`` list alone (a file read is not a change kept);
+- ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
+  last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
+- ``number``: the text appears as a whole word (not inside a longer name or number: ``1.2``
+  does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
-- ``command``, ``error``: the text appears, or its first :data:`HEAD_CHARS` characters do
-  (summaries quote a long command or error line by its beginning);
-- ``constraint``: the sentence appears, or at least three quarters of its distinct words of
-  four letters or more appear as words (at least two such words).
+- ``command``: the command appears, without the ``cd DIR &&`` before it; or one passage of the
+  context (up to :data:`CHUNK_LINES` lines between blank lines) holds its program and two thirds of
+  its other content words (``npm run check`` kept by "run `npm run check` after each step");
+- ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
+  one passage holds at least :data:`SHARE` of its content words (three letters or more, not a stop
+  word, plural and verb endings dropped, a path by its base name), and at least two of them; for an
+  error, that passage also holds every code name of it (``KeyError``, ``test_parse``, ``TS2339``).
+  There is no prefix rule: a long command or error quoted by its first characters only is judged
+  by its content words like any other.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ._factrules import command_core, content_words
 from ._facts import Fact, _is_mapping, _strings, _texts
 
-__all__ = ["HEAD_CHARS", "Haystack", "context_text", "normalize"]
+__all__ = ["CHUNK_LINES", "SHARE", "Haystack", "context_text", "normalize"]
 
-HEAD_CHARS = 60
-"""The beginning of a command or error line that counts as quoting it."""
+SHARE = 0.6
+"""The share of a sentence's content words one passage of the context must hold for it to be kept."""
 
+CHUNK_LINES = 12
+"""The most lines of one passage (passages also end at blank lines)."""
+
+_PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
            ("\u201e", "'"), ("\u00b4", "'"), ("`", "'"), ('"', "'"), ("\\", "/"))
 _DOT_SLASH = re.compile(r"(?<![\w.])\./")
 _SLASHES = re.compile(r"(?<!:)/{2,}")
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
-_WORD = re.compile(r"\w{4,}")
 _DIGITS = re.compile(r"\d{4,}")
+_READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
+_CALL = re.compile(r"\(.*\)$")
+_CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
 def _plain(text: str) -> str:
@@ -67,6 +85,8 @@ def normalize(text: str, kind: str | None = None) -> str:
         return _SLASHES.sub("/", _DOT_SLASH.sub("", plain))
     if kind == "number":
         return _THOUSANDS.sub("", plain)
+    if kind == "command":
+        return _plain(command_core(text))
     return plain
 
 
@@ -99,8 +119,8 @@ def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
 
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
     """The text of a context, as matching reads it (not yet normalized)."""
-    return "\n".join(text for message in messages if _is_mapping(message)
-                     for text in _message_texts(message))
+    return "\n\n".join(text for message in messages if _is_mapping(message)
+                       for text in _message_texts(message))
 
 
 def _is_word_char(char: str) -> bool:
@@ -122,23 +142,95 @@ def _whole(text: str, needle: str) -> bool:
     return False
 
 
-class Haystack:
-    """The normalized text of a context, and the matching of facts against it."""
+def _passages(text: str) -> Iterator[str]:
+    """The passages of a (not yet normalized) text: runs of up to :data:`CHUNK_LINES` non-blank lines."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if line.strip():
+            lines.append(line)
+        if lines and (not line.strip() or len(lines) >= CHUNK_LINES):
+            yield "\n".join(lines)
+            lines = []
+    if lines:
+        yield "\n".join(lines)
 
-    def __init__(self, text: str, cwd: str | None = None) -> None:
+
+def _path_tails(path: str) -> list[str]:
+    """The tails of a path of two parts or more, longest first (``a/b/c.py`` → ``b/c.py``)."""
+    parts = [p for p in path.split("/") if p]
+    return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
+
+
+class Haystack:
+    """The normalized text of a context, and the matching of facts against it.
+
+    ``ambiguous`` holds the base names several files of the span share: such a base name alone
+    does not keep a file.
+    """
+
+    def __init__(self, text: str, cwd: str | None = None, ambiguous: Iterable[str] = ()) -> None:
+        self.raw = text
         self.text = _plain(text)
-        self._words: set[str] | None = None
+        self._changes: str | None = None
+        self._index: dict[str, list[int]] | None = None
+        self.ambiguous = {_plain(name) for name in ambiguous}
         cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
         self._cwd = cwd + "/" if cwd else None
 
     @property
-    def words(self) -> set[str]:
-        if self._words is None:
-            self._words = set(_WORD.findall(self.text))
-        return self._words
+    def changes(self) -> str:
+        """The normalized text without its ``<read-files>`` lists."""
+        if self._changes is None:
+            self._changes = _READ_LIST.sub(" ", self.text) if "<read-files>" in self.text else self.text
+        return self._changes
+
+    @property
+    def index(self) -> dict[str, list[int]]:
+        """Content word → the passages holding it (by number)."""
+        if self._index is None:
+            index: dict[str, list[int]] = {}
+            for number, passage in enumerate(_passages(self.raw)):
+                for word in content_words(passage):
+                    index.setdefault(word, []).append(number)
+            self._index = index
+        return self._index
+
+    def passage_share(self, words: set[str], required: set[str] = frozenset()) -> float:  # type: ignore[assignment]
+        """The largest share of ``words`` one passage holds, among the passages that hold every ``required`` word."""
+        if not words:
+            return 0.0
+        index = self.index
+        counts = Counter(number for word in words for number in index.get(word, ()))
+        for word in required:
+            holding = set(index.get(word, ()))
+            counts = Counter({n: c for n, c in counts.items() if n in holding})
+        return max(counts.values(), default=0) / len(words)
 
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
+
+    def _file(self, needle: str, text: str) -> bool:
+        if needle in text or (self._cwd is not None and needle.startswith(self._cwd)
+                              and needle[len(self._cwd):] in text):
+            return True
+        if any(f"/{tail}" in text or _whole(text, tail) for tail in _path_tails(needle)):
+            return True
+        base = needle.rsplit("/", 1)[-1]
+        return "." in base.strip(".") and base not in self.ambiguous and _whole(text, base)
+
+    def _identifier(self, needle: str) -> bool:
+        name = _CALL.sub("", needle)
+        last = re.split(r"\.|::|#", name)[-1]
+        return any(len(n) >= 3 and _whole(self.text, n) for n in dict.fromkeys((needle, name, last)))
+
+    def _command(self, needle: str) -> bool:
+        if needle in self.text:
+            return True
+        words = content_words(needle)
+        if len(words) < 2:
+            return False
+        program = needle.split(" ", 1)[0].rsplit("/", 1)[-1]
+        return _whole(self.text, program) and self.passage_share(words) * 3 >= 2
 
     def holds(self, fact: Fact) -> bool:
         """Whether ``fact`` survives in this context, by the rules of this module."""
@@ -146,18 +238,22 @@ class Haystack:
         if not needle:
             return True
         kind = fact.kind
-        if kind in ("read_file", "modified_file"):
-            return needle in self.text or (self._cwd is not None and needle.startswith(self._cwd)
-                                           and needle[len(self._cwd):] in self.text)
-        if kind in ("identifier", "number"):
+        if kind == "modified_file":
+            return self._file(needle, self.changes)
+        if kind == "read_file":
+            return self._file(needle, self.text)
+        if kind == "identifier":
+            return self._identifier(needle)
+        if kind == "number":
             return self._word(needle)
         if kind == "url":
             return needle.rstrip("/") in self.text
-        if kind in ("command", "error"):
-            return needle in self.text or (len(needle) > HEAD_CHARS and needle[:HEAD_CHARS] in self.text)
-        if kind == "constraint":
+        if kind == "command":
+            return self._command(needle)
+        if kind in _PROSE_KINDS:
             if needle in self.text:
                 return True
-            words = set(_WORD.findall(needle))
-            return len(words) >= 2 and 4 * len(words & self.words) >= 3 * len(words)
+            words = content_words(fact.text)
+            required = content_words(" ".join(_CODE_WORD.findall(fact.text))) if kind == "error" else set()
+            return len(words) >= 2 and self.passage_share(words, required) >= SHARE
         return needle in self.text

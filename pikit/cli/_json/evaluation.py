@@ -24,7 +24,9 @@ def evaluation(item: Evaluation) -> dict[str, Any]:
         "tokensAfter": item.tokens_after,
         "tokensSaved": item.tokens_saved,
         "compression": item.compression,
+        "keyRecall": item.key_recall,
         "recall": item.recall,
+        "judgedBy": item.judged_by,
         "facts": item.records(),
     }
 
