@@ -41,7 +41,7 @@ instead because since though although rather which whose it's i'm let's don't ca
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|Mr|Ms|Dr|No|viz)\.$", re.IGNORECASE)
-_BOUNDARY = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+|[ \t]*;[ \t]+|\n+")
+_BOUNDARY = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][\w.\-]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|alright|all right|so|now|then|and|also|btw|great|cool|good|nice|perfect|yes|"
@@ -51,12 +51,13 @@ add adjust analyse analyze apply build bump change check clean commit compare co
 delete deploy describe design document do drop explain extract find finish fix generate give go implement improve
 install investigate keep list look make merge migrate move optimize port prepare profile provide push put read
 rebase refactor reimplement remove rename replace resolve restore restructure revert review rewrite run set
-setup show simplify split start stop summarize support switch test tidy trace try turn undo update upgrade use
+setup show simplify speed split start stop summarize support switch test tidy trace try turn undo update upgrade use
 validate verify wire write
 """.split())
 _REQUEST = re.compile(r"\b(?:i (?:want|need|would like|'d like|’d like) (?:you )?to|i want\b|can you|could you|"
                       r"would you|will you|can we|could we|please|let'?s|let us|we need to|we should|your task|"
                       r"help me|make sure|i'?m asking)\b", re.IGNORECASE)
+_WH_QUESTION = re.compile(r"(?:why|how|what|which|where)\b", re.IGNORECASE)
 _DECISION = re.compile(r"\b(?:decid(?:e|ed|ing) (?:to|on|that)|decision|go(?:ing)? with|went with|chose|choose to|"
                        r"opt(?:ed)? (?:for|to)|instead of|rather than|settled on|the (?:plan|approach) is|"
                        r"we(?:'ll| will) use|i(?:'ll| will) use|let'?s (?:use|keep|go)|keep .{1,40} for reference)\b",
@@ -64,13 +65,15 @@ _DECISION = re.compile(r"\b(?:decid(?:e|ed|ing) (?:to|on|that)|decision|go(?:ing
 _FINDING = re.compile(r"^(?:(?:i )?found\b|the (?:issue|problem|bug|cause|culprit|error|failure|reason) (?:is|was|"
                       r"comes|lies)\b|(?:it )?turns out\b|root cause\b|this (?:means|confirms|shows|explains)\b|"
                       r"confirmed\b|the tests? (?:pass|fail)|all (?:\d+ )?tests? pass|tests? (?:now )?pass|"
-                      r"(?:the )?build (?:passes|fails|succeeds)|no (?:errors|issues|warnings)\b)", re.IGNORECASE)
+                      r"(?:the )?build (?:passes|fails|succeeds)|no (?:errors|issues|warnings)\b|nothing else uses\b|"
+                      r".*\b(?:(?:that|this|which) is why|that's why|is caused by|depends? on)\b)", re.IGNORECASE)
 _PROGRESS = re.compile(r"^(?:(?:all )?done\b|completed?\b|finished\b|✅|successfully\b|(?:i'?ve|i have|we'?ve|we have) "
                        r"(?:now )?(?:added|created|implemented|fixed|updated|removed|renamed|written|moved|refactored|"
                        r"committed|finished|completed|extracted|replaced|deleted)\b|(?:added|created|implemented|"
                        r"fixed|updated|removed|renamed|wrote|moved|refactored|committed|extracted|replaced|deleted)"
                        r"\b|(?:still )?(?:remaining|todo|not yet)\b|next (?:step|up)s?\b|(?:everything|it) "
-                       r"(?:now )?works\b)", re.IGNORECASE)
+                       r"(?:now )?works\b|(?:i|we) (?:\w+ed|left|wrote|made|kept|put|built|ran|set)\b|the tests? "
+                       r"(?:now )?cover\b)", re.IGNORECASE)
 _TEST_SUMMARY = re.compile(r"^\s*(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s+\d+.*|Test (?:Files|Suites):?\s+\d+.*|"
                            r"Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|test result: .*|Found \d+ errors?\b.*|"
                            r"\d+ (?:tests?|specs?|examples?) (?:passed|failed|completed)\b.*|"
@@ -102,7 +105,7 @@ def strip_code(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: split after ``.``, ``!`` or ``?`` and a space, at ``;`` and at line ends, but not
+    """The sentences of ``text``: split after ``.``, ``!`` or ``?`` and a space and at line ends, but not
     after an abbreviation (``e.g.``, ``i.e.``, ``etc.``, ``vs.``) or inside a name (``setup.cfg``)."""
     out: list[str] = []
     start = 0
@@ -147,12 +150,13 @@ def _bare(sentence: str) -> str:
 def task_sentence(sentence: str) -> bool:
     """Whether a sentence of a user message asks for something: it starts (after ``ok,``, ``alright``, ``now``
     and the like) with an imperative verb (``create a branch refactor``), or holds a request (``I want you to``,
-    ``can you``, ``can we``, ``please``, ``let's``, ``we need to``). ``will this also work?`` is a question, not a task."""
+    ``can you``, ``can we``, ``please``, ``let's``, ``we need to``), or is a question that asks *why*, *how*,
+    *what*, *which* or *where*. ``will this also work?`` is a yes-or-no question, not a task."""
     bare = _bare(sentence)
     if _REQUEST.search(bare):
         return True
     if bare.endswith("?"):
-        return False
+        return bool(_WH_QUESTION.match(bare))
     for clause in bare.split(", "):
         clause = _bare(clause)
         first = clause.split(" ", 1)[0].lower().strip(",.:;!?")
@@ -169,13 +173,15 @@ def decision_sentence(sentence: str) -> bool:
 
 def finding_sentence(sentence: str) -> bool:
     """Whether a sentence of the agent states what it established: it starts with *found*, *the issue is*,
-    *the cause was*, *it turns out*, *this means*, *confirmed*, *the tests pass*, *no errors*."""
+    *the cause was*, *it turns out*, *this means*, *confirmed*, *the tests pass*, *no errors*, *nothing else
+    uses*, or it says why (*that is why*, *is caused by*, *depends on*)."""
     return bool(_FINDING.match(_bare(sentence)))
 
 
 def progress_sentence(sentence: str) -> bool:
     """Whether a sentence of the agent says what is done or not done: it starts with *done*, *completed*, ✅,
-    *I've added*, *Fixed*, *Created*, *remaining*, *not yet*, *next step*, *it now works*."""
+    *I've added*, *Fixed*, *Created*, *remaining*, *not yet*, *next step*, *it now works*, *I changed*, *we
+    moved* (I or we and a past tense), *the tests now cover*."""
     return bool(_PROGRESS.match(_bare(sentence)))
 
 

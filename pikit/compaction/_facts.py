@@ -6,8 +6,8 @@ on: the task, decisions, findings, progress, constraints, errors, the files chan
 tests run) or ``"minor"`` (a detail: a file read, a name, a number, an address). The rules read
 the span's model messages (as projected, context edits applied) and nothing else, so the same
 span always gives the same facts, in the order they first occur; a fact seen twice keeps its
-first source. Sentences are split after ``.``, ``!`` or ``?`` and a space, at ``;`` and at line
-ends, never after ``e.g.``, ``i.e.``, ``etc.`` or inside a name (``setup.cfg``); fenced code
+first source. Sentences are split after ``.``, ``!`` or ``?`` and a space and at line ends,
+never after ``e.g.``, ``i.e.``, ``etc.`` or inside a name (``setup.cfg``); fenced code
 blocks are not prose. The sentence rules are in :mod:`._factrules`.
 
 Kinds and their rules (key unless marked minor):

@@ -28,12 +28,12 @@ Then, per kind:
   does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
 - ``command``: the command appears, without the ``cd DIR &&`` before it; or one passage of the
-  context (up to :data:`CHUNK_LINES` lines between blank lines) holds its program and two thirds of
-  its other content words (``npm run check`` kept by "run `npm run check` after each step");
+  context (a sentence or line and the one after it) holds its program and two thirds of its other
+  content words (``npm run check`` kept by "run `npm run check` after each step");
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
   one passage holds at least :data:`SHARE` of its content words (three letters or more, not a stop
-  word, plural and verb endings dropped, a path by its base name), and at least two of them; for an
-  error, that passage also holds every code name of it (``KeyError``, ``test_parse``, ``TS2339``).
+  word, plural and verb endings dropped, a path by its base name), at least two of them, and every
+  code name of it (a path, ``KeyError``, ``test_parse``, ``TS2339``: a paraphrase keeps the names).
   There is no prefix rule: a long command or error quoted by its first characters only is judged
   by its content words like any other.
 """
@@ -46,16 +46,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ._factrules import command_core, content_words
+from ._factrules import command_core, content_words, sentences
 from ._facts import Fact, _is_mapping, _strings, _texts
 
-__all__ = ["CHUNK_LINES", "SHARE", "Haystack", "context_text", "normalize"]
+__all__ = ["SHARE", "Haystack", "context_text", "normalize"]
 
-SHARE = 0.6
+SHARE = 0.75
 """The share of a sentence's content words one passage of the context must hold for it to be kept."""
-
-CHUNK_LINES = 12
-"""The most lines of one passage (passages also end at blank lines)."""
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
@@ -142,17 +139,13 @@ def _whole(text: str, needle: str) -> bool:
     return False
 
 
-def _passages(text: str) -> Iterator[str]:
-    """The passages of a (not yet normalized) text: runs of up to :data:`CHUNK_LINES` non-blank lines."""
-    lines: list[str] = []
+def _sentences(text: str) -> Iterator[str]:
+    """The sentences of a (not yet normalized) text, line by line."""
     for line in text.split("\n"):
-        if line.strip():
-            lines.append(line)
-        if lines and (not line.strip() or len(lines) >= CHUNK_LINES):
-            yield "\n".join(lines)
-            lines = []
-    if lines:
-        yield "\n".join(lines)
+        if ". " in line or "? " in line or "! " in line:
+            yield from sentences(line)
+        elif line and not line.isspace():
+            yield line
 
 
 def _path_tails(path: str) -> list[str]:
@@ -186,23 +179,27 @@ class Haystack:
 
     @property
     def index(self) -> dict[str, list[int]]:
-        """Content word → the passages holding it (by number)."""
+        """Content word → the sentences of the context holding it (by number)."""
         if self._index is None:
             index: dict[str, list[int]] = {}
-            for number, passage in enumerate(_passages(self.raw)):
-                for word in content_words(passage):
+            for number, sentence in enumerate(_sentences(self.raw)):
+                for word in content_words(sentence):
                     index.setdefault(word, []).append(number)
             self._index = index
         return self._index
+
+    def _passages(self, word: str) -> set[int]:
+        """The passages holding ``word``: passage ``n`` is sentence ``n`` and the one after it."""
+        numbers = self.index.get(word, ())
+        return {*numbers, *(n - 1 for n in numbers)}
 
     def passage_share(self, words: set[str], required: set[str] = frozenset()) -> float:  # type: ignore[assignment]
         """The largest share of ``words`` one passage holds, among the passages that hold every ``required`` word."""
         if not words:
             return 0.0
-        index = self.index
-        counts = Counter(number for word in words for number in index.get(word, ()))
+        counts = Counter(number for word in words for number in self._passages(word))
         for word in required:
-            holding = set(index.get(word, ()))
+            holding = self._passages(word)
             counts = Counter({n: c for n, c in counts.items() if n in holding})
         return max(counts.values(), default=0) / len(words)
 
@@ -254,6 +251,6 @@ class Haystack:
             if needle in self.text:
                 return True
             words = content_words(fact.text)
-            required = content_words(" ".join(_CODE_WORD.findall(fact.text))) if kind == "error" else set()
+            required = content_words(" ".join(_CODE_WORD.findall(fact.text)))
             return len(words) >= 2 and self.passage_share(words, required) >= SHARE
         return needle in self.text

@@ -40,7 +40,9 @@ def with_probes(data: dict[str, Any], probes: list[ProbeResult | str] | None) ->
 
 
 def probe_object(result: ProbeResult | str) -> dict[str, Any]:
-    """``{"model", "questions", "scores"}`` of one compaction's probes, or ``{"error"}`` when they failed."""
+    """``{"model", "questions", "scores", "summaryScores"}`` of one compaction's probes, or ``{"error"}`` when they
+    failed."""
     if isinstance(result, str):
         return {"error": result}
-    return {"model": result.model, "questions": result.records(), "scores": result.scores}
+    return {"model": result.model, "questions": result.records(), "scores": result.scores,
+            "summaryScores": result.summary_scores}
