@@ -25,7 +25,7 @@ PLANTED = {
     "finding": "1 failed",
     "progress": "Fixed the port parsing in the loader.",
     "read_file": "src/loader.py",  # read as /repo/src/loader.py: kept by its path relative to cwd
-    "modified_file": "src/app.py",
+    "modified_file": "src/app.py (changed)",
     "command": "pytest -q tests/test_loader.py",
     "error": "FAILED tests/test_loader.py::test_parse - KeyError: 'port'",
     "identifier": "planted_helper",
@@ -91,7 +91,7 @@ def test_a_planted_fact_is_kept_when_the_summary_holds_it(kind: str) -> None:
 
 
 def test_matching_is_normalized() -> None:
-    summary = ("Files: ./SRC/App.py and src\\loader.py; ran `pytest -q   tests/test_loader.py`; "
+    summary = ("Files changed: ./SRC/App.py and src\\loader.py; ran `pytest -q   tests/test_loader.py`; "
                "the user said “you must NEVER touch setup.cfg.”; PLANTED_HELPER; https://example.com/docs/page/")
     recall = _evaluation(summary).recall
     for kind in ("read_file", "modified_file", "command", "identifier", "constraint", "url"):

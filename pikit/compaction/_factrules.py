@@ -42,7 +42,7 @@ instead because since though although rather which whose it's i'm let's don't ca
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|Mr|Ms|Dr|No|viz)\.$", re.IGNORECASE)
 _BOUNDARY = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+|\n+")
-_WORD = re.compile(r"[A-Za-z][\w.\-]*[A-Za-z0-9_]|[A-Za-z]{3,}")
+_WORD = re.compile(r"[A-Za-z][\w.\-/]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|alright|all right|so|now|then|and|also|btw|great|cool|good|nice|perfect|yes|"
                    r"yeah|right|hm+|hey|well|next|first|finally|please)\b[\s,.!:;-]*)+", re.IGNORECASE)
@@ -54,13 +54,14 @@ rebase refactor reimplement remove rename replace resolve restore restructure re
 setup show simplify speed split start stop summarize support switch test tidy trace try turn undo update upgrade use
 validate verify wire write
 """.split())
-_REQUEST = re.compile(r"\b(?:i (?:want|need|would like|'d like|’d like) (?:you )?to|i want\b|can you|could you|"
+_REQUEST = re.compile(r"\b(?:i (?:want|need|would like|'d like|’d like) (?:you )?to|i'd like to|i (?:\w+ly )?want\b|can you|could you|"
                       r"would you|will you|can we|could we|please|let'?s|let us|we need to|we should|your task|"
                       r"help me|make sure|i'?m asking)\b", re.IGNORECASE)
 _WH_QUESTION = re.compile(r"(?:why|how|what|which|where)\b", re.IGNORECASE)
 _DECISION = re.compile(r"\b(?:decid(?:e|ed|ing) (?:to|on|that)|decision|go(?:ing)? with|went with|chose|choose to|"
                        r"opt(?:ed)? (?:for|to)|instead of|rather than|settled on|the (?:plan|approach) is|"
-                       r"we(?:'ll| will) use|i(?:'ll| will) use|let'?s (?:use|keep|go)|keep .{1,40} for reference)\b",
+                       r"we(?:'ll| will) use|i(?:'ll| will) use|let'?s (?:use|keep|go)|keep .{1,40} for reference|back to plan|"
+                       r"go back to)\b",
                        re.IGNORECASE)
 _FINDING = re.compile(r"^(?:(?:i )?found\b|the (?:issue|problem|bug|cause|culprit|error|failure|reason) (?:is|was|"
                       r"comes|lies)\b|(?:it )?turns out\b|root cause\b|this (?:means|confirms|shows|explains)\b|"
@@ -132,12 +133,15 @@ def stem(word: str) -> str:
 def _content(word: str) -> str | None:
     """The stem of one word if it carries content (see :func:`content_words`), else ``None``."""
     word = word.rstrip(".-").rsplit("/", 1)[-1]
-    return stem(word) if len(word) >= 3 and word.lower() not in STOP_WORDS else None
+    if len(word) < 3 or word.lower() in STOP_WORDS:
+        return None
+    return word.lower() if "." in word else stem(word)
 
 
 def content_words(text: str) -> set[str]:
     """The stems of the words of ``text`` that carry its content: three characters or more, not a
-    :data:`STOP_WORDS` word; a path or dotted name counts as its last part (``src/a.py`` → ``a.py``)."""
+    :data:`STOP_WORDS` word; a path counts as its last part (``src/a.py`` → ``a.py``), a dotted name as
+    itself (not stemmed)."""
     out = set(map(_content, set(_WORD.findall(text))))
     out.discard(None)
     return out  # type: ignore[return-value]
@@ -265,7 +269,7 @@ def _section_kind(heading: str) -> str | None:
 
 def _section_items(body: str) -> list[str]:
     """The list items of a section (``- x``, ``1. x``, ``- [x] x``), its table rows but the header (cells joined
-    by a space), or, with neither, its lines."""
+    by a space), or, with neither, the sentences of its lines."""
     items: list[str] = []
     plain: list[str] = []
     header = True
@@ -283,7 +287,7 @@ def _section_items(body: str) -> list[str]:
         if item:
             items.append(item.group(1))
         elif not stripped.startswith("<"):
-            plain.append(stripped)
+            plain += sentences(stripped)
     return items or plain
 
 

@@ -261,9 +261,9 @@ class _Collector:
         self.numbers(text, source)
         self.urls(text, source)
         for sentence in sentences(text[:20_000]):
-            if sentence.endswith(":") or len(content_words(sentence)) < 2:
-                if not (role == "user" and task_sentence(sentence)):
-                    continue
+            if sentence.endswith(":") or (len(content_words(sentence)) < 2
+                                          and not (role == "user" and task_sentence(sentence))):
+                continue
             if decision_sentence(sentence):
                 self.add("decision", _one_line(sentence), source)
             elif role == "user" and task_sentence(sentence):

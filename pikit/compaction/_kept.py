@@ -21,21 +21,33 @@ Then, per kind:
   working directory, the path relative to it (``/repo/src/a.py`` matches ``src/a.py``); or a
   package-relative tail of two parts or more (``core/agent-session.ts``); or its base name as a
   word, when no other file of the span has that base name (``agent-session.ts``). A
-  ``modified_file`` is not kept by a ``<read-files>`` list alone (a file read is not a change kept);
+  ``modified_file`` is kept only where the context names it as changed: in a ``<modified-files>`` list
+  (or a kept ``write`` or ``edit`` call on it), or in a sentence, or under the heading of a list, that
+  says it changed (*modified*, *changed*, *edited*, *created*, *added*, *updated*, *fixed*, *renamed*, *moved*,
+  *deleted*, *new*, *the change stays local to*, ✅): a ``<read-files>`` list or a mention ("`a.py`
+  keeps the cache") is not a change kept;
 - ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
   last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
 - ``number``: the text appears as a whole word (not inside a longer name or number: ``1.2``
   does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
-- ``command``: the command appears, without the ``cd DIR &&`` before it; or one passage of the
-  context (a sentence or line and the one after it) holds its program and two thirds of its other
-  content words (``npm run check`` kept by "run `npm run check` after each step");
+- ``command``: the command appears, without the ``cd DIR &&`` before it; or its program appears and
+  one sentence of the context says it (below): ``npm run check`` is kept by "run `npm run check` after
+  each step";
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
-  one passage holds at least :data:`SHARE` of its content words (three letters or more, not a stop
-  word, plural and verb endings dropped, a path by its base name), at least two of them, and every
-  code name of it (a path, ``KeyError``, ``test_parse``, ``TS2339``: a paraphrase keeps the names).
-  There is no prefix rule: a long command or error quoted by its first characters only is judged
-  by its content words like any other.
+  one sentence (or line) of the context says it: that sentence, with the heading it is under (a
+  Markdown heading, or the line ending in ``:`` that opens its list), holds at least :data:`SHARE` of its
+  content words (three letters or more, not a stop word, plural and verb endings dropped, a path by its
+  base name), at least two of them (or its only code name), every code name of it (a path, ``KeyError``, ``test_parse``,
+  ``TS2339``: a paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept
+  by ``Tests 3 failed | 16 passed``), and it is not a variant of the same sentence with other
+  words in its slots. Word for word, the two sentences are either nearly the same (a similarity of 0.95
+  or more: a word added or dropped) or clearly reworded (below 0.6); in between, the sentence is the
+  same template saying something else ("Nothing else uses the index" is not kept by "Nothing else uses
+  the session"). Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not
+  counted: ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``, whose one
+  code name is enough. There is no prefix rule: a long command or error quoted by its first characters only
+  is judged like any other text.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from difflib import SequenceMatcher
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -51,8 +64,20 @@ from ._facts import Fact, _is_mapping, _strings, _texts
 
 __all__ = ["SHARE", "Haystack", "context_text", "normalize"]
 
-SHARE = 0.75
-"""The share of a sentence's content words one passage of the context must hold for it to be kept."""
+SHARE = 0.8
+"""The share of a sentence's content words one sentence of the context must hold to say the same (rounded
+down: one of five words may be missing, none of four)."""
+
+_SAME = 0.95
+_VARIANT = 0.6
+_CANDIDATES = 8
+_TOKEN = re.compile(r"\w[\w.\-/]*")
+_CHANGE = re.compile(r"\b(?:modif|chang|edit|wrote|writ|creat|add|updat|fix|renam|mov|delet|remov|new\b|"
+                     r"local to|rewr|refactor)|✅|\[x\]")
+_HEADING = re.compile(r"^(?:#|\*\*.*\*\*:?$|.*:$)")
+_GENERIC = frozenset(content_words("done add added create created method function file files update updated "
+                                   "implement implemented new class interface getter setter"))
+_NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
@@ -62,6 +87,7 @@ _SLASHES = re.compile(r"(?<!:)/{2,}")
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
 _DIGITS = re.compile(r"\d{4,}")
 _READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
+_MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL)
 _CALL = re.compile(r"\(.*\)$")
 _CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
@@ -112,6 +138,10 @@ def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
         for block in content if isinstance(content, list) else ():
             if _is_mapping(block) and block.get("type") == "toolCall":
                 yield from _strings([block.get("name"), block.get("arguments")])
+                arguments = block.get("arguments")
+                path = arguments.get("path") if _is_mapping(arguments) else None
+                if block.get("name") in ("write", "edit") and isinstance(path, str):
+                    yield f"<modified-files>\n{path}\n</modified-files>"
 
 
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
@@ -139,13 +169,22 @@ def _whole(text: str, needle: str) -> bool:
     return False
 
 
-def _sentences(text: str) -> Iterator[str]:
-    """The sentences of a (not yet normalized) text, line by line."""
+def _sentences(text: str) -> Iterator[tuple[str, str]]:
+    """The sentences of a (not yet normalized) text, line by line, each with the heading it is under (a Markdown
+    heading, or a line that ends with ``:``; a blank line ends a heading's list)."""
+    heading = ""
     for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            heading = "" if not heading.startswith("#") else heading
+            continue
         if ". " in line or "? " in line or "! " in line:
-            yield from sentences(line)
-        elif line and not line.isspace():
-            yield line
+            for sentence in sentences(line):
+                yield sentence, heading
+        else:
+            yield line, heading
+        if stripped.startswith("#") or stripped.endswith(":") or stripped.endswith(":**"):
+            heading = stripped
 
 
 def _path_tails(path: str) -> list[str]:
@@ -166,6 +205,8 @@ class Haystack:
         self.text = _plain(text)
         self._changes: str | None = None
         self._index: dict[str, list[int]] | None = None
+        self._sentences: list[str] = []
+        self._lines: list[tuple[str, str | None]] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
         cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
         self._cwd = cwd + "/" if cwd else None
@@ -182,38 +223,96 @@ class Haystack:
         """Content word → the sentences of the context holding it (by number)."""
         if self._index is None:
             index: dict[str, list[int]] = {}
-            for number, sentence in enumerate(_sentences(self.raw)):
-                for word in content_words(sentence):
+            self._sentences = []
+            for number, (sentence, heading) in enumerate(_sentences(self.raw)):
+                self._sentences.append(sentence)
+                for word in content_words(f"{sentence} {heading}" if heading else sentence):
                     index.setdefault(word, []).append(number)
             self._index = index
         return self._index
 
-    def _passages(self, word: str) -> set[int]:
-        """The passages holding ``word``: passage ``n`` is sentence ``n`` and the one after it."""
-        numbers = self.index.get(word, ())
-        return {*numbers, *(n - 1 for n in numbers)}
-
-    def passage_share(self, words: set[str], required: set[str] = frozenset()) -> float:  # type: ignore[assignment]
-        """The largest share of ``words`` one passage holds, among the passages that hold every ``required`` word."""
-        if not words:
-            return 0.0
-        counts = Counter(number for word in words for number in self._passages(word))
+    def _candidates(self, words: set[str], required: set[str]) -> list[tuple[int, int]]:
+        """``(share of words held × 1000, sentence number)`` of the sentences holding every ``required`` word and
+        :data:`SHARE` of ``words``, best first."""
+        index = self.index
+        counts = Counter(number for word in words for number in index.get(word, ()))
         for word in required:
-            holding = self._passages(word)
+            holding = set(index.get(word, ()))
             counts = Counter({n: c for n, c in counts.items() if n in holding})
-        return max(counts.values(), default=0) / len(words)
+        least = len(words) - int((1 - SHARE) * len(words) + 1e-9)
+        return sorted(((1000 * c // len(words), n) for n, c in counts.items() if c >= least), reverse=True)
+
+    def says(self, text: str) -> bool:
+        """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
+        required = content_words(" ".join(_CODE_WORD.findall(text)))
+        words = content_words(text) - _GENERIC
+        if len(words) < 2 and not (words and words <= required):
+            return False
+        sequence = _TOKEN.findall(text.casefold())
+        numbers = set(_NUMBER_WORD.findall(text))
+        for _, number in self._candidates(words, required)[:_CANDIDATES]:
+            tokens = _TOKEN.findall(self._sentences[number].casefold())
+            if not numbers <= set(_NUMBER_WORD.findall(self._sentences[number])):
+                continue
+            similarity = SequenceMatcher(None, sequence, tokens, autojunk=False).ratio()
+            if similarity >= _SAME or similarity < _VARIANT:
+                return True
+        return False
 
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
 
-    def _file(self, needle: str, text: str) -> bool:
-        if needle in text or (self._cwd is not None and needle.startswith(self._cwd)
-                              and needle[len(self._cwd):] in text):
-            return True
-        if any(f"/{tail}" in text or _whole(text, tail) for tail in _path_tails(needle)):
-            return True
+    def _forms(self, needle: str) -> list[str]:
+        """The ways the context may name a path: whole, relative to the working directory, a tail of two parts
+        or more, and its base name when no other file of the span has it."""
+        forms = [needle]
+        if self._cwd is not None and needle.startswith(self._cwd):
+            forms.append(needle[len(self._cwd):])
+        forms += _path_tails(needle)
         base = needle.rsplit("/", 1)[-1]
-        return "." in base.strip(".") and base not in self.ambiguous and _whole(text, base)
+        if "." in base.strip(".") and base not in self.ambiguous:
+            forms.append(base)
+        return forms
+
+    def _file(self, needle: str, text: str) -> bool:
+        return any(form in text if i == 0 else _whole(text, form) or f"/{form}" in text
+                   for i, form in enumerate(self._forms(needle)))
+
+    @property
+    def lines(self) -> list[tuple[str, str | None]]:
+        """Each line of the context, normalized, with the file list it is in (``None``: none)."""
+        if self._lines is None:
+            self._lines = []
+            block: str | None = None
+            for line in self.raw.split("\n"):
+                plain = _plain(line)
+                if plain in ("<read-files>", "<modified-files>"):
+                    block = plain[1:-1]
+                elif plain in ("</read-files>", "</modified-files>"):
+                    block = None
+                self._lines.append((plain, block))
+        return self._lines
+
+    def _changed(self, needle: str) -> bool:
+        """Whether the context names ``needle`` as changed: in a ``<modified-files>`` list (a kept ``write`` or
+        ``edit`` call counts as one), or on a line, or under a heading, that says so (see the module docstring)."""
+        forms = self._forms(needle)
+        if "<modified-files>" in self.text and any(form in block for block in _MODIFIED_LIST.findall(self.text)
+                                                   for form in forms):
+            return True
+        lines = self.lines
+        for i, (line, block) in enumerate(lines):
+            if block == "read-files" or not any(form in line for form in forms):
+                continue
+            if block == "modified-files" or any(_CHANGE.search(sentence) for sentence in sentences(line)
+                                                 if any(form in sentence for form in forms)):
+                return True
+            for above, _ in reversed(lines[max(0, i - 40):i]):
+                if _HEADING.match(above):
+                    if _CHANGE.search(above):
+                        return True
+                    break
+        return False
 
     def _identifier(self, needle: str) -> bool:
         name = _CALL.sub("", needle)
@@ -223,11 +322,8 @@ class Haystack:
     def _command(self, needle: str) -> bool:
         if needle in self.text:
             return True
-        words = content_words(needle)
-        if len(words) < 2:
-            return False
         program = needle.split(" ", 1)[0].rsplit("/", 1)[-1]
-        return _whole(self.text, program) and self.passage_share(words) * 3 >= 2
+        return _whole(self.text, program) and self.says(needle)
 
     def holds(self, fact: Fact) -> bool:
         """Whether ``fact`` survives in this context, by the rules of this module."""
@@ -236,7 +332,7 @@ class Haystack:
             return True
         kind = fact.kind
         if kind == "modified_file":
-            return self._file(needle, self.changes)
+            return self._file(needle, self.changes) and self._changed(needle)
         if kind == "read_file":
             return self._file(needle, self.text)
         if kind == "identifier":
@@ -250,7 +346,5 @@ class Haystack:
         if kind in _PROSE_KINDS:
             if needle in self.text:
                 return True
-            words = content_words(fact.text)
-            required = content_words(" ".join(_CODE_WORD.findall(fact.text)))
-            return len(words) >= 2 and self.passage_share(words, required) >= SHARE
+            return self.says(fact.text)
         return needle in self.text
