@@ -24,7 +24,8 @@ Then, per kind:
   ``modified_file`` is kept only where the context names it as changed: in a ``<modified-files>`` list
   (or a kept ``write`` or ``edit`` call on it), or in a sentence, or under the heading of a list, that
   says it changed (*modified*, *changed*, *edited*, *created*, *added*, *updated*, *fixed*, *renamed*, *moved*,
-  *deleted*, *new*, *the change stays local to*, ✅): a ``<read-files>`` list or a mention ("`a.py`
+  *deleted*, *new*, *the change stays local to*, ✅; a heading is a Markdown heading, a bold line, or a short
+  line ending in ``:``): a ``<read-files>`` list or a mention ("`a.py`
   keeps the cache") is not a change kept;
 - ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
   last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
@@ -35,16 +36,17 @@ Then, per kind:
   one sentence of the context says it (below): ``npm run check`` is kept by "run `npm run check` after
   each step";
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
-  one sentence (or line) of the context says it: that sentence, with the heading it is under (a
-  Markdown heading, or the line ending in ``:`` that opens its list), holds at least :data:`SHARE` of its
+  one sentence (or line) of the context says it: that sentence, with the headings it is under (its
+  Markdown section's, and the line ending in ``:`` that opens its list), holds at least :data:`SHARE` of its
   content words (three letters or more, not a stop word, plural and verb endings dropped, a path by its
-  base name), at least two of them (or its only code name), every code name of it (a path, ``KeyError``, ``test_parse``,
+  base name), at least two of them (or its only code name), every code name of it (a name in backticks,
+  a path, ``KeyError``, ``test_parse``,
   ``TS2339``: a paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept
   by ``Tests 3 failed | 16 passed``), and it is not a variant of the same sentence with other
   words in its slots. Word for word, the two sentences are either nearly the same (a similarity of 0.95
   or more: a word added or dropped) or clearly reworded (below 0.6); in between, the sentence is the
   same template saying something else ("Nothing else uses the index" is not kept by "Nothing else uses
-  the session"). Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not
+  the session"), nor a text three times as long that happens to hold its words. Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not
   counted: ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``, whose one
   code name is enough. There is no prefix rule: a long command or error quoted by its first characters only
   is judged like any other text.
@@ -72,9 +74,9 @@ _SAME = 0.95
 _VARIANT = 0.6
 _CANDIDATES = 8
 _TOKEN = re.compile(r"\w[\w.\-/]*")
-_CHANGE = re.compile(r"\b(?:modif|chang|edit|wrote|writ|creat|add|updat|fix|renam|mov|delet|remov|new\b|"
-                     r"local to|rewr|refactor)|✅|\[x\]")
-_HEADING = re.compile(r"^(?:#|\*\*.*\*\*:?$|.*:$)")
+_CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
+                     r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
+_HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
 _GENERIC = frozenset(content_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
 _NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
@@ -89,6 +91,7 @@ _DIGITS = re.compile(r"\d{4,}")
 _READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
 _MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL)
 _CALL = re.compile(r"\(.*\)$")
+_BACKTICKED = re.compile(r"`([^`\s]{3,})`")
 _CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
@@ -172,18 +175,21 @@ def _whole(text: str, needle: str) -> bool:
 def _sentences(text: str) -> Iterator[tuple[str, str]]:
     """The sentences of a (not yet normalized) text, line by line, each with the heading it is under (a Markdown
     heading, or a line that ends with ``:``; a blank line ends a heading's list)."""
-    heading = ""
+    section = heading = ""
     for line in text.split("\n"):
         stripped = line.strip()
         if not stripped:
-            heading = "" if not heading.startswith("#") else heading
+            heading = ""
             continue
+        under = f"{section} {heading}"
         if ". " in line or "? " in line or "! " in line:
             for sentence in sentences(line):
-                yield sentence, heading
+                yield sentence, under
         else:
-            yield line, heading
-        if stripped.startswith("#") or stripped.endswith(":") or stripped.endswith(":**"):
+            yield line, under
+        if stripped.startswith("#"):
+            section, heading = stripped, ""
+        elif stripped.endswith(":") or stripped.endswith(":**"):
             heading = stripped
 
 
@@ -226,7 +232,7 @@ class Haystack:
             self._sentences = []
             for number, (sentence, heading) in enumerate(_sentences(self.raw)):
                 self._sentences.append(sentence)
-                for word in content_words(f"{sentence} {heading}" if heading else sentence):
+                for word in content_words(f"{sentence} {heading}" if heading.strip() else sentence):
                     index.setdefault(word, []).append(number)
             self._index = index
         return self._index
@@ -244,7 +250,7 @@ class Haystack:
 
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
-        required = content_words(" ".join(_CODE_WORD.findall(text)))
+        required = content_words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
         words = content_words(text) - _GENERIC
         if len(words) < 2 and not (words and words <= required):
             return False
@@ -252,7 +258,8 @@ class Haystack:
         numbers = set(_NUMBER_WORD.findall(text))
         for _, number in self._candidates(words, required)[:_CANDIDATES]:
             tokens = _TOKEN.findall(self._sentences[number].casefold())
-            if not numbers <= set(_NUMBER_WORD.findall(self._sentences[number])):
+            if len(tokens) > 3 * len(sequence) + 10 or not numbers <= set(_NUMBER_WORD.findall(
+                    self._sentences[number])):
                 continue
             similarity = SequenceMatcher(None, sequence, tokens, autojunk=False).ratio()
             if similarity >= _SAME or similarity < _VARIANT:
