@@ -10,6 +10,7 @@ from .._inert import echo
 from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
 from ..errors import EntryError, PikitError
 from ._common import open_session, print_json
+from ._evaluate_judge import run_judge
 from ._evaluate_probes import print_probes, run_probes
 from ._json import evaluation as evaluation_json
 
@@ -81,7 +82,7 @@ def run(args: Namespace) -> int:
             raise EntryError(None, f"the branch at {session.resolve_leaf()} of {echo(args.file)} has no compaction: "
                                    "nothing to evaluate (--all evaluates every compaction in the file)")
         items = [evaluate(session, e.id) for e in compactions_on_branch(session)]
-    evaluations = [i for i in items if isinstance(i, Evaluation)]
+    evaluations = run_judge(session, [i for i in items if isinstance(i, Evaluation)], args)
     probes = run_probes(session, evaluations, args)
     if args.json:
         print_json(evaluation_json.with_probes(evaluation_json.evaluations(evaluations), probes))

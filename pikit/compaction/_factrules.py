@@ -27,16 +27,21 @@ __all__ = [
     "test_summary",
 ]
 
-STOP_WORDS = frozenset("""
-a about above after again all also am an and any are as at be been before being below between both but by can
-could did do does doing done down during each else few for from further had has have having he her here hers him
-his how i if in into is it its itself just let me more most my no nor not now of off on once only or other our
-ours out over own same she so some such than that the their them then there these they this those through to too
-under until up very was we were what when where which while who whom why will with would you your yours yes ok okay
-alright one two get got make made like also still maybe yeah sure well way thing things something anything
-everything want need think feel look looks see use using used new old sure really actually just please btw
-instead because since though although rather which whose it's i'm let's don't can't won't isn't
-""".split())
+STOP_WORDS = frozenset([
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "done", "down", "during", "each", "else", "few", "for", "from", "further", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "let", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once",
+    "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "so", "some", "such", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
+    "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "you", "your", "yours", "yes", "ok", "okay", "alright", "one", "two", "get", "got",
+    "make", "made", "like", "still", "maybe", "yeah", "sure", "well", "way", "thing", "things", "something",
+    "anything", "everything", "want", "need", "think", "feel", "look", "looks", "see", "use", "using", "used",
+    "new", "old", "really", "actually", "please", "btw", "instead", "because", "since", "though", "although",
+    "rather", "whose", "it's", "i'm", "let's", "don't", "can't", "won't", "isn't",
+])
 """Words that say nothing on their own: not identifiers, not content words of a sentence."""
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
@@ -46,22 +51,25 @@ _WORD = re.compile(r"[A-Za-z][\w.\-/]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|alright|all right|so|now|then|and|also|btw|great|cool|good|nice|perfect|yes|"
                    r"yeah|right|hm+|hey|well|next|first|finally|please)\b[\s,.!:;-]*)+", re.IGNORECASE)
-_IMPERATIVE = frozenset("""
-add adjust analyse analyze apply build bump change check clean commit compare continue convert copy create debug
-delete deploy describe design document do drop explain extract find finish fix generate give go implement improve
-install investigate keep list look make merge migrate move optimize port prepare profile provide push put read
-rebase refactor reimplement remove rename replace resolve restore restructure revert review rewrite run set
-setup show simplify speed split start stop summarize support switch test tidy trace try turn undo update upgrade use
-validate verify wire write
-""".split())
-_REQUEST = re.compile(r"\b(?:i (?:want|need|would like|'d like|’d like) (?:you )?to|i'd like to|i (?:\w+ly )?want\b|can you|could you|"
+_IMPERATIVE = frozenset([
+    "add", "adjust", "analyse", "analyze", "apply", "build", "bump", "change", "check", "clean", "commit",
+    "compare", "continue", "convert", "copy", "create", "debug", "delete", "deploy", "describe", "design",
+    "document", "do", "drop", "explain", "extract", "find", "finish", "fix", "generate", "give", "go", "implement",
+    "improve", "install", "investigate", "keep", "list", "look", "make", "merge", "migrate", "move", "optimize",
+    "port", "prepare", "profile", "provide", "push", "put", "read", "rebase", "refactor", "reimplement", "remove",
+    "rename", "replace", "resolve", "restore", "restructure", "revert", "review", "rewrite", "run", "set", "setup",
+    "show", "simplify", "speed", "split", "start", "stop", "summarize", "support", "switch", "test", "tidy",
+    "trace", "try", "turn", "undo", "update", "upgrade", "use", "validate", "verify", "wire", "write",
+])
+_REQUEST = re.compile(r"\b(?:i (?:want|need|would like|'d like|’d like) (?:you )?to|i'd like to|i (?:\w+ly )?want\b|"
+                      r"can you|could you|"
                       r"would you|will you|can we|could we|please|let'?s|let us|we need to|we should|your task|"
                       r"help me|make sure|i'?m asking)\b", re.IGNORECASE)
 _WH_QUESTION = re.compile(r"(?:why|how|what|which|where)\b", re.IGNORECASE)
 _DECISION = re.compile(r"\b(?:decid(?:e|ed|ing) (?:to|on|that)|decision|go(?:ing)? with|went with|chose|choose to|"
                        r"opt(?:ed)? (?:for|to)|instead of|rather than|settled on|the (?:plan|approach) is|"
-                       r"we(?:'ll| will) use|i(?:'ll| will) use|let'?s (?:use|keep|go)|keep .{1,40} for reference|back to plan|"
-                       r"go back to)\b",
+                       r"we(?:'ll| will) use|i(?:'ll| will) use|let'?s (?:use|keep|go)|keep .{1,40} for reference|"
+                       r"back to plan|go back to)\b",
                        re.IGNORECASE)
 _FINDING = re.compile(r"^(?:(?:i )?found\b|the (?:issue|problem|bug|cause|culprit|error|failure|reason) (?:is|was|"
                       r"comes|lies)\b|(?:it )?turns out\b|root cause\b|this (?:means|confirms|shows|explains)\b|"
@@ -79,15 +87,19 @@ _TEST_SUMMARY = re.compile(r"^\s*(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s
                            r"Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|test result: .*|Found \d+ errors?\b.*|"
                            r"\d+ (?:tests?|specs?|examples?) (?:passed|failed|completed)\b.*|"
                            r"(?:# )?(?:pass|fail) \d+)\s*$", re.IGNORECASE | re.MULTILINE)
-_EXPLORATORY = frozenset("""
-grep rg ag ack tail head wc mkdir ls cat find echo pwd which tree file stat less more sort uniq cut du df date true
-sleep printf env type whereis realpath dirname basename diff cd clear history
-""".split())
-_KEY_PROGRAMS = frozenset("""
-npm npx yarn pnpm bun node tsc pytest cargo go make cmake mvn gradle uv pip pip3 poetry tox nox jest vitest deno
-docker dotnet rustc mix bundle rake
-""".split())
-_GIT_READ = frozenset("status log diff show branch remote config rev-parse ls-files blame grep fetch".split())
+_EXPLORATORY = frozenset([
+    "grep", "rg", "ag", "ack", "tail", "head", "wc", "mkdir", "ls", "cat", "find", "echo", "pwd", "which", "tree",
+    "file", "stat", "less", "more", "sort", "uniq", "cut", "du", "df", "date", "true", "sleep", "printf", "env",
+    "type", "whereis", "realpath", "dirname", "basename", "diff", "cd", "clear", "history",
+])
+_KEY_PROGRAMS = frozenset([
+    "npm", "npx", "yarn", "pnpm", "bun", "node", "tsc", "pytest", "cargo", "go", "make", "cmake", "mvn", "gradle",
+    "uv", "pip", "pip3", "poetry", "tox", "nox", "jest", "vitest", "deno", "docker", "dotnet", "rustc", "mix",
+    "bundle", "rake",
+])
+_GIT_READ = frozenset([
+    "status", "log", "diff", "show", "branch", "remote", "config", "rev-parse", "ls-files", "blame", "grep", "fetch",
+])
 _SECTION = re.compile(r"^#{1,4}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.+?)\s*$", re.MULTILINE)
 _COMMIT = re.compile(r"\bgit\b[^|;&]*?\bcommit\b[^|;&]*?-[a-zA-Z]*m\s*(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")

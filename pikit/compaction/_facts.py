@@ -77,8 +77,8 @@ from .._context.fileops import FileOps
 from ._factrules import (
     STOP_WORDS,
     command_weight,
-    content_words,
     commit_message,
+    content_words,
     decision_sentence,
     finding_sentence,
     progress_sentence,

@@ -36,20 +36,23 @@ Then, per kind:
   one sentence of the context says it (below): ``npm run check`` is kept by "run `npm run check` after
   each step";
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
-  one sentence (or line) of the context says it: that sentence, with the headings it is under (its
-  Markdown section's, and the line ending in ``:`` that opens its list), holds at least :data:`SHARE` of its
-  content words (three letters or more, not a stop word, plural and verb endings dropped, a path by its
-  base name), at least two of them (or its only code name), every code name of it (a name in backticks,
-  a path, ``KeyError``, ``test_parse``,
-  ``TS2339``: a paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept
-  by ``Tests 3 failed | 16 passed``), and it is not a variant of the same sentence with other
-  words in its slots. Word for word, the two sentences are either nearly the same (a similarity of 0.95
-  or more: a word added or dropped) or clearly reworded (below 0.6); in between, the sentence is the
-  same template saying something else ("Nothing else uses the index" is not kept by "Nothing else uses
-  the session"), nor a text three times as long that happens to hold its words. Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not
-  counted: ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``, whose one
-  code name is enough. There is no prefix rule: a long command or error quoted by its first characters only
-  is judged like any other text.
+  one sentence (or line) of the context says it. That sentence, with the headings it is under (its
+  Markdown section's, and the line ending in ``:`` that opens its list), holds:
+
+  - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
+    verb endings dropped, a path by its base name), and at least two of them, or its only code name.
+    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted:
+    ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``;
+  - every code name of it (a name in backticks, a path, ``KeyError``, ``test_parse``, ``TS2339``: a
+    paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept by
+    ``Tests 3 failed | 16 passed``);
+
+  and it is not a variant of the same sentence with other words in its slots. Word for word, the
+  two sentences are either nearly the same (a similarity of 0.95 or more: a word added or dropped) or
+  clearly reworded (below 0.6); in between, the sentence is the same template saying something else
+  ("Nothing else uses the index" is not kept by "Nothing else uses the session"). Nor does a text
+  three times as long that happens to hold its words keep it. There is no prefix rule: a long command
+  or error quoted by its first characters only is judged like any other text.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from difflib import SequenceMatcher
 from collections.abc import Iterable, Iterator, Mapping
+from difflib import SequenceMatcher
 from typing import Any
 
 from ._factrules import command_core, content_words, sentences

@@ -103,9 +103,9 @@ def test_without_a_summary_the_summary_answers_are_unknown_without_a_call(server
     from pikit.llm._probes import run_probes
 
     monkeypatch.setenv("OPENAI_API_KEY" if server.wire == "openai" else "ANTHROPIC_API_KEY", TEST_KEY)
-    server.script(PHASES[0], PHASES[1], _reply("grades", GRADES + [1, 1, 1, 1]))
+    server.script(PHASES[0], PHASES[1], _reply("grades", [*GRADES, 1, 1, 1, 1]))
     with _client(server) as client:
-        result = run_probes([m for _, m in []] + [{"role": "user", "content": "x"}],
+        result = run_probes([{"role": "user", "content": "x"}],
                             [{"role": "user", "content": "kept"}], client=client)
     assert len(server.requests) == 3
     assert [p.summary_answer for p in result.probes] == ["unknown"] * 4
