@@ -42,7 +42,7 @@ __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeld
            "carries_mark", "connect", "copy_quietly", "create_tables", "holder", "is_damage", "is_unwritable",
            "move_aside", "stored_name", "transaction", "unwritable", "words"]
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1
