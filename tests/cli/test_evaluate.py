@@ -22,7 +22,8 @@ def _write(path: Path, entries: list[dict]) -> Path:
 @pytest.fixture
 def compacted(tmp_path: Path) -> Path:
     summary = "ran pytest; changed src/app.py"
-    return _write(tmp_path / "c.jsonl", [*_span(), compaction("c9", "u2", 9, "u2", summary=summary, tokens_before=5000)])
+    entries = [*_span(), compaction("c9", "u2", 9, "u2", summary=summary, tokens_before=5000)]
+    return _write(tmp_path / "c.jsonl", entries)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
