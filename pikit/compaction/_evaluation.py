@@ -46,7 +46,7 @@ from ..errors import EntryError, Wording
 from ._builtin_strategies import codex_cut
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
-from ._kept import Haystack, context_text
+from ._kept import Haystack, context_text, prose_text, vocabulary
 from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = [
@@ -151,7 +151,9 @@ def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: It
     pairs = [(source, message) for source, message in replaced]
     facts = extract_facts(pairs)
     names = Counter(f.text.rsplit("/", 1)[-1] for f in facts if f.kind in ("read_file", "modified_file"))
-    haystack = Haystack(context_text(context), cwd, [name for name, count in names.items() if count > 1])
+    context = list(context)
+    haystack = Haystack(context_text(context), cwd, [name for name, count in names.items() if count > 1],
+                        vocabulary(facts), prose_text(context))
     sources = list(dict.fromkeys(source for source, _ in pairs))
     return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts,
                       [haystack.holds(f) for f in facts], model, sources)

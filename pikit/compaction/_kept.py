@@ -36,7 +36,8 @@ Then, per kind:
   one sentence of the context says it (below): ``npm run check`` is kept by "run `npm run check` after
   each step";
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
-  one sentence (or line) of the context says it. That sentence, with the headings it is under (its
+  one sentence (or line) of what the context says in words (summaries, user and assistant text,
+  commands; not tool outputs, which hold a fact word for word or not at all) says it. That sentence, with the headings it is under (its
   Markdown section's, and the line ending in ``:`` that opens its list), holds:
 
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
@@ -67,7 +68,7 @@ from typing import Any
 from ._factrules import command_core, content_words, sentences
 from ._facts import Fact, _is_mapping, _strings, _texts
 
-__all__ = ["SHARE", "Haystack", "context_text", "normalize"]
+__all__ = ["SHARE", "Haystack", "context_text", "normalize", "prose_text", "vocabulary"]
 
 SHARE = 0.8
 """The share of a sentence's content words one sentence of the context must hold to say the same (rounded
@@ -150,6 +151,28 @@ def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
                     yield f"<modified-files>\n{path}\n</modified-files>"
 
 
+def _prose_texts(message: Mapping[str, Any]) -> Iterator[str]:
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        yield from _strings(message.get("summary"))
+    elif role == "bashExecution":
+        yield from _strings(message.get("command"))
+    elif role in ("user", "assistant", "custom"):
+        yield from _texts(message.get("content"))
+    if role == "assistant":
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if _is_mapping(block) and block.get("type") == "toolCall" and _is_mapping(block.get("arguments")):
+                yield from _strings(block["arguments"].get("command"))
+
+
+def prose_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """What the context says in words, where a reworded fact is looked for: summaries, user, assistant and
+    custom text, and the commands run (not tool outputs or files' text, which hold facts word for word)."""
+    return "\n\n".join(text for message in messages if _is_mapping(message)
+                       for text in _prose_texts(message))
+
+
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
     """The text of a context, as matching reads it (not yet normalized)."""
     return "\n\n".join(text for message in messages if _is_mapping(message)
@@ -202,14 +225,27 @@ def _path_tails(path: str) -> list[str]:
     return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
 
 
+def vocabulary(facts: Iterable[Fact]) -> set[str]:
+    """The content words of ``facts`` that matching looks up (those of sentences and commands)."""
+    out: set[str] = set()
+    for fact in facts:
+        if fact.kind in _PROSE_KINDS or fact.kind == "command":
+            out |= content_words(fact.text)
+            out |= content_words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
+    return out
+
+
 class Haystack:
     """The normalized text of a context, and the matching of facts against it.
 
     ``ambiguous`` holds the base names several files of the span share: such a base name alone
-    does not keep a file.
+    does not keep a file. ``vocabulary``, when given, holds every content word the facts to match
+    have (:func:`vocabulary`): the context's sentences are indexed by those words only. ``prose``
+    (:func:`prose_text`), when given, is the part of the context a reworded sentence is looked for in.
     """
 
-    def __init__(self, text: str, cwd: str | None = None, ambiguous: Iterable[str] = ()) -> None:
+    def __init__(self, text: str, cwd: str | None = None, ambiguous: Iterable[str] = (),
+                 vocabulary: set[str] | None = None, prose: str | None = None) -> None:
         self.raw = text
         self.text = _plain(text)
         self._changes: str | None = None
@@ -217,6 +253,8 @@ class Haystack:
         self._sentences: list[str] = []
         self._lines: list[tuple[str, str | None]] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
+        self.vocabulary = vocabulary
+        self.prose = prose if prose is not None else text
         cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
         self._cwd = cwd + "/" if cwd else None
 
@@ -233,9 +271,18 @@ class Haystack:
         if self._index is None:
             index: dict[str, list[int]] = {}
             self._sentences = []
-            for number, (sentence, heading) in enumerate(_sentences(self.raw)):
+            headings: dict[str, set[str]] = {}
+            for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
-                for word in content_words(f"{sentence} {heading}" if heading.strip() else sentence):
+                words = content_words(sentence)
+                if heading.strip():
+                    under = headings.get(heading)
+                    if under is None:
+                        under = headings[heading] = content_words(heading)
+                    words |= under
+                if self.vocabulary is not None:
+                    words &= self.vocabulary
+                for word in words:
                     index.setdefault(word, []).append(number)
             self._index = index
         return self._index
@@ -244,10 +291,14 @@ class Haystack:
         """``(share of words held × 1000, sentence number)`` of the sentences holding every ``required`` word and
         :data:`SHARE` of ``words``, best first."""
         index = self.index
-        counts = Counter(number for word in words for number in index.get(word, ()))
-        for word in required:
-            holding = set(index.get(word, ()))
-            counts = Counter({n: c for n, c in counts.items() if n in holding})
+        holding: set[int] | None = None
+        for word in sorted(required, key=lambda w: len(index.get(w, ()))):  # (the rarest first)
+            numbers = index.get(word, ())
+            holding = set(numbers) if holding is None else holding.intersection(numbers)
+            if not holding:
+                return []
+        counts = Counter(number for word in words for number in index.get(word, ())
+                         if holding is None or number in holding)
         least = len(words) - int((1 - SHARE) * len(words) + 1e-9)
         return sorted(((1000 * c // len(words), n) for n, c in counts.items() if c >= least), reverse=True)
 
@@ -264,7 +315,10 @@ class Haystack:
             if len(tokens) > 3 * len(sequence) + 10 or not numbers <= set(_NUMBER_WORD.findall(
                     self._sentences[number])):
                 continue
-            similarity = SequenceMatcher(None, sequence, tokens, autojunk=False).ratio()
+            matcher = SequenceMatcher(None, sequence, tokens, autojunk=False)
+            if matcher.real_quick_ratio() < _VARIANT or matcher.quick_ratio() < _VARIANT:
+                return True  # (bounds of the ratio from above: clearly reworded)
+            similarity = matcher.ratio()
             if similarity >= _SAME or similarity < _VARIANT:
                 return True
         return False
@@ -290,17 +344,18 @@ class Haystack:
 
     @property
     def lines(self) -> list[tuple[str, str | None]]:
-        """Each line of the context, normalized, with the file list it is in (``None``: none)."""
+        """Each line of the context, case folded (normalized where it is read), with the file list it is in
+        (``None``: none)."""
         if self._lines is None:
             self._lines = []
             block: str | None = None
-            for line in self.raw.split("\n"):
-                plain = _plain(line)
-                if plain in ("<read-files>", "<modified-files>"):
-                    block = plain[1:-1]
-                elif plain in ("</read-files>", "</modified-files>"):
+            for line in self.raw.casefold().split("\n"):
+                tag = line.strip()
+                if tag in ("<read-files>", "<modified-files>"):
+                    block = tag[1:-1]
+                elif tag in ("</read-files>", "</modified-files>"):
                     block = None
-                self._lines.append((plain, block))
+                self._lines.append((line, block))
         return self._lines
 
     def _changed(self, needle: str) -> bool:
@@ -311,13 +366,18 @@ class Haystack:
                                                    for form in forms):
             return True
         lines = self.lines
-        for i, (line, block) in enumerate(lines):
-            if block == "read-files" or not any(form in line for form in forms):
+        base = needle.rsplit("/", 1)[-1]  # (every form ends with it)
+        for i, (raw, block) in enumerate(lines):
+            if block == "read-files" or base not in raw:
+                continue
+            line = _plain(raw)
+            if not any(form in line for form in forms):
                 continue
             if block == "modified-files" or any(_CHANGE.search(sentence) for sentence in sentences(line)
                                                  if any(form in sentence for form in forms)):
                 return True
             for above, _ in reversed(lines[max(0, i - 40):i]):
+                above = _plain(above)
                 if _HEADING.match(above):
                     if _CHANGE.search(above):
                         return True
