@@ -37,8 +37,9 @@ Then, per kind:
   each step";
 - ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
   one sentence (or line) of what the context says in words (summaries, user and assistant text,
-  commands; not tool outputs, which hold a fact word for word or not at all) says it. That sentence, with the headings it is under (its
-  Markdown section's, and the line ending in ``:`` that opens its list), holds:
+  commands; not tool outputs, which hold a fact word for word or not at all) says it. That
+  sentence, with the headings it is under (its Markdown section's, and the line ending in ``:``
+  that opens its list), holds:
 
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
     verb endings dropped, a path by its base name), and at least two of them, or its only code name.
