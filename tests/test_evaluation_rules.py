@@ -95,6 +95,9 @@ def test_exploratory_commands_are_noise_and_builds_are_key() -> None:
 def test_sentences_are_not_split_at_abbreviations() -> None:
     assert sentences("if we do e.g. compact or branch, listeners must stay. Then go on.") == [
         "if we do e.g. compact or branch, listeners must stay.", "Then go on."]
+    assert sentences("1. Keep the old code. 2. Write the tests.") == ["1. Keep the old code.", "2. Write the tests."]
+    assert _texts(_facts(_user("Plan:\n1. Keep the old code around.\n- write the tests first")), "task") == [
+        "Keep the old code around.", "write the tests first"]
     facts = _facts(_user("if we do e.g. compact or branch, those listeners should still be there"))
     assert _texts(facts, "constraint") == ["if we do e.g. compact or branch, those listeners should still be there"]
 

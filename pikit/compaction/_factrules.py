@@ -46,6 +46,7 @@ STOP_WORDS = frozenset([
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|Mr|Ms|Dr|No|viz)\.$", re.IGNORECASE)
+_LIST_NUMBER = re.compile(r"\d{1,3}\.|[a-z]\.")
 _BOUNDARY = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][\w.\-/]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
@@ -119,12 +120,14 @@ def strip_code(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``: split after ``.``, ``!`` or ``?`` and a space and at line ends, but not
-    after an abbreviation (``e.g.``, ``i.e.``, ``etc.``, ``vs.``) or inside a name (``setup.cfg``)."""
+    after an abbreviation (``e.g.``, ``i.e.``, ``etc.``, ``vs.``), the number of a list item (``1. Wait``) or
+    inside a name (``setup.cfg``)."""
     out: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
         piece = text[start:match.start()]
-        if match.group().strip() == "" and "\n" not in match.group() and _ABBREVIATIONS.search(piece.rstrip()):
+        if match.group().strip() == "" and "\n" not in match.group() and (
+                _ABBREVIATIONS.search(piece.rstrip()) or _LIST_NUMBER.fullmatch(text[start:match.start()].strip())):
             continue
         out.append(piece)
         start = match.end()

@@ -135,6 +135,7 @@ _ERROR_MARK = re.compile(r"(?:^|[\s:(\[])(?:error|fatal)(?:\s+[A-Z]+\d+)?:|\b[A-
 _ERROR_WORD = re.compile(r"\b(?:error|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
                          r"denied|invalid|missing|unexpected|refused|timed out|ERR!)", re.IGNORECASE)
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n</\1>", re.DOTALL)
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
 _TICKED = re.compile(r"^\s*[-*]\s+\[[xX]\]\s+(.+?)\s*$", re.MULTILINE)
 _ERROR_WORDS = ("error", "fatal:", "failed", "traceback", "panic:", "exception")
 _ASCII_DIGITS = "0123456789"
@@ -261,6 +262,7 @@ class _Collector:
         self.numbers(text, source)
         self.urls(text, source)
         for sentence in sentences(text[:20_000]):
+            sentence = _LIST_MARK.sub("", sentence)
             if sentence.endswith(":") or (len(content_words(sentence)) < 2
                                           and not (role == "user" and task_sentence(sentence))):
                 continue
