@@ -77,7 +77,7 @@ down: one of five words may be missing, none of four)."""
 
 _SAME = 0.95
 _VARIANT = 0.6
-_CANDIDATES = 8
+_CANDIDATES = 4
 _TOKEN = re.compile(r"\w[\w.\-/]*")
 _CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
                      r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
