@@ -20,8 +20,12 @@ HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T
 
 #: One fact of every kind planted in the replaced span, with the text a summary keeping it would hold.
 PLANTED = {
+    "task": "Please update the loader.",
+    "decision": "We'll use a dict instead of a list, because lookups are faster.",
+    "finding": "1 failed",
+    "progress": "Fixed the port parsing in the loader.",
     "read_file": "src/loader.py",  # read as /repo/src/loader.py: kept by its path relative to cwd
-    "modified_file": "src/app.py",
+    "modified_file": "src/app.py (changed)",
     "command": "pytest -q tests/test_loader.py",
     "error": "FAILED tests/test_loader.py::test_parse - KeyError: 'port'",
     "identifier": "planted_helper",
@@ -33,21 +37,23 @@ PLANTED = {
 
 def _span() -> list[dict[str, Any]]:
     return [
-        user("u1", None, 1, "Please update `planted_helper` in the loader. You must never touch setup.cfg. "
+        user("u1", None, 1, "Please update the loader. Its helper is `planted_helper`. You must never touch setup.cfg. "
                             "See https://example.com/docs/page for version 3.14.2."),
         asst("a1", "u1", 2, [call("c1", "read", path="/repo/src/loader.py")]),
         tool_result("r1", "a1", 3, text("def load(): ...")),
-        asst("a2", "r1", 4, [call("c2", "edit", path="src/app.py", oldText="x = 1", newText="y = 2")]),
+        asst("a2", "r1", 4, [*text("We'll use a dict instead of a list, because lookups are faster."),
+                             call("c2", "edit", path="src/app.py", oldText="x = 1", newText="y = 2")]),
         tool_result("r2", "a2", 5, text("edited"), name="edit"),
         asst("a3", "r2", 6, [call("c3", "bash", command="pytest  -q\n tests/test_loader.py")]),
         tool_result("r3", "a3", 7, text("FAILED tests/test_loader.py::test_parse - KeyError: 'port'\n1 failed"),
                     name="bash", isError=True),
-        user("u2", "r3", 8, "Thanks, go on."),
+        asst("a4", "r3", 8, text("Fixed the port parsing in the loader.")),
+        user("u2", "a4", 9, "Thanks, go on."),
     ]
 
 
 def _session(summary: str) -> pikit.Session:
-    return session_of(HEADER, [*_span(), compaction("c9", "u2", 9, "u2", summary=summary, tokens_before=5000)])
+    return session_of(HEADER, [*_span(), compaction("c9", "u2", 10, "u2", summary=summary, tokens_before=5000)])
 
 
 def _evaluation(summary: str) -> Evaluation:
@@ -60,8 +66,10 @@ def test_every_kind_is_planted_once() -> None:
     facts = _evaluation("").facts
     assert {f.kind for f in facts} == set(FACT_KINDS)
     by_kind = {f.kind: f for f in facts}
-    assert by_kind["read_file"] == Fact("read_file", "/repo/src/loader.py", "a1")
-    assert by_kind["command"] == Fact("command", "pytest -q tests/test_loader.py", "a3")
+    assert by_kind["read_file"] == Fact("read_file", "/repo/src/loader.py", "a1", "minor")
+    assert by_kind["command"] == Fact("command", "pytest -q tests/test_loader.py", "a3", "key")
+    assert by_kind["task"] == Fact("task", PLANTED["task"], "u1", "key")
+    assert by_kind["finding"].source == "r3" and by_kind["progress"].source == "a4"
     assert by_kind["error"].source == "r3"
     assert by_kind["constraint"].text == "You must never touch setup.cfg."
 
@@ -83,14 +91,14 @@ def test_a_planted_fact_is_kept_when_the_summary_holds_it(kind: str) -> None:
 
 
 def test_matching_is_normalized() -> None:
-    summary = ("Files: ./SRC/App.py and src\\loader.py; ran `pytest -q   tests/test_loader.py`; "
+    summary = ("Files changed: ./SRC/App.py and src\\loader.py; ran `pytest -q   tests/test_loader.py`; "
                "the user said “you must NEVER touch setup.cfg.”; PLANTED_HELPER; https://example.com/docs/page/")
     recall = _evaluation(summary).recall
     for kind in ("read_file", "modified_file", "command", "identifier", "constraint", "url"):
         assert recall[kind] == 1.0, kind
     assert normalize("20,000", "number") == "20000" and normalize("./src//a.py", "read_file") == "src/a.py"
     assert _evaluation("port 20,000").recall["number"] == 0.0
-    numbers = evaluate_span([("x", {"role": "user", "content": "use 20000 and 4_096"})],
+    numbers = evaluate_span([("x", {"role": "user", "content": "about 20000 and 4_096"})],
                             [{"role": "user", "content": "20,000 or 4096"}], tokens_before=2, tokens_after=1,
                             strategy="test")
     assert numbers.recall == {"overall": 1.0, "number": 1.0}
@@ -106,17 +114,17 @@ def test_figures_and_kept_context() -> None:
     assert evaluation.tokens_before == 5000
     assert evaluation.tokens_after == evaluation.tokens_before - evaluation.tokens_saved
     assert evaluation.compression == pytest.approx(5000 / evaluation.tokens_after)
-    assert evaluation.replaced_ids == ["u1", "a1", "r1", "a2", "r2", "a3", "r3"]
+    assert evaluation.replaced_ids == ["u1", "a1", "r1", "a2", "r2", "a3", "r3", "a4"]
     assert evaluation.strategy == "pi" and evaluation.model == "anthropic/claude"
-    # A fact the kept messages hold survives without the summary: "go on" is kept verbatim.
-    kept = evaluate_span([("x", {"role": "user", "content": "You must go on."})],
-                         [{"role": "user", "content": "You must go on."}], tokens_before=10, tokens_after=5,
+    # A fact the kept messages hold survives without the summary: the constraint is kept verbatim.
+    kept = evaluate_span([("x", {"role": "user", "content": "You must keep the plan."})],
+                         [{"role": "user", "content": "You must keep the plan."}], tokens_before=10, tokens_after=5,
                          strategy="test")
     assert kept.recall == {"overall": 1.0, "constraint": 1.0}
 
 
 def test_previous_summary_is_part_of_the_span() -> None:
-    entries = [*_span(), compaction("c9", "u2", 9, "u2", summary="kept `old_name`\n\n<modified-files>\nlib/x.py\n"
+    entries = [*_span(), compaction("c9", "u2", 10, "u2", summary="kept `old_name`\n\n<modified-files>\nlib/x.py\n"
                                                                  "</modified-files>"),
                user("u3", "c9", 10, "more"), asst("a4", "u3", 11, text("ok")),
                compaction("c10", "a4", 12, "u3", summary="fresh start")]
@@ -202,13 +210,13 @@ def test_texts_outside_ascii_still_reach_every_rule() -> None:
     """The quick checks that skip a pattern (no digit, no error word, no ``http``, no backtick, no tool call)
     leave a text outside ASCII to the patterns, which fold case and read digits beyond ASCII."""
     facts = extract_facts([
-        ("u1", {"role": "user", "content": "port ١٢٣٤ and `naïve_name` at https://例え.jp/x"}),
+        ("u1", {"role": "user", "content": "the port ١٢٣٤ and `naïve_name` at https://例え.jp/x"}),
         ("r1", {"role": "toolResult", "toolName": "bash", "content": [{"type": "text", "text": "ok\nfaıled: é"}],
                 "nestedCalls": {"calls": [{"name": "read", "arguments": {"path": "docs/ü.md"}}]}}),
         ("a1", {"role": "assistant", "content": "Done ✓"}),
     ])
     assert [(f.kind, f.text, f.source) for f in facts] == [
-        ("read_file", "docs/ü.md", "r1"), ("error", "faıled: é", "r1"), ("identifier", "naïve_name", "u1"),
+        ("error", "faıled: é", "r1"), ("read_file", "docs/ü.md", "r1"), ("identifier", "naïve_name", "u1"),
         ("number", "١٢٣٤", "u1"), ("url", "https://例え.jp/x", "u1")]
 
 

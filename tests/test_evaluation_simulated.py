@@ -21,7 +21,7 @@ SETTINGS = CompactionSettings(True, 3000, 4000, None)
 def _session() -> pikit.Session:
     return session_of(HEADER, [
         user("u1", None, 1, "Rename `first_helper` everywhere."),
-        asst("a1", "u1", 2, [call("c1", "bash", command="grep -rn first_helper src")]),
+        asst("a1", "u1", 2, [call("c1", "bash", command="sed -i s/first_helper/x/ src")]),
         tool_result("r1", "a1", 3, text("FATAL: permission denied on src/vault"), name="bash", isError=True),
         user("u2", "r1", 4, "Then rename `second_helper`, and keep `tail_helper` as it is."),
         asst("a2", "u2", 5, text("Done.")),
@@ -51,7 +51,7 @@ def test_replaced_entries_are_the_span_and_the_summary_and_kept_messages_the_con
     assert e.compaction_id == "a2" and e.strategy == "test" and (e.tokens_before, e.tokens_after) == (900, 100)
     facts = _kept(e)
     assert facts["first_helper"] is True  # in the summary
-    assert facts["grep -rn first_helper src"] is False
+    assert facts["sed -i s/first_helper/x/ src"] is False
     assert facts["FATAL: permission denied on src/vault"] is False
     assert "second_helper" not in facts  # u2 was kept, not replaced
 
@@ -62,7 +62,9 @@ def test_the_cut_middle_of_a_truncated_message_is_lost_and_its_head_and_tail_kep
                                       truncated=("u2", tokens)))
         return _kept(e)
     # u2 is 61 bytes; 12 tokens keep its first 24 ("Then rename `second_hel") and its last 24
-    assert kept(12) == {"first_helper": False, "grep -rn first_helper src": False,
+    assert kept(12) == {"Rename `first_helper` everywhere.": False,
+                        "Then rename `second_helper`, and keep `tail_helper` as it is.": False,
+                        "first_helper": False, "sed -i s/first_helper/x/ src": False,
                         "FATAL: permission denied on src/vault": False,
                         "second_helper": False, "tail_helper": True}
     assert kept(14)["second_helper"] is True  # 28 bytes from the head hold the first name

@@ -589,6 +589,9 @@ def test_evaluation_frames_have_their_declared_columns() -> None:
     first = pikit.evaluate(session)[0]  # type: ignore[index]
     row = per_compaction.iloc[0]
     assert row["compaction_id"] == first.compaction_id and row["recall"] == first.recall["overall"]
+    assert row["key_recall"] == first.key_recall and row["key_kept"] / row["key_facts"] == first.key_recall
+    assert per_compaction["key_facts"].sum() == (facts["importance"] == "key").sum()
+    assert set(facts["importance"]) == {"key", "minor"}
     assert len(frames.evaluation_facts(first)) == len(first.facts)
     with pytest.raises(TypeError, match="Evaluation objects"):
         frames.evaluations(["x"])  # type: ignore[list-item]

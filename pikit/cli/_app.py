@@ -416,11 +416,16 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
                    help="also probe each compaction with this model: questions about what it replaced, answered from "
                         "what it left and graded (anthropic/ID speaks Anthropic's protocol, any other provider "
                         "OpenAI's; the key from OPENAI_API_KEY or ANTHROPIC_API_KEY; default: no probes, no network)")
-    p.add_argument("--base-url", metavar="URL", help="--probes: API base URL (OpenAI-compatible or Anthropic)")
+    p.add_argument("--judge", metavar="PROVIDER/ID",
+                   help="judge each recorded compaction's facts with this model (does the context after it still "
+                        "hold each?) instead of pikit's rules; a failed call keeps pikit's verdicts (default: no "
+                        "judge, no network)")
+    p.add_argument("--base-url", metavar="URL",
+                   help="--probes, --judge: API base URL (OpenAI-compatible or Anthropic)")
     p.add_argument("--timeout", type=_timeout, default=120.0, metavar="S",
-                   help="--probes: seconds per attempt (default 120)")
+                   help="--probes, --judge: seconds per attempt (default 120)")
     p.add_argument("--retries", type=_retries, default=3, metavar="N",
-                   help="--probes: extra attempts on 429/5xx/connection errors (default 3)")
+                   help="--probes, --judge: extra attempts on 429/5xx/connection errors (default 3)")
 
 
 def _summarizer_args(p: argparse.ArgumentParser) -> None:

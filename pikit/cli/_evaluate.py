@@ -10,6 +10,7 @@ from .._inert import echo
 from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
 from ..errors import EntryError, PikitError
 from ._common import open_session, print_json
+from ._evaluate_judge import run_judge
 from ._evaluate_probes import print_probes, run_probes
 from ._json import evaluation as evaluation_json
 
@@ -23,21 +24,24 @@ def _print(item: Evaluation) -> None:
     if item.tokens_before is not None and item.tokens_after is not None:
         ratio = f", {item.compression:.1f}× smaller" if item.compression is not None else ""
         tokens = f"; {fmt_int(item.tokens_before)} → {fmt_int(item.tokens_after)} tokens{ratio}"
-    print(f"compaction {item.compaction_id} ({item.strategy}, {item.model or 'model not recorded'}): "
-          f"{fmt_int(sum(item.kept))} of {plural(len(item.facts), 'fact')} kept "
-          f"({_share(item.recall['overall'])}){tokens}")
+    key = [k for f, k in zip(item.facts, item.kept, strict=True) if f.importance == "key"]
+    judged = f", judged by {item.judged_by}" if item.judged_by else ""
+    print(f"compaction {item.compaction_id} ({item.strategy}, {item.model or 'model not recorded'}{judged}): "
+          f"{fmt_int(sum(key))} of {plural(len(key), 'key fact')} kept ({_share(item.key_recall)}); "
+          f"{fmt_int(sum(item.kept))} of {plural(len(item.facts), 'fact')} in all ({_share(item.recall['overall'])})"
+          f"{tokens}")
     counts: dict[str, int] = {}
     for fact in item.facts:
         counts[fact.kind] = counts.get(fact.kind, 0) + 1
     for kind, value in item.recall.items():
         if kind != "overall":
             print(f"  {kind:<14} {_share(value):>5}  of {fmt_int(counts[kind])}")
-    lost = item.lost
+    lost = sorted(item.lost, key=lambda f: f.importance != "key")
     if lost:
-        print(f"  lost ({fmt_int(len(lost))}):")
+        print(f"  lost ({fmt_int(len(lost))}, key facts first):")
         width = max(len(f.kind) for f in lost)
         for fact in lost:
-            print(f"    {fact.kind:<{width}}  {str(fact.source)[:8]:<8}  {fact.text}")
+            print(f"    {fact.kind:<{width}}  {fact.importance:<5}  {str(fact.source)[:8]:<8}  {fact.text}")
     else:
         print("  nothing lost")
 
@@ -78,7 +82,7 @@ def run(args: Namespace) -> int:
             raise EntryError(None, f"the branch at {session.resolve_leaf()} of {echo(session.path)} has no compaction: "
                                    "nothing to evaluate (--all evaluates every compaction in the file)")
         items = [evaluate(session, e.id) for e in compactions_on_branch(session)]
-    evaluations = [i for i in items if isinstance(i, Evaluation)]
+    evaluations = run_judge(session, [i for i in items if isinstance(i, Evaluation)], args)
     probes = run_probes(session, evaluations, args)
     if args.json:
         print_json(evaluation_json.with_probes(evaluation_json.evaluations(evaluations), probes))

@@ -46,12 +46,12 @@ def print_probes(result: ProbeResult | str) -> None:
     if isinstance(result, str):
         print("  probes: failed (the deterministic figures above stand)")
         return
-    scores = result.scores
-    print(f"  probes ({inert(str(result.model))}): {_share(scores['overall'])} overall, "
-          f"{fmt_int(len(result.probes))} questions")
+    scores, alone = result.scores, result.summary_scores
+    print(f"  probes ({inert(str(result.model))}): {_share(scores['overall'])} overall from the context, "
+          f"{_share(alone['overall'])} from the summary alone, {fmt_int(len(result.probes))} questions")
     for kind, value in scores.items():
         if kind != "overall":
             count = sum(1 for p in result.probes if p.kind == kind)
-            print(f"    {kind:<14} {_share(value):>5}  of {fmt_int(count)}")
+            print(f"    {kind:<14} {_share(value):>5}  {_share(alone.get(kind)):>5}  of {fmt_int(count)}")
     for p in result.probes:
-        print(f"    {p.score}/{MAX_GRADE}  {p.kind:<12}  {inert(p.question)}")
+        print(f"    {p.score}/{MAX_GRADE} {p.summary_score}/{MAX_GRADE}  {p.kind:<12}  {inert(p.question)}")

@@ -32,6 +32,7 @@ the rules.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +46,7 @@ from ..errors import EntryError, Wording
 from ._builtin_strategies import codex_cut
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
-from ._kept import Haystack, context_text
+from ._kept import Haystack, context_text, prose_text, vocabulary
 from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = [
@@ -62,9 +63,11 @@ __all__ = [
 class Evaluation:
     """The facts of one compaction's replaced span and whether each survives in the context after it.
 
-    ``kept[i]`` tells whether ``facts[i]`` survives. ``recall`` maps ``"overall"`` and each
-    kind present to the fraction of facts kept (``None`` when the span has no fact);
-    ``compression`` is ``tokens_before / tokens_after``.
+    ``kept[i]`` tells whether ``facts[i]`` survives. ``key_recall``, the headline, is the
+    fraction of the key facts kept (``None`` when the span has no key fact); ``recall`` maps
+    ``"overall"`` (every fact) and each kind present to the fraction of facts kept (``None`` when
+    the span has no fact); ``compression`` is ``tokens_before / tokens_after``. A model judge
+    (:func:`pikit.llm.judge`) may replace ``kept`` with its verdicts; ``judged_by`` then names it.
     """
 
     compaction_id: Any
@@ -75,18 +78,22 @@ class Evaluation:
     kept: list[bool]
     model: str | None = None
     replaced_ids: list[Any] = field(default_factory=list)
+    judged_by: str | None = None
 
     def __repr__(self) -> str:
-        """``<Evaluation of 'c1' (pi): 12/20 facts kept (60%), 9,800 → 1,200 tokens>``."""
+        """``<Evaluation of 'c1' (pi): 8/10 key facts kept (80%), 12/20 facts (60%), 9,800 → 1,200 tokens>``."""
         from .._formatting import fmt_int
 
-        overall = self.recall["overall"]
-        share = f" ({overall:.0%})" if overall is not None else ""
+        def share(value: float | None) -> str:
+            return f" ({value:.0%})" if value is not None else ""
+
+        key = [k for f, k in zip(self.facts, self.kept, strict=True) if f.importance == "key"]
         tokens = ""
         if self.tokens_before is not None and self.tokens_after is not None:
             tokens = f", {fmt_int(self.tokens_before)} → {fmt_int(self.tokens_after)} tokens"
-        return (f"<Evaluation of {self.compaction_id!r} ({self.strategy}): "
-                f"{sum(self.kept)}/{len(self.facts)} facts kept{share}{tokens}>")
+        return (f"<Evaluation of {self.compaction_id!r} ({self.strategy}): {sum(key)}/{len(key)} key facts kept"
+                f"{share(self.key_recall)}, {sum(self.kept)}/{len(self.facts)} facts{share(self.recall['overall'])}"
+                f"{tokens}>")
 
     def _repr_html_(self) -> str:
         """A card: strategy, model, tokens, recall per kind, the first lost facts."""
@@ -101,6 +108,12 @@ class Evaluation:
             if flags:
                 out[kind] = sum(flags) / len(flags)
         return out
+
+    @property
+    def key_recall(self) -> float | None:
+        """The fraction of the key facts kept (``None``: the span has no key fact): the headline figure."""
+        flags = [k for f, k in zip(self.facts, self.kept, strict=True) if f.importance == "key"]
+        return sum(flags) / len(flags) if flags else None
 
     @property
     def lost(self) -> list[Fact]:
@@ -122,8 +135,8 @@ class Evaluation:
         return self.tokens_before / self.tokens_after
 
     def records(self) -> list[dict[str, Any]]:
-        """One dict per fact: ``kind``, ``text``, ``source``, ``kept``."""
-        return [{"kind": f.kind, "text": f.text, "source": f.source, "kept": k}
+        """One dict per fact: ``kind``, ``importance``, ``text``, ``source``, ``kept``."""
+        return [{"kind": f.kind, "importance": f.importance, "text": f.text, "source": f.source, "kept": k}
                 for f, k in zip(self.facts, self.kept, strict=True)]
 
 
@@ -137,7 +150,10 @@ def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: It
     """
     pairs = [(source, message) for source, message in replaced]
     facts = extract_facts(pairs)
-    haystack = Haystack(context_text(context), cwd)
+    names = Counter(f.text.rsplit("/", 1)[-1] for f in facts if f.kind in ("read_file", "modified_file"))
+    context = list(context)
+    haystack = Haystack(context_text(context), cwd, [name for name, count in names.items() if count > 1],
+                        vocabulary(facts), prose_text(context))
     sources = list(dict.fromkeys(source for source, _ in pairs))
     return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts,
                       [haystack.holds(f) for f in facts], model, sources)
@@ -356,6 +372,8 @@ def _evaluation_html(evaluation: Evaluation) -> str:
         ratio = evaluation.compression
         rows.append(("tokens", f"{fmt_int(evaluation.tokens_before)} → {fmt_int(evaluation.tokens_after)}"
                                + (f" ({ratio:.1f}× smaller)" if ratio is not None else "")))
+    key = [k for f, k in zip(evaluation.facts, evaluation.kept, strict=True) if f.importance == "key"]
+    rows.append(("key facts", f"{fmt_int(sum(key))} of {fmt_int(len(key))} kept ({share(evaluation.key_recall)})"))
     rows.append(("facts", f"{fmt_int(sum(evaluation.kept))} of {fmt_int(len(evaluation.facts))} kept "
                           f"({share(evaluation.recall['overall'])}) from "
                           f"{plural(len(evaluation.replaced_ids), 'replaced entry')}"))
@@ -363,8 +381,10 @@ def _evaluation_html(evaluation: Evaluation) -> str:
                for kind, value in evaluation.recall.items() if kind != "overall"]
     recall = table(("kind", "recall", "facts"), by_kind, numeric=(1, 2)) if by_kind else ""
     lost = evaluation.lost
-    listing = table(("lost", "text", "source"),
-                    ((esc(f.kind), esc(cut(f.text, 90)), code(str(f.source)[:8])) for f in lost[:TABLE_ROWS])) \
+    lost = sorted(lost, key=lambda f: f.importance != "key")
+    listing = table(("lost", "importance", "text", "source"),
+                    ((esc(f.kind), f.importance, esc(cut(f.text, 90)), code(str(f.source)[:8]))
+                     for f in lost[:TABLE_ROWS])) \
         if lost else note("nothing lost")
     more = note(f"… {plural(len(lost) - TABLE_ROWS, 'more lost fact')} (evaluation.lost lists all)") \
         if len(lost) > TABLE_ROWS else ""

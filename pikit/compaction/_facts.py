@@ -1,40 +1,68 @@
 """The facts of a replaced span: what a compaction had to carry over, by fixed rules.
 
-A *fact* is one thing a later turn may need: its ``kind``, its ``text`` and the id of the
-entry it came from (``source``). The rules read the span's model messages (as projected,
-context edits applied) and nothing else, so the same span always gives the same facts, in
-the order they first occur; a fact seen twice keeps its first source.
+A *fact* is one thing a later turn may need: its ``kind``, its ``text``, the id of the entry it
+came from (``source``) and its ``importance``: ``"key"`` (what a follow-up agent needs to go
+on: the task, decisions, findings, progress, constraints, errors, the files changed, builds and
+tests run) or ``"minor"`` (a detail: a file read, a name, a number, an address). The rules read
+the span's model messages (as projected, context edits applied) and nothing else, so the same
+span always gives the same facts, in the order they first occur; a fact seen twice keeps its
+first source. Sentences are split after ``.``, ``!`` or ``?`` and a space and at line ends,
+never after ``e.g.``, ``i.e.``, ``etc.`` or inside a name (``setup.cfg``); fenced code
+blocks are not prose. The sentence rules are in :mod:`._factrules`.
 
-Kinds and their rules:
+Kinds and their rules (key unless marked minor):
 
-- ``read_file``: the ``path`` of a ``read`` tool call (and of the ``nestedCalls`` recorded on a
-  tool result), unless the span also modifies that path; a ``<read-files>`` list in a summary.
-- ``modified_file``: the ``path`` of a ``write`` or ``edit`` tool call; a ``<modified-files>``
-  list in a summary. These are Pi's own file lists (:class:`~pikit._context.fileops.FileOps`).
-- ``command``: the ``command`` argument of a ``bash`` tool call, and the ``command`` of a
-  ``bashExecution`` message (one line: whitespace runs become one space).
-- ``error``: the first non-empty line of a tool result marked ``isError``, and of a
-  ``bashExecution`` whose ``exitCode`` is neither 0 nor missing; and every line of any tool
-  result (but a file's text, the result of a ``read`` that did not fail) or bash output that
-  starts with an error word (``Error``, ``error:``, ``FAILED``,
-  ``fatal:``, ``Traceback``, ``panic:``, ``*Error:``/``*Exception:`` names).
-- ``identifier``: a span in backticks in user or assistant text that reads as a code name
-  (letters, digits, ``_``, ``.``, ``:``, ``$``, ``-``, an optional trailing ``()``; at least three
-  characters; not a number, not a path with ``/``); and a name defined in the text a ``write``
-  or ``edit`` call puts in a file (``def``, ``class``, ``function``, ``fn``, ``func``,
-  ``interface``, ``struct``, ``enum``, ``trait`` followed by a name).
-- ``constraint``: a sentence of a user message (split after ``.``, ``!`` or ``?`` followed by
-  a space or the end, at ``;`` and at line ends: ``setup.cfg`` stays whole) holding one of the
-  words *must, never, don't, do not, always, only, prefer, avoid, should, make sure, required*.
-- ``number``: in user and assistant text and in error lines, a version (``v1.2``, ``1.2.3``,
-  ``3.11``) or a whole number of at least three digits (``20000``, ``20,000``, ``4_096``),
-  thousands separators removed.
-- ``url``: every ``http://`` or ``https://`` address in any text or tool call argument,
-  trailing punctuation removed.
+- ``task``: a sentence of a user message that asks for something, in the user's words: it starts
+  with an imperative verb or holds a request (``ok, create a branch refactor``; ``I want you to do a
+  deep analysis, then provide me with a plan``; ``can we put more stuff into that?``). A question
+  (``will this also allow us to test the agent core?``) is not a task. The *Goal* items of an
+  earlier summary in the span are tasks too.
+- ``decision``: a sentence of a user or assistant message that states a choice and, in the same
+  sentence, its reason (``Keep the old code for reference instead of editing main.ts, so both can be
+  compared``): *decided to*, *go with*, *chose*, *instead of*, *rather than*, *the plan is*,
+  *we'll use*, *let's keep*; an earlier summary's *Key Decisions*.
+- ``finding``: what a command, test or read established: the summary line of a test or check run in
+  a tool's output (``5 passed, 1 failed``, ``Ran 12 tests``, ``FAILED (errors=1)``), and an assistant
+  sentence that starts with *found*, *the issue is*, *the cause was*, *it turns out*, *this means*,
+  *the tests pass*; an earlier summary's *Critical Context*.
+- ``progress``: what is done or not done: the message of a ``git commit -m``, a checklist item an edit
+  ticks (``- [ ]`` → ``- [x]``), an assistant sentence that starts with *done*, *completed*, ✅,
+  *I've added*, *Fixed*, *Created*, *remaining*, *not yet*, *next step*; an earlier summary's
+  *Progress* and *Next Steps* items.
+- ``constraint``: a sentence of a user message holding one of the words *must, never, don't, do
+  not, always, only, prefer, avoid, should, make sure, required* (``i would only want e2e tests for
+  AgentSession``); an earlier summary's *Constraints & Preferences* items.
+- ``error``: for a tool result marked ``isError`` and a ``bashExecution`` whose ``exitCode`` is
+  neither 0 nor missing, the line that says what failed: the first line that starts with an error
+  word (``Error``, ``error:``, ``FAILED``, ``fatal:``, ``Traceback``, ``panic:``, ``*Error:``), else
+  the first that holds one (*error*, *failed*, *cannot*, *not found*, *no such*, *denied*,
+  *ERR!*), else the last non-empty line (never an echo of the script run, ``> pkg@1.0.0 check``);
+  and up to three error-word lines of any other tool output but a file's text. Minor when the
+  failing tool is ``edit``, ``write`` or ``read`` (the tool's own retry).
+- ``modified_file``: the ``path`` of a ``write`` or ``edit`` tool call; a ``<modified-files>`` list in
+  a summary. ``read_file`` (minor): the ``path`` of a ``read`` tool call (and of the ``nestedCalls``
+  recorded on a tool result), unless the span also modifies that path; a ``<read-files>`` list.
+  These are Pi's own file lists (:class:`~pikit._context.fileops.FileOps`).
+- ``command``: the ``command`` of a ``bash`` tool call or a ``bashExecution`` (one line). Key: a build,
+  test, check or install (``npm run check``, ``pytest``) or a git command that changes the branch
+  (``git checkout -b refactor``); minor: the rest; dropped: commands that only look
+  (``cd repo && grep -n x f | head``, ``tail``, ``wc``, ``ls``, ``mkdir``, ``git status``) and a
+  ``git commit`` (its message is progress).
+- ``identifier`` (minor): a span in backticks in user or assistant prose (backticks paired in order,
+  fenced code left out) that reads as a code name (letters, digits, ``_``, ``.``, ``:``, ``$``, ``-``,
+  an optional trailing ``()``; three characters or more; not a number, a path with ``/``, an English
+  word such as ``with`` or ``that``, nor a file the span read or changed); and a name defined in the
+  text a ``write`` or ``edit`` call puts in a file (``def``, ``class``, ``function``, ``interface``,
+  ``struct``, ``enum``, ``trait`` followed by a name).
+- ``number`` (minor): in user and assistant prose, a version (``v1.2``, ``1.2.3``, ``3.11``) or a whole
+  number of at least four digits (``20000``, ``20,000``, ``4_096``), thousands separators removed; not
+  a line number (``line 1234``, ``:1234``, ``1234 lines``).
+- ``url`` (minor): every ``http://`` or ``https://`` address in any text or tool call argument.
 
-A compaction summary or branch summary in the span (an earlier compaction's summary, which
-the new one replaces) is read as text: its file lists give file facts, its text the
-identifiers, numbers and URLs.
+A compaction summary or branch summary in the span (an earlier compaction's summary, which the
+new one replaces) is read as such: its file lists give file facts, its structured sections
+(:func:`~pikit.compaction._factrules.summary_sections`) the task, constraint, decision, progress
+and finding facts it carried, its prose the identifiers, numbers and URLs.
 Every text is cut to :data:`MAX_FACT_CHARS` characters.
 """
 
@@ -46,41 +74,74 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._context.fileops import FileOps
+from ._factrules import (
+    STOP_WORDS,
+    command_weight,
+    commit_message,
+    content_words,
+    decision_sentence,
+    finding_sentence,
+    progress_sentence,
+    sentences,
+    strip_code,
+    summary_sections,
+    task_sentence,
+    test_summary,
+)
 
-__all__ = ["FACT_KINDS", "MAX_FACT_CHARS", "Fact", "extract_facts"]
+__all__ = ["FACT_KINDS", "IMPORTANCE", "MAX_FACT_CHARS", "Fact", "extract_facts"]
 
-FACT_KINDS = ("read_file", "modified_file", "command", "error", "identifier", "constraint", "number", "url")
+FACT_KINDS = ("task", "decision", "finding", "progress", "constraint", "error", "modified_file", "read_file",
+              "command", "identifier", "number", "url")
 """The kinds of fact, in the order reports list them."""
+
+IMPORTANCE = ("key", "minor")
+"""A fact's importance: what a follow-up agent needs to go on, or a detail."""
 
 MAX_FACT_CHARS = 200
 """The longest fact text kept (longer texts are cut there)."""
 
+_MINOR_KINDS = frozenset(("read_file", "identifier", "number", "url"))
+
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One fact of a replaced span: ``kind`` (one of :data:`FACT_KINDS`), ``text``, ``source`` (entry id)."""
+    """One fact of a replaced span: ``kind`` (one of :data:`FACT_KINDS`), ``text``, ``source`` (entry id) and
+    ``importance`` (``"key"`` or ``"minor"``, :data:`IMPORTANCE`)."""
 
     kind: str
     text: str
     source: Any
+    importance: str = "key"
 
 
 _WS = re.compile(r"\s+")
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _URL_TAIL = ".,;:!?'\""
-_BACKTICK = re.compile(r"`([^`\n]{3,80})`")
+_BACKTICK = re.compile(r"`([^`\n]*)`")
 _IDENT = re.compile(r"[A-Za-z_$][\w.:$-]*(?:\(\))?")
-_DEFINED = re.compile(r"\b(?:def|class|function|fn|func|interface|struct|enum|trait)\s+([A-Za-z_$][\w$]*)")
-_NUMBER = re.compile(r"(?<![\w.])(?:v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]+)?|v\d+|\d{1,3}(?:[,_]\d{3})+|\d{3,})"
-                     r"(?![\w]|\.\d)")
-_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?](?=[^\s.!?;]))+[.!?]?")
+_DEFINED = re.compile(r"^[ \t]*(?:(?:export|default|async|pub(?:\([\w:]+\))?|public|private|abstract|static|final|"
+                      r"declare)\s+)*(?:def|class|function\*?|fn|func|interface|struct|enum|trait|type)\s+"
+                      r"([A-Za-z_$][\w$]*)", re.MULTILINE)
+_NUMBER = re.compile(r"(?<![\w.:#-])(?:v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]+)?|v\d+|\d{1,3}(?:[,_]\d{3})+|\d{4,})"
+                     r"(?![\w]|\.\d|-\d)(?!\s*lines?\b)")
+_LINE_REF = re.compile(r"\b(?:lines?|L)\s*$", re.IGNORECASE)
 _CONSTRAINT = re.compile(r"\b(?:must|never|don't|don’t|dont|do not|always|only|prefer|avoid|should|make sure|"
                          r"required)\b", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"^[ \t]*(?:error\b|fatal:|failed\b|traceback\b|panic:|[A-Z]\w*(?:Error|Exception)\b:?)"
                          r".*$", re.IGNORECASE | re.MULTILINE)
+_ERROR_MARK = re.compile(r"(?:^|[\s:(\[])(?:error|fatal)(?:\s+[A-Z]+\d+)?:|\b[A-Z]\w*(?:Error|Exception):|ERR!|"
+                         r"\bFAIL(?:ED)?\b")
+_ERROR_WORD = re.compile(r"\b(?:error|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
+                         r"denied|invalid|missing|unexpected|refused|timed out|ERR!)", re.IGNORECASE)
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n</\1>", re.DOTALL)
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
+_TICKED = re.compile(r"^\s*[-*]\s+\[[xX]\]\s+(.+?)\s*$", re.MULTILINE)
 _ERROR_WORDS = ("error", "fatal:", "failed", "traceback", "panic:", "exception")
 _ASCII_DIGITS = "0123456789"
+_OUTPUT_FILTER = re.compile(r"(?:\s*2>&1)?(?:\s*\|\s*(?:head|tail|grep|less|cat)\b[^|]*)*\s*(?:2>&1)?\s*$")
+_TOOL_ERRORS_MINOR = frozenset(("edit", "write", "read"))
+_SCRIPT_ECHO = re.compile(r"^\s*>\s+\S+@\S+\s")
 
 
 def _may_hold_number(text: str) -> bool:
@@ -139,15 +200,33 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+def _code_name(span: str) -> bool:
+    """Whether a backticked span reads as a code name (see the module docstring)."""
+    return (len(span) >= 3 and "/" not in span and _IDENT.fullmatch(span) is not None
+            and not span.replace(".", "").isdigit() and span.lower() not in STOP_WORDS)
+
+
+def _failure_line(text: str) -> str | None:
+    """The line of a failed tool's output that says what failed (see the module docstring)."""
+    lines = [line for line in text.split("\n", 400)[:400] if line.strip() and not _SCRIPT_ECHO.match(line)]
+    for rule in (_ERROR_LINE.match, _ERROR_MARK.search, _ERROR_WORD.search):
+        found = next((line for line in lines if rule(line)), None)
+        if found is not None:
+            return found
+    return lines[-1] if lines else None
+
+
 class _Collector:
     def __init__(self) -> None:
         self.facts: dict[tuple[str, str], Fact] = {}
         self.read: dict[str, Any] = {}
         self.modified: dict[str, Any] = {}
+        self.runs: list[list[str]] = []  # (the summary lines of each test run, in order)
 
-    def add(self, kind: str, text: str, source: Any) -> None:
+    def add(self, kind: str, text: str, source: Any, importance: str | None = None) -> None:
         if text and (kind, text) not in self.facts:
-            self.facts[kind, text] = Fact(kind, text, source)
+            weight = importance or ("minor" if kind in _MINOR_KINDS else "key")
+            self.facts[kind, text] = Fact(kind, text, source, weight)
 
     def files(self, ops: FileOps, source: Any) -> None:
         for path in ops.read:
@@ -164,32 +243,56 @@ class _Collector:
     def numbers(self, text: str, source: Any) -> None:
         if not _may_hold_number(text):
             return
-        for match in _NUMBER.findall(text):
-            self.add("number", re.sub(r"(?<=\d)[,_](?=\d{3})", "", match), source)
+        for match in _NUMBER.finditer(text):
+            if not _LINE_REF.search(text[max(0, match.start() - 8):match.start()]):
+                self.add("number", re.sub(r"(?<=\d)[,_](?=\d{3})", "", match.group()), source)
 
     def identifiers(self, text: str, source: Any) -> None:
         if "`" not in text:
             return
         for span in _BACKTICK.findall(text):
             span = span.strip()
-            if "/" not in span and _IDENT.fullmatch(span) and not span.replace(".", "").isdigit():
+            if _code_name(span):
                 self.add("identifier", span, source)
 
-    def prose(self, text: str, source: Any) -> None:
+    def prose(self, text: str, source: Any, role: str) -> None:
+        """The facts of a user's or the agent's prose (``role`` ``"user"`` or ``"assistant"``)."""
+        text = strip_code(text)
         self.identifiers(text, source)
         self.numbers(text, source)
         self.urls(text, source)
+        for sentence in sentences(text[:20_000]):
+            sentence = _LIST_MARK.sub("", sentence)
+            if sentence.endswith(":") or (len(content_words(sentence)) < 2
+                                          and not (role == "user" and task_sentence(sentence))):
+                continue
+            if decision_sentence(sentence):
+                self.add("decision", _one_line(sentence), source)
+            elif role == "user" and task_sentence(sentence):
+                self.add("task", _one_line(sentence), source)
+            if role == "user" and _CONSTRAINT.search(sentence):
+                self.add("constraint", _one_line(sentence), source)
+            elif role == "assistant" and finding_sentence(sentence):
+                self.add("finding", _one_line(sentence), source)
+            elif role == "assistant" and progress_sentence(sentence):
+                self.add("progress", _one_line(sentence), source)
 
-    def error_lines(self, text: str, source: Any, failed: bool) -> None:
-        lines = _ERROR_LINE.findall(text) if _may_hold_error(text) else []
+    def output(self, text: str, source: Any, failed: bool, minor: bool = False) -> None:
+        """The facts of a tool's output: what failed, error lines, test summaries, addresses."""
+        importance = "minor" if minor else "key"
         if failed:
-            first = next((line for line in text.split("\n", 50) if line.strip()), None)
-            if first is not None:
-                lines.insert(0, first)
-        for line in lines:
-            error = _one_line(line)
-            self.add("error", error, source)
-            self.numbers(error, source)
+            line = _failure_line(text)
+            if line is not None:
+                self.add("error", _one_line(line), source, importance)
+        elif _may_hold_error(text):
+            for line in _ERROR_LINE.findall(text)[:3]:
+                self.add("error", _one_line(line), source, importance)
+        run = [_one_line(line) for line in test_summary(text)[:3]]
+        for line in run:
+            self.add("finding", line, source)
+        if run:
+            self.runs.append(run)
+        self.urls(text, source)
 
     def summary(self, text: str, source: Any) -> None:
         for tag, body in _FILE_LIST.findall(text):
@@ -197,74 +300,96 @@ class _Collector:
             for path in body.splitlines():
                 if path.strip():
                     target.setdefault(path.strip(), source)
-        self.prose(_FILE_LIST.sub("", text), source)
+        prose = _FILE_LIST.sub("", text)
+        for kind, item in summary_sections(prose):
+            self.add(kind, _one_line(item), source)
+        prose = strip_code(prose)
+        self.identifiers(prose, source)
+        self.numbers(prose, source)
+        self.urls(prose, source)
 
     def message(self, source: Any, message: Mapping[str, Any]) -> None:
         role = message.get("role")
-        if role == "user":
+        if role in ("user", "custom"):
             for text in _texts(message.get("content")):
-                self.constraints(text, source)
-                self.prose(text, source)
+                self.prose(text, source, "user" if role == "user" else "custom")
         elif role == "assistant":
             self.assistant(source, message)
         elif role == "toolResult":
             if message.get("nestedCalls") is not None:  # (the only file operations a tool result records)
                 self.file_ops(source, message)
             failed = message.get("isError") is True
+            tool = message.get("toolName")
             for text in _texts(message.get("content")):
-                if failed or message.get("toolName") != "read":
-                    self.error_lines(text, source, failed)
-                self.urls(text, source)
+                if failed or tool != "read":
+                    self.output(text, source, failed, tool in _TOOL_ERRORS_MINOR)
+                else:
+                    self.urls(text, source)
         elif role == "bashExecution":
             self.bash(source, message)
         elif role in ("compactionSummary", "branchSummary") and isinstance(message.get("summary"), str):
             self.summary(message["summary"], source)
-        elif role == "custom":
-            for text in _texts(message.get("content")):
-                self.prose(text, source)
 
     def file_ops(self, source: Any, message: Mapping[str, Any]) -> None:
         ops = FileOps()
         ops.add_message(message)
         self.files(ops, source)
 
+    def command(self, command: str, source: Any) -> None:
+        weight = command_weight(command)
+        if weight is not None:
+            self.add("command", _one_line(_OUTPUT_FILTER.sub("", command) or command), source, weight)
+        message = commit_message(command)
+        if message is not None:
+            self.add("progress", _cut(message), source)
+
     def assistant(self, source: Any, message: Mapping[str, Any]) -> None:
         for text in _texts(message.get("content")):
-            self.prose(text, source)
+            self.prose(text, source, "assistant")
         calls = list(_tool_calls(message))
         if calls:  # (without a tool call, a message records no file operation)
             self.file_ops(source, message)
         for name, arguments in calls:
             command = arguments.get("command")
             if name == "bash" and isinstance(command, str):
-                self.add("command", _one_line(command), source)
+                self.command(command, source)
             if name in ("write", "edit"):
-                for value in _strings({k: v for k, v in arguments.items() if k != "path"}):
-                    for defined in _DEFINED.findall(value):
-                        self.add("identifier", defined, source)
+                self.written(arguments, source)
             for value in _strings(arguments):
                 self.urls(value, source)
+
+    def written(self, arguments: Mapping[str, Any], source: Any) -> None:
+        """The names a write or edit defines, and the checklist items it ticks."""
+        strings = list(_strings({k: v for k, v in arguments.items() if k != "path"}))
+        before = "\n".join(strings[:-1]) if len(strings) > 1 else ""
+        for value in strings:
+            for defined in _DEFINED.findall(value):
+                if defined.lower() not in STOP_WORDS:
+                    self.add("identifier", defined, source)
+            if "[x]" in value or "[X]" in value:
+                for item in _TICKED.findall(value):
+                    if f"[ ] {item}" in before:
+                        self.add("progress", _one_line(f"done: {item}"), source, "minor")
 
     def bash(self, source: Any, message: Mapping[str, Any]) -> None:
         command = message.get("command")
         if isinstance(command, str):
-            self.add("command", _one_line(command), source)
+            self.command(command, source)
         output = message.get("output")
         if isinstance(output, str):
-            code = message.get("exitCode")
-            self.error_lines(output, source, code not in (0, None))
-            self.urls(output, source)
-
-    def constraints(self, text: str, source: Any) -> None:
-        for sentence in _SENTENCE.findall(text):
-            if _CONSTRAINT.search(sentence):
-                self.add("constraint", _one_line(sentence), source)
+            self.output(output, source, message.get("exitCode") not in (0, None))
 
     def result(self) -> list[Fact]:
         files = [Fact("modified_file", _cut(p), s) for p, s in self.modified.items()]
-        files += [Fact("read_file", _cut(p), s) for p, s in self.read.items() if p not in self.modified]
+        files += [Fact("read_file", _cut(p), s, "minor") for p, s in self.read.items() if p not in self.modified]
+        last = set(self.runs[-1]) if self.runs else set()
+        for line in {line for run in self.runs[:-1] for line in run} - last:  # (superseded by the last run)
+            fact = self.facts["finding", line]
+            self.facts["finding", line] = Fact(fact.kind, fact.text, fact.source, "minor")
+        names = {p.rsplit("/", 1)[-1] for p in (*self.modified, *self.read)}
+        facts = [f for f in self.facts.values() if not (f.kind == "identifier" and f.text in names)]
         order = {kind: i for i, kind in enumerate(FACT_KINDS)}
-        return sorted([*files, *self.facts.values()], key=lambda f: order[f.kind])
+        return sorted([*files, *facts], key=lambda f: order[f.kind])
 
 
 def extract_facts(messages: Iterable[tuple[Any, Mapping[str, Any]]]) -> list[Fact]:

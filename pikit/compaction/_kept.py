@@ -18,37 +18,86 @@ matches ``20,000``, ``20_000`` and ``20000``).
 Then, per kind:
 
 - ``read_file``, ``modified_file``: the path appears; or, for a path inside the session's
-  working directory, the path relative to it appears (``/repo/src/a.py`` matches ``src/a.py``);
-- ``identifier``, ``number``: the text appears as a whole word (not inside a longer name or
-  number: ``parse`` does not match ``parser``, ``1.2`` does not match ``1.2.3``);
+  working directory, the path relative to it (``/repo/src/a.py`` matches ``src/a.py``); or a
+  package-relative tail of two parts or more (``core/agent-session.ts``); or its base name as a
+  word, when no other file of the span has that base name (``agent-session.ts``). A
+  ``modified_file`` is kept only where the context names it as changed: in a ``<modified-files>`` list
+  (or a kept ``write`` or ``edit`` call on it), or in a sentence, or under the heading of a list, that
+  says it changed (*modified*, *changed*, *edited*, *created*, *added*, *updated*, *fixed*, *renamed*, *moved*,
+  *deleted*, *new*, *the change stays local to*, ✅; a heading is a Markdown heading, a bold line, or a short
+  line ending in ``:``): a ``<read-files>`` list or a mention ("`a.py`
+  keeps the cache") is not a change kept;
+- ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
+  last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
+- ``number``: the text appears as a whole word (not inside a longer name or number: ``1.2``
+  does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
-- ``command``, ``error``: the text appears, or its first :data:`HEAD_CHARS` characters do
-  (summaries quote a long command or error line by its beginning);
-- ``constraint``: the sentence appears, or at least three quarters of its distinct words of
-  four letters or more appear as words (at least two such words).
+- ``command``: the command appears, without the ``cd DIR &&`` before it; or its program appears and
+  one sentence of the context says it (below): ``npm run check`` is kept by "run `npm run check` after
+  each step";
+- ``task``, ``decision``, ``finding``, ``progress``, ``constraint``, ``error``: the text appears, or
+  one sentence (or line) of what the context says in words (summaries, user and assistant text,
+  commands; not tool outputs, which hold a fact word for word or not at all) says it. That
+  sentence, with the headings it is under (its Markdown section's, and the line ending in ``:``
+  that opens its list), holds:
+
+  - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
+    verb endings dropped, a path by its base name), and at least two of them, or its only code name.
+    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted:
+    ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``;
+  - every code name of it (a name in backticks, a path, ``KeyError``, ``test_parse``, ``TS2339``: a
+    paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept by
+    ``Tests 3 failed | 16 passed``);
+
+  and it is not a variant of the same sentence with other words in its slots. Word for word, the
+  two sentences are either nearly the same (a similarity of 0.95 or more: a word added or dropped) or
+  clearly reworded (below 0.6); in between, the sentence is the same template saying something else
+  ("Nothing else uses the index" is not kept by "Nothing else uses the session"). Nor does a text
+  three times as long that happens to hold its words keep it. There is no prefix rule: a long command
+  or error quoted by its first characters only is judged like any other text.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from difflib import SequenceMatcher
 from typing import Any
 
+from ._factrules import command_core, content_words, sentences
 from ._facts import Fact, _is_mapping, _strings, _texts
 
-__all__ = ["HEAD_CHARS", "Haystack", "context_text", "normalize"]
+__all__ = ["SHARE", "Haystack", "context_text", "normalize", "prose_text", "vocabulary"]
 
-HEAD_CHARS = 60
-"""The beginning of a command or error line that counts as quoting it."""
+SHARE = 0.8
+"""The share of a sentence's content words one sentence of the context must hold to say the same (rounded
+down: one of five words may be missing, none of four)."""
 
+_SAME = 0.95
+_VARIANT = 0.6
+_CANDIDATES = 4
+_TOKEN = re.compile(r"\w[\w.\-/]*")
+_CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
+                     r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
+_HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
+_GENERIC = frozenset(content_words("done add added create created method function file files update updated "
+                                   "implement implemented new class interface getter setter"))
+_NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
+
+_PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
            ("\u201e", "'"), ("\u00b4", "'"), ("`", "'"), ('"', "'"), ("\\", "/"))
 _DOT_SLASH = re.compile(r"(?<![\w.])\./")
 _SLASHES = re.compile(r"(?<!:)/{2,}")
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
-_WORD = re.compile(r"\w{4,}")
 _DIGITS = re.compile(r"\d{4,}")
+_READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
+_MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL)
+_CALL = re.compile(r"\(.*\)$")
+_BACKTICKED = re.compile(r"`([^`\s]{3,})`")
+_CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
 def _plain(text: str) -> str:
@@ -67,6 +116,8 @@ def normalize(text: str, kind: str | None = None) -> str:
         return _SLASHES.sub("/", _DOT_SLASH.sub("", plain))
     if kind == "number":
         return _THOUSANDS.sub("", plain)
+    if kind == "command":
+        return _plain(command_core(text))
     return plain
 
 
@@ -95,12 +146,38 @@ def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
         for block in content if isinstance(content, list) else ():
             if _is_mapping(block) and block.get("type") == "toolCall":
                 yield from _strings([block.get("name"), block.get("arguments")])
+                arguments = block.get("arguments")
+                path = arguments.get("path") if _is_mapping(arguments) else None
+                if block.get("name") in ("write", "edit") and isinstance(path, str):
+                    yield f"<modified-files>\n{path}\n</modified-files>"
+
+
+def _prose_texts(message: Mapping[str, Any]) -> Iterator[str]:
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        yield from _strings(message.get("summary"))
+    elif role == "bashExecution":
+        yield from _strings(message.get("command"))
+    elif role in ("user", "assistant", "custom"):
+        yield from _texts(message.get("content"))
+    if role == "assistant":
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if _is_mapping(block) and block.get("type") == "toolCall" and _is_mapping(block.get("arguments")):
+                yield from _strings(block["arguments"].get("command"))
+
+
+def prose_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """What the context says in words, where a reworded fact is looked for: summaries, user, assistant and
+    custom text, and the commands run (not tool outputs or files' text, which hold facts word for word)."""
+    return "\n\n".join(text for message in messages if _is_mapping(message)
+                       for text in _prose_texts(message))
 
 
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
     """The text of a context, as matching reads it (not yet normalized)."""
-    return "\n".join(text for message in messages if _is_mapping(message)
-                     for text in _message_texts(message))
+    return "\n\n".join(text for message in messages if _is_mapping(message)
+                       for text in _message_texts(message))
 
 
 def _is_word_char(char: str) -> bool:
@@ -122,23 +199,202 @@ def _whole(text: str, needle: str) -> bool:
     return False
 
 
-class Haystack:
-    """The normalized text of a context, and the matching of facts against it."""
+def _sentences(text: str) -> Iterator[tuple[str, str]]:
+    """The sentences of a (not yet normalized) text, line by line, each with the heading it is under (a Markdown
+    heading, or a line that ends with ``:``; a blank line ends a heading's list)."""
+    section = heading = ""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            heading = ""
+            continue
+        under = f"{section} {heading}"
+        if ". " in line or "? " in line or "! " in line:
+            for sentence in sentences(line):
+                yield sentence, under
+        else:
+            yield line, under
+        if stripped.startswith("#"):
+            section, heading = stripped, ""
+        elif stripped.endswith(":") or stripped.endswith(":**"):
+            heading = stripped
 
-    def __init__(self, text: str, cwd: str | None = None) -> None:
+
+def _path_tails(path: str) -> list[str]:
+    """The tails of a path of two parts or more, longest first (``a/b/c.py`` → ``b/c.py``)."""
+    parts = [p for p in path.split("/") if p]
+    return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
+
+
+def vocabulary(facts: Iterable[Fact]) -> set[str]:
+    """The content words of ``facts`` that matching looks up (those of sentences and commands)."""
+    out: set[str] = set()
+    for fact in facts:
+        if fact.kind in _PROSE_KINDS or fact.kind == "command":
+            out |= content_words(fact.text)
+            out |= content_words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
+    return out
+
+
+class Haystack:
+    """The normalized text of a context, and the matching of facts against it.
+
+    ``ambiguous`` holds the base names several files of the span share: such a base name alone
+    does not keep a file. ``vocabulary``, when given, holds every content word the facts to match
+    have (:func:`vocabulary`): the context's sentences are indexed by those words only. ``prose``
+    (:func:`prose_text`), when given, is the part of the context a reworded sentence is looked for in.
+    """
+
+    def __init__(self, text: str, cwd: str | None = None, ambiguous: Iterable[str] = (),
+                 vocabulary: set[str] | None = None, prose: str | None = None) -> None:
+        self.raw = text
         self.text = _plain(text)
-        self._words: set[str] | None = None
+        self._changes: str | None = None
+        self._index: dict[str, list[int]] | None = None
+        self._sentences: list[str] = []
+        self._lines: list[tuple[str, str | None]] | None = None
+        self.ambiguous = {_plain(name) for name in ambiguous}
+        self.vocabulary = vocabulary
+        self.prose = prose if prose is not None else text
         cwd = normalize(cwd).rstrip("/") if isinstance(cwd, str) and cwd.strip("/") else None
         self._cwd = cwd + "/" if cwd else None
 
     @property
-    def words(self) -> set[str]:
-        if self._words is None:
-            self._words = set(_WORD.findall(self.text))
-        return self._words
+    def changes(self) -> str:
+        """The normalized text without its ``<read-files>`` lists."""
+        if self._changes is None:
+            self._changes = _READ_LIST.sub(" ", self.text) if "<read-files>" in self.text else self.text
+        return self._changes
+
+    @property
+    def index(self) -> dict[str, list[int]]:
+        """Content word → the sentences of the context holding it (by number)."""
+        if self._index is None:
+            index: dict[str, list[int]] = {}
+            self._sentences = []
+            headings: dict[str, set[str]] = {}
+            for number, (sentence, heading) in enumerate(_sentences(self.prose)):
+                self._sentences.append(sentence)
+                words = content_words(sentence)
+                if heading.strip():
+                    under = headings.get(heading)
+                    if under is None:
+                        under = headings[heading] = content_words(heading)
+                    words |= under
+                if self.vocabulary is not None:
+                    words &= self.vocabulary
+                for word in words:
+                    index.setdefault(word, []).append(number)
+            self._index = index
+        return self._index
+
+    def _candidates(self, words: set[str], required: set[str]) -> list[tuple[int, int]]:
+        """``(share of words held × 1000, sentence number)`` of the sentences holding every ``required`` word and
+        :data:`SHARE` of ``words``, best first."""
+        index = self.index
+        holding: set[int] | None = None
+        for word in sorted(required, key=lambda w: len(index.get(w, ()))):  # (the rarest first)
+            numbers = index.get(word, ())
+            holding = set(numbers) if holding is None else holding.intersection(numbers)
+            if not holding:
+                return []
+        counts = Counter(number for word in words for number in index.get(word, ())
+                         if holding is None or number in holding)
+        least = len(words) - int((1 - SHARE) * len(words) + 1e-9)
+        return sorted(((1000 * c // len(words), n) for n, c in counts.items() if c >= least), reverse=True)
+
+    def says(self, text: str) -> bool:
+        """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
+        required = content_words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        words = content_words(text) - _GENERIC
+        if len(words) < 2 and not (words and words <= required):
+            return False
+        sequence = _TOKEN.findall(text.casefold())
+        numbers = set(_NUMBER_WORD.findall(text))
+        for _, number in self._candidates(words, required)[:_CANDIDATES]:
+            tokens = _TOKEN.findall(self._sentences[number].casefold())
+            if len(tokens) > 3 * len(sequence) + 10 or not numbers <= set(_NUMBER_WORD.findall(
+                    self._sentences[number])):
+                continue
+            matcher = SequenceMatcher(None, sequence, tokens, autojunk=False)
+            if matcher.real_quick_ratio() < _VARIANT or matcher.quick_ratio() < _VARIANT:
+                return True  # (bounds of the ratio from above: clearly reworded)
+            similarity = matcher.ratio()
+            if similarity >= _SAME or similarity < _VARIANT:
+                return True
+        return False
 
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
+
+    def _forms(self, needle: str) -> list[str]:
+        """The ways the context may name a path: whole, relative to the working directory, a tail of two parts
+        or more, and its base name when no other file of the span has it."""
+        forms = [needle]
+        if self._cwd is not None and needle.startswith(self._cwd):
+            forms.append(needle[len(self._cwd):])
+        forms += _path_tails(needle)
+        base = needle.rsplit("/", 1)[-1]
+        if "." in base.strip(".") and base not in self.ambiguous:
+            forms.append(base)
+        return forms
+
+    def _file(self, needle: str, text: str) -> bool:
+        return any(form in text if i == 0 else _whole(text, form) or f"/{form}" in text
+                   for i, form in enumerate(self._forms(needle)))
+
+    @property
+    def lines(self) -> list[tuple[str, str | None]]:
+        """Each line of the context, case folded (normalized where it is read), with the file list it is in
+        (``None``: none)."""
+        if self._lines is None:
+            self._lines = []
+            block: str | None = None
+            for line in self.raw.casefold().split("\n"):
+                tag = line.strip()
+                if tag in ("<read-files>", "<modified-files>"):
+                    block = tag[1:-1]
+                elif tag in ("</read-files>", "</modified-files>"):
+                    block = None
+                self._lines.append((line, block))
+        return self._lines
+
+    def _changed(self, needle: str) -> bool:
+        """Whether the context names ``needle`` as changed: in a ``<modified-files>`` list (a kept ``write`` or
+        ``edit`` call counts as one), or on a line, or under a heading, that says so (see the module docstring)."""
+        forms = self._forms(needle)
+        if "<modified-files>" in self.text and any(form in block for block in _MODIFIED_LIST.findall(self.text)
+                                                   for form in forms):
+            return True
+        lines = self.lines
+        base = needle.rsplit("/", 1)[-1]  # (every form ends with it)
+        for i, (raw, block) in enumerate(lines):
+            if block == "read-files" or base not in raw:
+                continue
+            line = _plain(raw)
+            if not any(form in line for form in forms):
+                continue
+            if block == "modified-files" or any(_CHANGE.search(sentence) for sentence in sentences(line)
+                                                 if any(form in sentence for form in forms)):
+                return True
+            for above, _ in reversed(lines[max(0, i - 40):i]):
+                above = _plain(above)
+                if _HEADING.match(above):
+                    if _CHANGE.search(above):
+                        return True
+                    break
+        return False
+
+    def _identifier(self, needle: str) -> bool:
+        name = _CALL.sub("", needle)
+        last = re.split(r"\.|::|#", name)[-1]
+        return any(len(n) >= 3 and _whole(self.text, n) for n in dict.fromkeys((needle, name, last)))
+
+    def _command(self, needle: str) -> bool:
+        if needle in self.text:
+            return True
+        program = needle.split(" ", 1)[0].rsplit("/", 1)[-1]
+        return _whole(self.text, program) and self.says(needle)
 
     def holds(self, fact: Fact) -> bool:
         """Whether ``fact`` survives in this context, by the rules of this module."""
@@ -146,18 +402,20 @@ class Haystack:
         if not needle:
             return True
         kind = fact.kind
-        if kind in ("read_file", "modified_file"):
-            return needle in self.text or (self._cwd is not None and needle.startswith(self._cwd)
-                                           and needle[len(self._cwd):] in self.text)
-        if kind in ("identifier", "number"):
+        if kind == "modified_file":
+            return self._file(needle, self.changes) and self._changed(needle)
+        if kind == "read_file":
+            return self._file(needle, self.text)
+        if kind == "identifier":
+            return self._identifier(needle)
+        if kind == "number":
             return self._word(needle)
         if kind == "url":
             return needle.rstrip("/") in self.text
-        if kind in ("command", "error"):
-            return needle in self.text or (len(needle) > HEAD_CHARS and needle[:HEAD_CHARS] in self.text)
-        if kind == "constraint":
+        if kind == "command":
+            return self._command(needle)
+        if kind in _PROSE_KINDS:
             if needle in self.text:
                 return True
-            words = set(_WORD.findall(needle))
-            return len(words) >= 2 and 4 * len(words & self.words) >= 3 * len(words)
+            return self.says(fact.text)
         return needle in self.text

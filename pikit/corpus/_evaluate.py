@@ -27,9 +27,10 @@ __all__ = ["evaluate_files", "evaluation_rows"]
 
 def _row(file_id: int, session_id: Any, path: str, item: Evaluation) -> tuple[Any, ...]:
     recall = item.recall
+    key = [kept for fact, kept in zip(item.facts, item.kept, strict=True) if fact.importance == "key"]
     return (file_id, session_id, path, item.compaction_id, item.strategy, item.model, item.tokens_before,
-            item.tokens_after, item.tokens_saved, item.compression, len(item.facts), sum(item.kept),
-            recall["overall"], *(recall.get(kind) for kind in FACT_KINDS))
+            item.tokens_after, item.tokens_saved, item.compression, len(item.facts), sum(item.kept), len(key),
+            sum(key), item.key_recall, recall["overall"], *(recall.get(kind) for kind in FACT_KINDS))
 
 
 def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
@@ -44,7 +45,7 @@ def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tupl
     items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions])
     for entry, item in zip(compactions, items, strict=True):
         evaluations.append(_row(file_id, session_id, path, item))
-        facts.extend((file_id, session_id, path, entry.id, f.kind, f.text,
+        facts.extend((file_id, session_id, path, entry.id, f.kind, f.importance, f.text,
                       f.source if isinstance(f.source, str) else None, kept)
                      for f, kept in zip(item.facts, item.kept, strict=True))
     return evaluations, facts

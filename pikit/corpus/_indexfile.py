@@ -43,7 +43,7 @@ __all__ = ["LOCK_WAIT", "MARK", "SCHEMA_VERSION", "CorpusIndexError", "IndexHeld
            "is_full", "is_unwritable", "move_aside", "stored_name", "transaction", "unwritable", "unwritable_reason",
            "words"]
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 MARK = "pikit corpus index 6f1d0c2e9b7a4385"  # meta's 'format' row: the index is pikit's
 LOCK_WAIT = 10.0  # seconds to wait for an index another process holds
 _POLL = 0.1

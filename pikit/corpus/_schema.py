@@ -147,6 +147,9 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         compression    Float64  tokens_before / tokens_after
         facts          Int64    facts of the replaced span (pikit evaluate's rules)
         kept           Int64    facts the context after it still holds
+        key_facts      Int64    the key facts among them (what a follow-up agent needs)
+        key_kept       Int64    key facts the context after it still holds
+        key_recall     Float64  key_kept / key_facts, the headline (<NA> without key facts)
         recall         Float64  kept / facts (<NA> without facts)
     """), *_table("\n".join(f"    recall_{kind}  Float64  recall of the {kind} facts (<NA>: the span has none)"
                             for kind in FACT_KINDS))),
@@ -154,7 +157,9 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         session_id  string   the session
         path        string   the session file
         entry_id    string   the compaction entry
-        kind        string   read_file, modified_file, command, error, identifier, constraint, number or url
+        kind        string   task, decision, finding, progress, constraint, error, modified_file, read_file, command,
+                               identifier, number or url
+        importance  string   key (what a follow-up agent needs) or minor (a detail)
         text        string   the fact as extracted from the replaced span
         source      string   the entry it came from (an earlier compaction for what its summary held)
         kept        boolean  whether the context after the compaction still holds it

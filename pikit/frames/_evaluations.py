@@ -22,8 +22,9 @@ __all__ = ["EVALUATION_COLUMNS", "EVALUATION_FACT_COLUMNS", "evaluation_facts", 
 EVALUATION_FACT_COLUMNS = table("""
     compaction_id  string   the compaction evaluated
     strategy       string   the strategy that made it (pi for a recorded compaction)
-    kind           string   the kind of fact (read_file, modified_file, command, error, identifier,
-                            constraint, number, url)
+    kind           string   the kind of fact (task, decision, finding, progress, constraint, error,
+                            modified_file, read_file, command, identifier, number, url)
+    importance     string   key (what a follow-up agent needs) or minor (a detail)
     text           string   the fact as extracted from the replaced span
     source         string   the entry the fact came from
     kept           boolean  whether the context after the compaction still holds it
@@ -39,6 +40,9 @@ EVALUATION_COLUMNS = (*table("""
     compression    Float64  tokens_before / tokens_after
     facts          Int64    facts extracted from the replaced span
     kept           Int64    facts the context after it still holds
+    key_facts      Int64    the key facts among them
+    key_kept       Int64    key facts the context after it still holds
+    key_recall     Float64  key_kept / key_facts, the headline (<NA> without key facts)
     recall         Float64  kept / facts (<NA> without facts)
 """), *table("\n".join(f"    recall_{kind}  Float64  recall of the {kind} facts (<NA> when the span has none)"
                         for kind in FACT_KINDS), group="recall"))
@@ -72,9 +76,11 @@ def evaluations(source: SessionTree | Evaluation | Iterable[Evaluation]) -> pd.D
     rows: list[dict[str, Any]] = []
     for item in _items(source):
         recall = item.recall
+        key = [k for f, k in zip(item.facts, item.kept, strict=True) if f.importance == "key"]
         rows.append({"compaction_id": item.compaction_id, "strategy": item.strategy, "model": item.model,
                      "tokens_before": item.tokens_before, "tokens_after": item.tokens_after,
                      "tokens_saved": item.tokens_saved, "compression": item.compression,
-                     "facts": len(item.facts), "kept": sum(item.kept), "recall": recall["overall"],
+                     "facts": len(item.facts), "kept": sum(item.kept), "key_facts": len(key),
+                     "key_kept": sum(key), "key_recall": item.key_recall, "recall": recall["overall"],
                      **{f"recall_{kind}": recall.get(kind) for kind in FACT_KINDS}})
     return build(rows, EVALUATION_COLUMNS)

@@ -10,6 +10,8 @@ to the core so that compaction never depends on this layer):
 - :func:`get_summarizer`: one of them by name; :func:`build_prompt`: pikit's instruction texts;
 - :func:`probe`: the probes of one compaction (:class:`ProbeResult`, :class:`Probe`):
   questions a model writes from the span a compaction replaced and answers from what it left;
+- :func:`judge`: a model's verdict on each fact of an evaluation (does the context after the
+  compaction still hold it?), in place of pikit's rules;
 - :func:`lookup_model` and :func:`model_catalog`: context windows, output limits and prices of
   models, resolved as Pi resolves them (its built-in catalogs, ``models-store.json``,
   ``models.json``); an unknown model is ``None``, never a guessed window.
@@ -27,6 +29,7 @@ from .. import _lazy
 
 if typing.TYPE_CHECKING:
     from ._anthropic import AnthropicSummarizer as AnthropicSummarizer
+    from ._judge import FACTS_PER_CALL as FACTS_PER_CALL, judge as judge
     from ._models import (
         ModelCatalog as ModelCatalog,
         ModelInfo as ModelInfo,
@@ -39,6 +42,7 @@ if typing.TYPE_CHECKING:
     from ._pricing import CostTier as CostTier, Pricing as Pricing, usage_with_cost as usage_with_cost
     from ._probes import (
         MAX_GRADE as MAX_GRADE,
+        MAX_PROMPT_CHARS as MAX_PROMPT_CHARS,
         PROBE_KINDS as PROBE_KINDS,
         Probe as Probe,
         ProbeClient as ProbeClient,

@@ -1,8 +1,9 @@
 """Probes: questions a model asks of a replaced span and answers from the compacted context alone.
 
 The deterministic evaluation (:func:`pikit.evaluate`) matches facts by rule; probes measure
-what a model can still *do* with the context after a compaction. Three calls per compaction,
-each through a client's :meth:`~pikit.llm._client.HTTPSummarizer.complete`:
+what a model can still *do* with the context after a compaction. Four calls per compaction
+(three when the context has no summary), each through a client's
+:meth:`~pikit.llm._client.HTTPSummarizer.complete`:
 
 1. **questions**: the model reads the replaced span and writes questions of four kinds, each
    with its reference answer taken from the span (:data:`PROBE_KINDS`: ``recall`` — the
@@ -11,12 +12,20 @@ each through a client's :meth:`~pikit.llm._client.HTTPSummarizer.complete`:
    what was decided and why);
 2. **answers**: the model reads only the compacted context (summary and kept messages) and
    answers every question, ``unknown`` when the context does not hold the answer;
-3. **grades**: the model grades each answer against its reference on pikit's rubric, 0 to
-   :data:`MAX_GRADE`.
+3. **answers from the summary alone**: the same, from the summary without the kept messages
+   (a continuation question the kept messages answer says nothing of the summary); without a
+   summary every answer is ``unknown`` and no call is made;
+4. **grades**: the model grades every answer against its reference on pikit's rubric, 0 to
+   :data:`MAX_GRADE`. Abstaining beats a wrong answer: ``unknown`` gets 1, a wrong answer 0.
+
+Each text sent is bounded: a span or context longer than :data:`MAX_PROMPT_CHARS` characters
+(serialized) keeps its first quarter and its last three quarters of that, with a line saying
+how much was left out between them.
 
 :attr:`ProbeResult.scores` maps ``"overall"`` and each kind asked to the mean grade divided by
-:data:`MAX_GRADE` (0 to 1). A failed call or an answer that is not the JSON asked for raises
-:class:`~pikit.errors.SummarizerError` (the client's own errors pass through unchanged).
+:data:`MAX_GRADE` (0 to 1), answered from the whole context; :attr:`ProbeResult.summary_scores`
+the same, answered from the summary alone. A failed call or an answer that is not the JSON asked
+for raises :class:`~pikit.errors.SummarizerError` (the client's own errors pass through unchanged).
 """
 
 from __future__ import annotations
@@ -34,13 +43,16 @@ from pikit.compaction._evaluation import Evaluation, compaction_span
 from pikit.compaction._summarizer import SummaryResult
 from pikit.errors import SummarizerOutputError
 
-__all__ = ["MAX_GRADE", "PROBE_KINDS", "Probe", "ProbeClient", "ProbeResult", "probe"]
+__all__ = ["MAX_GRADE", "MAX_PROMPT_CHARS", "PROBE_KINDS", "Probe", "ProbeClient", "ProbeResult", "probe"]
 
 PROBE_KINDS = ("recall", "artifact", "continuation", "decision")
 """The kinds of probe question, in the order reports list them."""
 
 MAX_GRADE = 5
 """The highest grade of the rubric (a grade is a whole number from 0 to this)."""
+
+MAX_PROMPT_CHARS = 240_000
+"""The most characters of a span or a context sent in one prompt (about 60,000 tokens)."""
 
 _SYSTEM = ("You test whether a compacted coding-agent context still holds what the agent needs. "
            "You answer with one JSON object and nothing else: no prose, no code fence.")
@@ -80,9 +92,9 @@ _GRADES = """Grade each answer against its reference answer on this rubric:
 5: it holds everything the reference holds (the exact names, paths, commands, numbers)
 4: it holds the essentials; a minor detail is missing or loose
 3: partly right; an important detail is missing or vague
-2: mostly vague, or mostly missing
-1: on the topic, but wrong
-0: "unknown", wrong, or no answer
+2: mostly vague, or mostly missing, but nothing in it is wrong
+1: "unknown", or no answer (abstaining is better than a wrong answer)
+0: wrong: it states something the reference contradicts
 
 {items}
 
@@ -103,13 +115,16 @@ class ProbeClient(Protocol):
 class Probe:
     """One question: its ``kind`` (one of :data:`PROBE_KINDS`), the ``question``, the ``reference``
     answer from the replaced span, the ``answer`` from the compacted context and its ``score``
-    (the rubric's grade, 0 to :data:`MAX_GRADE`)."""
+    (the rubric's grade, 0 to :data:`MAX_GRADE`), the ``summary_answer`` from the summary alone and
+    its ``summary_score``."""
 
     kind: str
     question: str
     reference: str
     answer: str
     score: int
+    summary_answer: str = "unknown"
+    summary_score: int = 1
 
 
 @dataclass(frozen=True)
@@ -120,23 +135,37 @@ class ProbeResult:
     model: str | None
     probes: list[Probe]
 
-    @property
-    def scores(self) -> dict[str, float | None]:
-        """``"overall"`` and each kind asked → mean grade / :data:`MAX_GRADE` (``None``: no question)."""
+    def _scores(self, summary: bool) -> dict[str, float | None]:
         def mean(grades: list[int]) -> float | None:
             return sum(grades) / (len(grades) * MAX_GRADE) if grades else None
 
-        out: dict[str, float | None] = {"overall": mean([p.score for p in self.probes])}
+        def grade(p: Probe) -> int:
+            return p.summary_score if summary else p.score
+
+        out: dict[str, float | None] = {"overall": mean([grade(p) for p in self.probes])}
         for kind in PROBE_KINDS:
-            grades = [p.score for p in self.probes if p.kind == kind]
+            grades = [grade(p) for p in self.probes if p.kind == kind]
             if grades:
                 out[kind] = mean(grades)
         return out
 
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """``"overall"`` and each kind asked → mean grade / :data:`MAX_GRADE`, answered from the whole compacted
+        context (``None``: no question)."""
+        return self._scores(False)
+
+    @property
+    def summary_scores(self) -> dict[str, float | None]:
+        """The same as :attr:`scores`, answered from the summary alone."""
+        return self._scores(True)
+
     def records(self) -> list[dict[str, Any]]:
-        """One dict per probe: ``kind``, ``question``, ``reference``, ``answer``, ``score``."""
+        """One dict per probe: ``kind``, ``question``, ``reference``, ``answer``, ``score``, ``summaryAnswer``,
+        ``summaryScore``."""
         return [{"kind": p.kind, "question": p.question, "reference": p.reference, "answer": p.answer,
-                 "score": p.score} for p in self.probes]
+                 "score": p.score, "summaryAnswer": p.summary_answer, "summaryScore": p.summary_score}
+                for p in self.probes]
 
 
 _FENCE_OPENING = re.compile(r"```[\w-]*[ \t]*")
@@ -203,24 +232,45 @@ def _numbered(lines: Sequence[str]) -> str:
     return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
 
 
+def bounded(text: str, limit: int = MAX_PROMPT_CHARS) -> str:
+    """``text`` cut to about ``limit`` characters: its first quarter and last three quarters of that, and a line
+    saying how many characters were left out between them."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit // 4, limit - limit // 4
+    return f"{text[:head]}\n\n[… {len(text) - head - tail:,} characters left out …]\n\n{text[-tail:]}"
+
+
+def _conversation(messages: Sequence[Mapping[str, Any]]) -> str:
+    return bounded(serialize_conversation(to_model_messages(messages)))
+
+
+def _answered(client: ProbeClient, context: Sequence[Mapping[str, Any]], questions: list[str]) -> list[str]:
+    text = client.complete(_SYSTEM, _ANSWERS.format(context=_conversation(context), questions=_numbered(questions)))
+    return _answers(text.text, len(questions))
+
+
 def run_probes(span: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str, Any]], *, client: ProbeClient,
                per_kind: int = 2, compaction_id: Any = None) -> ProbeResult:
     """Probe one compaction from its replaced messages (``span``) and the messages after it (``context``)."""
     if isinstance(per_kind, bool) or not isinstance(per_kind, int) or per_kind < 1:
         raise ValueError(f"per_kind must be a whole number of at least 1, not {per_kind!r}")
-    asked = client.complete(_SYSTEM, _QUESTIONS.format(span=serialize_conversation(to_model_messages(span)),
-                                                       per_kind=per_kind))
+    asked = client.complete(_SYSTEM, _QUESTIONS.format(span=_conversation(span), per_kind=per_kind))
     questions = _questions(asked.text)
     if not questions:
         return ProbeResult(compaction_id, asked.model, [])
-    answered = client.complete(_SYSTEM, _ANSWERS.format(
-        context=serialize_conversation(to_model_messages(context)), questions=_numbered([q for _, q, _ in questions])))
-    answers = _answers(answered.text, len(questions))
+    texts = [q for _, q, _ in questions]
+    answers = _answered(client, context, texts)
+    summary = [m for m in context if m.get("role") in ("compactionSummary", "branchSummary")]
+    alone = _answered(client, summary, texts) if summary else ["unknown"] * len(questions)
     items = "\n\n".join(f"Question {i}: {q}\nReference: {r}\nAnswer: {a}"
-                        for i, ((_, q, r), a) in enumerate(zip(questions, answers, strict=True), 1))
-    grades = _grades(client.complete(_SYSTEM, _GRADES.format(items=items)).text, len(questions))
-    return ProbeResult(compaction_id, asked.model, [Probe(k, q, r, a, g) for (k, q, r), a, g
-                                                    in zip(questions, answers, grades, strict=True)])
+                        for i, ((_, q, r), a) in enumerate(zip([*questions, *questions], [*answers, *alone],
+                                                                strict=True), 1))
+    grades = _grades(client.complete(_SYSTEM, _GRADES.format(items=items)).text, 2 * len(questions))
+    count = len(questions)
+    return ProbeResult(compaction_id, asked.model, [
+        Probe(k, q, r, a, g, s, h) for (k, q, r), a, g, s, h
+        in zip(questions, answers, grades[:count], alone, grades[count:], strict=True)])
 
 
 def probe(session: SessionTree, compaction: Any, *, client: ProbeClient, per_kind: int = 2) -> ProbeResult:
@@ -229,7 +279,7 @@ def probe(session: SessionTree, compaction: Any, *, client: ProbeClient, per_kin
     ``compaction`` is a compaction entry's id (or a unique prefix of one), the
     :class:`~pikit.compaction.Evaluation` of a recorded one, or a :class:`~pikit.compaction.CompactionResult`
     pikit built for ``session``; the span and the context are those :func:`pikit.evaluate`
-    reads. ``per_kind`` is the most questions asked of each kind. Three calls; a failed one, or
+    reads. ``per_kind`` is the most questions asked of each kind. Four calls; a failed one, or
     an answer that is not the JSON asked for, raises :class:`~pikit.errors.SummarizerError`.
 
     >>> result = probe(session, "c1", client=OpenAISummarizer("gpt-4.1-mini"))   # doctest: +SKIP

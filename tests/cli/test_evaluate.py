@@ -21,8 +21,9 @@ def _write(path: Path, entries: list[dict]) -> Path:
 
 @pytest.fixture
 def compacted(tmp_path: Path) -> Path:
-    return _write(tmp_path / "c.jsonl", [*_span(), compaction("c9", "u2", 9, "u2", summary="ran pytest; src/app.py",
-                                                              tokens_before=5000)])
+    summary = "ran pytest; changed src/app.py"
+    entries = [*_span(), compaction("c9", "u2", 9, "u2", summary=summary, tokens_before=5000)]
+    return _write(tmp_path / "c.jsonl", entries)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -36,20 +37,27 @@ def test_json(compacted: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and err == ""
     [item] = json.loads(out)["compactions"]
     assert list(item) == ["id", "strategy", "model", "tokensBefore", "tokensAfter", "tokensSaved", "compression",
-                          "recall", "facts"]
+                          "keyRecall", "recall", "judgedBy", "facts"]
+    assert item["judgedBy"] is None
+    key = [f["kept"] for f in item["facts"] if f["importance"] == "key"]
+    assert item["keyRecall"] == sum(key) / len(key) and {f["importance"] for f in item["facts"]} == {"key", "minor"}
     assert item["id"] == "c9" and item["strategy"] == "pi" and item["tokensBefore"] == 5000
     assert item["tokensSaved"] == 5000 - item["tokensAfter"]
     assert item["recall"]["modified_file"] == 1 and item["recall"]["read_file"] == 0
-    assert {"kind": "modified_file", "text": "src/app.py", "source": "a2", "kept": True} in item["facts"]
+    assert {"kind": "modified_file", "importance": "key", "text": "src/app.py", "source": "a2",
+            "kept": True} in item["facts"]
     assert set(item["recall"]) == {"overall", *{f["kind"] for f in item["facts"]}}
 
 
 def test_plain_lists_the_lost_facts(compacted: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "evaluate", str(compacted))
     assert code == 0
-    assert out.splitlines()[0].startswith("compaction c9 (pi, anthropic/claude): ")
-    assert "  lost (" in out
-    assert re.search(r"^    read_file +a1 +/repo/src/loader\.py$", out, re.MULTILINE)
+    assert re.match(r"compaction c9 \(pi, anthropic/claude\): \d+ of \d+ key facts kept \(\d+%\); \d+ of \d+ facts "
+                    r"in all \(\d+%\)", out.splitlines()[0])
+    assert "  lost (" in out and "key facts first" in out
+    assert re.search(r"^    read_file +minor +a1 +/repo/src/loader\.py$", out, re.MULTILINE)
+    lost = out.split("lost (")[1].splitlines()[1:]
+    assert [line.split()[1] for line in lost] == sorted((line.split()[1] for line in lost), key=lambda w: w != "key")
     assert "src/app.py" not in out.split("lost (")[1]
 
 

@@ -48,7 +48,7 @@ def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
     folder.mkdir()
     path = folder / "a.jsonl"
     header = {"type": "session", "version": 3, "id": "s", "timestamp": ts(0), "cwd": "/w"}
-    lines = [header, user("u1", None, 1, "Use `alpha_beta` please."), user("u2", "u1", 2, "more"),
+    lines = [header, user("u1", None, 1, "The name is `alpha_beta`."), user("u2", "u1", 2, "more"),
              compaction("c1", "u2", 3, "u2", summary="nothing")]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     with Corpus.open(folder, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:

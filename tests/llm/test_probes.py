@@ -29,15 +29,19 @@ QUESTIONS = [
     {"kind": "continuation", "question": "Which test still fails?", "reference": "tests/test_loader.py::test_parse"},
 ]
 # The questions come back ordered by kind: recall, artifact, continuation, decision.
-ANSWERS = ["unknown", "src/app.py", "unknown", "unknown"]
-GRADES = [0, 5, 1, 2]
+ANSWERS = ["unknown", "src/app.py", "src/main.py", "unknown"]
+ALONE = ["unknown", "src/app.py", "unknown", "unknown"]
+# Abstaining beats a wrong answer: "unknown" gets 1, the wrong continuation answer 0.
+GRADES = [1, 5, 0, 1]
+ALONE_GRADES = [1, 5, 1, 1]
 
 
 def _reply(key: str, value: Any) -> Step:
     return Step("ok", text=json.dumps({key: value}))
 
 
-PHASES = (_reply("questions", QUESTIONS), _reply("answers", ANSWERS), _reply("grades", GRADES))
+PHASES = (_reply("questions", QUESTIONS), _reply("answers", ANSWERS), _reply("answers", ALONE),
+          _reply("grades", GRADES + ALONE_GRADES))
 DEEP = "[" * 100_000 + "]" * 100_000  # deeper than any recursive parser or repr goes
 # Answers that once cost the whole evaluation: nesting past the recursion limit, and a code fence
 # left open over many lines, which a backtracking expression took minutes to refuse.
@@ -83,16 +87,43 @@ def test_three_phases_and_the_scores(server: FakeLLMServer, monkeypatch: pytest.
     assert [p.kind for p in result.probes] == ["recall", "artifact", "continuation", "decision"]
     assert [p.score for p in result.probes] == GRADES
     assert result.records()[1] == {"kind": "artifact", "question": "Which file was edited?",
-                                   "reference": "src/app.py", "answer": "src/app.py", "score": 5}
-    assert result.scores == {"overall": sum(GRADES) / (4 * MAX_GRADE), "recall": 0.0, "artifact": 1.0,
-                             "continuation": 0.2, "decision": 0.4}
-    assert len(server.requests) == 3
-    asked, answered, graded = (_user_prompt(server, i) for i in range(3))
+                                   "reference": "src/app.py", "answer": "src/app.py", "score": 5,
+                                   "summaryAnswer": "src/app.py", "summaryScore": 5}
+    assert result.scores == {"overall": sum(GRADES) / (4 * MAX_GRADE), "recall": 0.2, "artifact": 1.0,
+                             "continuation": 0.0, "decision": 0.2}
+    assert result.summary_scores["continuation"] == 0.2 and result.summary_scores["overall"] == 0.4
+    assert len(server.requests) == 4
+    asked, answered, alone, graded = (_user_prompt(server, i) for i in range(4))
+    assert SUMMARY in alone and "Thanks, go on." not in alone                     # the summary alone
+    assert "Question 8: Which file must stay untouched?" in graded
     assert "KeyError: 'port'" in asked and "/repo/src/loader.py" in asked       # the replaced span
     assert SUMMARY in answered and "Thanks, go on." in answered                  # the compacted context alone
     assert "KeyError" not in answered and "/repo/src/loader.py" not in answered
     assert "1. Which error did the tests end with?" in answered
     assert "Reference: setup.cfg\nAnswer: unknown" in graded
+
+
+def test_a_long_span_is_bounded() -> None:
+    from pikit.llm._probes import MAX_PROMPT_CHARS, bounded
+
+    text = "a" * 10 + "b" * (3 * MAX_PROMPT_CHARS) + "c" * 10
+    cut = bounded(text)
+    assert len(cut) < MAX_PROMPT_CHARS + 100 and cut.startswith("a" * 10) and cut.endswith("c" * 10)
+    assert "characters left out" in cut and bounded("short") == "short"
+
+
+def test_without_a_summary_the_summary_answers_are_unknown_without_a_call(server: FakeLLMServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.llm._probes import run_probes
+
+    monkeypatch.setenv("OPENAI_API_KEY" if server.wire == "openai" else "ANTHROPIC_API_KEY", TEST_KEY)
+    server.script(PHASES[0], PHASES[1], _reply("grades", [*GRADES, 1, 1, 1, 1]))
+    with _client(server) as client:
+        result = run_probes([{"role": "user", "content": "x"}],
+                            [{"role": "user", "content": "kept"}], client=client)
+    assert len(server.requests) == 3
+    assert [p.summary_answer for p in result.probes] == ["unknown"] * 4
+    assert result.summary_scores["overall"] == 0.2
 
 
 @pytest.mark.parametrize("failure", [status(500), MALFORMED, OK, _reply("questions", [{"kind": "mood"}]),
@@ -163,10 +194,11 @@ def test_cli_json_adds_the_probes(server: FakeLLMServer, compacted: Path, capsys
     [item] = json.loads(out)["compactions"]
     probes = item.pop("probes")
     assert item == plain
-    assert list(probes) == ["model", "questions", "scores"]
+    assert list(probes) == ["model", "questions", "scores", "summaryScores"]
     assert probes["model"] == f"{server.wire}/test-model"
     assert [q["score"] for q in probes["questions"]] == GRADES
-    assert list(probes["questions"][0]) == ["kind", "question", "reference", "answer", "score"]
+    assert list(probes["questions"][0]) == ["kind", "question", "reference", "answer", "score", "summaryAnswer",
+                                            "summaryScore"]
     assert probes["scores"]["artifact"] == 1.0
     assert TEST_KEY not in out
 
@@ -177,8 +209,9 @@ def test_cli_plain_prints_a_probe_section(server: FakeLLMServer, compacted: Path
     server.script(*PHASES)
     code, out, _ = _evaluate(capsys, server, compacted)
     assert code == 0
-    assert f"  probes ({server.wire}/test-model): 40% overall, 4 questions" in out
-    assert "    5/5  artifact      Which file was edited?" in out
+    assert f"  probes ({server.wire}/test-model): 35% overall from the context, 40% from the summary alone, " \
+           "4 questions" in out
+    assert "    5/5 5/5  artifact      Which file was edited?" in out
 
 
 @pytest.mark.parametrize("failure", [status(500), MALFORMED, HANG, *HOSTILE.values()],
@@ -214,4 +247,4 @@ def test_an_evaluation_or_a_compaction_pikit_ran(server: FakeLLMServer, monkeypa
     with _client(server) as client:
         assert probe(session, evaluation, client=client).compaction_id == "c9"
         assert probe(session, ran, client=client).compaction_id == ran.entry["id"]
-    assert str(ran.entry["summary"])[:40] in _user_prompt(server, 4)
+    assert str(ran.entry["summary"])[:40] in _user_prompt(server, 5)

@@ -24,7 +24,9 @@ def evaluation(item: Evaluation) -> dict[str, Any]:
         "tokensAfter": item.tokens_after,
         "tokensSaved": item.tokens_saved,
         "compression": item.compression,
+        "keyRecall": item.key_recall,
         "recall": item.recall,
+        "judgedBy": item.judged_by,
         "facts": item.records(),
     }
 
@@ -38,7 +40,9 @@ def with_probes(data: dict[str, Any], probes: list[ProbeResult | str] | None) ->
 
 
 def probe_object(result: ProbeResult | str) -> dict[str, Any]:
-    """``{"model", "questions", "scores"}`` of one compaction's probes, or ``{"error"}`` when they failed."""
+    """``{"model", "questions", "scores", "summaryScores"}`` of one compaction's probes, or ``{"error"}`` when they
+    failed."""
     if isinstance(result, str):
         return {"error": result}
-    return {"model": result.model, "questions": result.records(), "scores": result.scores}
+    return {"model": result.model, "questions": result.records(), "scores": result.scores,
+            "summaryScores": result.summary_scores}

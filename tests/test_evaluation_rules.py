@@ -1,0 +1,187 @@
+"""The rules of fact extraction and matching, one case each: the kinds a follow-up agent needs, the noise left
+out, and what counts as kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pikit.compaction import Fact, evaluate_span, extract_facts
+from pikit.compaction._factrules import command_weight, sentences, summary_sections, task_sentence
+from pikit.compaction._kept import Haystack
+
+
+def _facts(*messages: dict[str, Any]) -> list[Fact]:
+    return extract_facts([(f"e{i}", m) for i, m in enumerate(messages)])
+
+
+def _texts(facts: list[Fact], kind: str) -> list[str]:
+    return [f.text for f in facts if f.kind == kind]
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _assistant(text: str = "", **call: Any) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if call:
+        name = call.pop("name")
+        content.append({"type": "toolCall", "id": "t", "name": name, "arguments": call})
+    return {"role": "assistant", "content": content}
+
+
+def _bash(command: str, output: str, code: int = 0) -> dict[str, Any]:
+    return {"role": "bashExecution", "command": command, "output": output, "exitCode": code}
+
+
+def _holds(kind: str, text: str, context: str, **kwargs: Any) -> bool:
+    return Haystack(context, **kwargs).holds(Fact(kind, text, "x"))
+
+
+@pytest.mark.parametrize(("sentence", "task"), [
+    ("ok, create a branch refactor", True), ("I want you to do a deep analysis", True),
+    ("can we put more stuff into that?", True), ("Why does src/index.ts fail on a cold start?", True),
+    ("ok, this looks amazing, start implementing", True), ("I'd like to refactor the auth module.", True),
+    ("will this also allow us to test the agent core?", False), ("do we load them once?", False),
+    ("i feel like this is one big mess", False)])
+def test_a_task_is_a_request_in_the_users_words(sentence: str, task: bool) -> None:
+    assert task_sentence(sentence) is task
+
+
+def test_kinds_a_follow_up_agent_needs() -> None:
+    facts = _facts(
+        _user("ok, create a branch refactor. Will this work? You must never touch setup.cfg."),
+        _assistant("We'll use a dict instead of a list, because lookups are faster. Found the cause. "
+                   "The issue is the cache key. Fixed the parser in `load_cfg`. Now let me look."),
+        _bash('git commit -m "WP1: extract the loader"', "[main 1a2b] WP1"),
+        _bash("pytest -q", "....\n4 passed in 0.1s"),
+    )
+    assert _texts(facts, "task") == ["ok, create a branch refactor."]
+    assert _texts(facts, "decision") == ["We'll use a dict instead of a list, because lookups are faster."]
+    assert _texts(facts, "finding") == ["Found the cause.", "The issue is the cache key.", "4 passed in 0.1s"]
+    assert _texts(facts, "progress") == ["Fixed the parser in `load_cfg`.", "WP1: extract the loader"]
+    assert _texts(facts, "constraint") == ["You must never touch setup.cfg."]
+    assert _texts(facts, "command") == ["pytest -q"]  # the commit is progress, not a command
+    assert {f.kind: f.importance for f in facts}["identifier"] == "minor"
+    assert {f.importance for f in facts if f.kind in ("task", "decision", "finding", "progress")} == {"key"}
+
+
+def test_an_earlier_test_run_is_superseded_by_the_last() -> None:
+    facts = _facts(_bash("pytest", "1 failed, 3 passed"), _bash("pytest", "4 passed"))
+    assert [(f.text, f.importance) for f in facts if f.kind == "finding"] == [("1 failed, 3 passed", "minor"),
+                                                                              ("4 passed", "key")]
+
+
+def test_a_ticked_checklist_item_is_progress() -> None:
+    facts = _facts(_assistant(name="edit", path="PLAN.md", oldText="- [ ] Add the parser",
+                              newText="- [x] Add the parser"))
+    assert [(f.kind, f.text, f.importance) for f in facts if f.kind == "progress"] == [
+        ("progress", "done: Add the parser", "minor")]
+
+
+def test_exploratory_commands_are_noise_and_builds_are_key() -> None:
+    assert command_weight('cd /repo && grep -n "a\\|b" src/x.ts | head -20') is None
+    assert command_weight("tail -30 log.txt") is None and command_weight("mkdir -p src/core") is None
+    assert command_weight("git status --short && git log --oneline -3") is None
+    assert command_weight("cd /repo && npm run check") == "key"
+    assert command_weight("git checkout -b refactor") == "key"
+    assert command_weight("cp a.ts b.ts") == "minor"
+    facts = _facts(_bash("npm run check 2>&1 | head -50", "ok"), _bash("npm run check 2>&1 | tail -20", "ok"))
+    assert _texts(facts, "command") == ["npm run check"]  # one command, however its output was cut
+
+
+def test_sentences_are_not_split_at_abbreviations() -> None:
+    assert sentences("if we do e.g. compact or branch, listeners must stay. Then go on.") == [
+        "if we do e.g. compact or branch, listeners must stay.", "Then go on."]
+    assert sentences("1. Keep the old code. 2. Write the tests.") == ["1. Keep the old code.", "2. Write the tests."]
+    assert _texts(_facts(_user("Plan:\n1. Keep the old code around.\n- write the tests first")), "task") == [
+        "Keep the old code around.", "write the tests first"]
+    facts = _facts(_user("if we do e.g. compact or branch, those listeners should still be there"))
+    assert _texts(facts, "constraint") == ["if we do e.g. compact or branch, those listeners should still be there"]
+
+
+def test_code_spans_pair_in_order_and_english_words_are_not_names() -> None:
+    facts = _facts(_user("Use `a` or `load_cfg` and `x` then `with`."),
+                   _assistant(name="write", path="a.md", content="an interface with the loader\nclass Loader:\n"))
+    assert _texts(facts, "identifier") == ["load_cfg", "Loader"]  # not " or ", "with", nor "with" from prose
+
+
+def test_the_error_is_the_line_that_says_what_failed() -> None:
+    output = "> pi-monorepo@0.0.3 check\n> tsc\n\nsrc/a.ts(3,1): error TS2305: no exported member 'Q'.\nexit 2"
+    assert _texts(_facts(_bash("npm run check", output, code=2)), "error") == [
+        "src/a.ts(3,1): error TS2305: no exported member 'Q'."]
+    assert _texts(_facts(_bash("make", "> pkg@1.0.0 build\nsomething odd\nstopped here", code=1)), "error") == [
+        "stopped here"]
+
+
+def test_line_numbers_and_short_numbers_are_not_facts() -> None:
+    facts = _facts(_user("main.ts (~1100 lines), see line 2048 and :4096, runs 946-1116, port 8080, 100%, v1.2.3"))
+    assert _texts(facts, "number") == ["8080", "v1.2.3"]
+
+
+def test_an_earlier_summary_is_read_by_its_sections() -> None:
+    summary = ("## Goal\nRefactor the loader.\n\n## Constraints & Preferences\n- Never touch setup.cfg\n\n"
+               "## Key Decisions\n- **Plain modules** over classes\n\n## Next Steps\n1. Write the tests\n\n"
+               "## Critical Context\n- (none)\n")
+    assert summary_sections(summary) == [("task", "Refactor the loader."), ("constraint", "Never touch setup.cfg"),
+                                         ("decision", "**Plain modules** over classes"),
+                                         ("progress", "Write the tests")]
+    facts = _facts({"role": "compactionSummary", "summary": summary})
+    assert _texts(facts, "constraint") == ["Never touch setup.cfg"] and _texts(facts, "task") == [
+        "Refactor the loader."]
+
+
+def test_names_match_with_calls_and_qualifiers() -> None:
+    assert _holds("identifier", "TuiRenderer.executeBash()", "it calls executeBash(command) once")
+    assert _holds("identifier", "executeBash", "see Session.executeBash() for it")
+    assert not _holds("identifier", "parse", "the parser runs")
+
+
+def test_paths_match_by_package_relative_tail_and_unique_base_name() -> None:
+    path = "/Users/x/pi-mono/packages/agent/src/core/agent-session.ts"
+    assert _holds("read_file", path, "see src/core/agent-session.ts")
+    assert _holds("read_file", path, "the class lives in `agent-session.ts`")
+    assert not _holds("read_file", path, "the class lives in `agent-session.ts`", ambiguous=["agent-session.ts"])
+
+
+def test_a_changed_file_is_kept_only_where_the_context_says_it_changed() -> None:
+    read_only = "<read-files>\nsrc/a.py\n</read-files>"
+    assert not _holds("modified_file", "src/a.py", read_only)
+    assert not _holds("modified_file", "src/a.py", "`src/a.py` keeps the cache in a module-level index.")
+    assert _holds("modified_file", "src/a.py", "<modified-files>\nsrc/a.py\n</modified-files>")
+    assert _holds("modified_file", "src/a.py", "Nothing else uses it, so the change stays local to `src/a.py`.")
+    assert _holds("modified_file", "src/a.py", "**New files:**\n- `src/b.py`\n- `src/a.py` (88 lines)")
+    kept_edit = evaluate_span([("e1", _assistant(name="edit", path="src/a.py", oldText="a", newText="b"))],
+                              [_assistant(name="edit", path="src/a.py", oldText="b", newText="c")],
+                              tokens_before=2, tokens_after=1, strategy="test")
+    assert kept_edit.kept == [True]
+
+
+def test_a_command_is_kept_by_its_words_not_by_its_cd_prefix() -> None:
+    command = "cd /Users/someone/workspaces/a-rather-long-repository-name && git checkout -b refactor"
+    assert not _holds("command", command, "cd /Users/someone/workspaces/a-rather-long-repository-name && ls")
+    assert _holds("command", "cd /repo && npm run check", "Run `npm run check` after each step.")
+    assert _holds("command", "cd /repo && npm run check", "npm run check")
+
+
+def test_a_sentence_is_kept_by_its_words_names_and_numbers() -> None:
+    assert _holds("constraint", "The HTTP contract is frozen: paths, status codes and cookie names",
+                  "Paths, status codes and cookie names of the HTTP contract stay frozen.")
+    assert not _holds("finding", "Nothing else uses the index, so the change stays local to `a.py`.",
+                      "Nothing else uses the session, so the change stays local to `a.py`.")
+    assert not _holds("finding", "Tests 8 failed | 34 passed (42)", "Tests 3 failed | 16 passed (19)")
+    assert _holds("finding", "Tests 8 failed | 34 passed (42)", "Tests 8 failed | 34 passed (42)")
+    assert _holds("progress", "done: Add `setModel()` method", "## API\nsetModel(model), cycleModel()")
+    assert not _holds("progress", "done: Add `ModelCycleResult` interface", "## API\nsetModel(model)")
+
+
+def test_key_recall_is_over_key_facts() -> None:
+    evaluation = evaluate_span([("e1", _user("Please fix the loader. See `load_cfg`."))],
+                               [_user("load_cfg")], tokens_before=2, tokens_after=1, strategy="test")
+    assert [(f.kind, f.importance) for f in evaluation.facts] == [("task", "key"), ("identifier", "minor")]
+    assert evaluation.kept == [False, True]
+    assert evaluation.key_recall == 0.0 and evaluation.recall["overall"] == 0.5
+    assert "0/1 key facts kept (0%), 1/2 facts (50%)" in repr(evaluation)
+    assert evaluation.records()[0]["importance"] == "key"
