@@ -105,7 +105,7 @@ def test_a_scheduler_without_workers(root: Path, tmp_path: Path, monkeypatch: py
         with pytest.raises(PikitError, match=r"^the Dask scheduler has had no workers for 1 s; start some: "
                                              r"dask worker tcp://127\.0\.0\.1:\d+$"):
             Corpus.open(root, index=index, client=client)
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 30  # (a hang guard; the message names the 1 s bound)
     with Corpus.open(root, index=index, workers=1) as corpus:  # the append is read locally
         assert corpus.last_scan is not None and corpus.last_scan.read_appended == 1
 
@@ -125,7 +125,7 @@ def test_workers_that_stop_answering(root: Path, tmp_path: Path, monkeypatch: py
             with pytest.raises(PikitError, match=r"^no result from the Dask workers for 2 s \(\d+ of 37 files read; "
                                                  r"the index keeps them\); run again to read the rest$"):
                 _scan(root, index, client, _after_the_first_file(stop_workers))
-            assert time.monotonic() - started < 20
+            assert time.monotonic() - started < 45  # (a hang guard)
         finally:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
@@ -164,7 +164,7 @@ def test_every_worker_dying_mid_scan(root: Path, tmp_path: Path, monkeypatch: py
         with pytest.raises(PikitError, match=r"^the Dask scheduler has had no workers for 1 s \(\d+ of 37 files read; "
                                              r"the index keeps them\); start some: dask worker tcp://"):
             _scan(root, index, client, _after_the_first_file(kill_all))
-        assert time.monotonic() - started < 20
+        assert time.monotonic() - started < 45  # (a hang guard)
         wait_without_workers(client)
     _completes_locally(root, index, tmp_path, command_line=True)
 
