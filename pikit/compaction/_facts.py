@@ -10,7 +10,7 @@ Kinds and their rules:
 - ``read_file``: the ``path`` of a ``read`` tool call (and of the ``nestedCalls`` recorded on a
   tool result), unless the span also modifies that path; a ``<read-files>`` list in a summary.
 - ``modified_file``: the ``path`` of a ``write`` or ``edit`` tool call; a ``<modified-files>``
-  list in a summary. These are Pi's own file lists (:class:`~pikit._context.fileops.FileOps`).
+  list in a summary. These are Pi's own file lists (``FileOps``).
 - ``command``: the ``command`` argument of a ``bash`` tool call, and the ``command`` of a
   ``bashExecution`` message (one line: whitespace runs become one space).
 - ``error``: the first non-empty line of a tool result marked ``isError``, and of a
