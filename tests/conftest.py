@@ -13,6 +13,19 @@ SESSIONS = SHARED / "sessions"
 GOLDEN = SHARED / "conformance" / "golden"
 SAMPLES = REPO / "data" / "sample_sessions"
 
+ONE_WORKER = {"jupyter_server": "jupyterlab", "ccusage": "npm-ccusage", "ccusage20": "npm-ccusage20",
+              "pi_install": "npm-pi"}
+"""Session fixtures worth setting up once: the tests that use one run on one worker of ``-n auto --dist loadgroup``."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests of a costly session fixture (a JupyterLab server, an npm install) on one worker."""
+    for item in items:
+        groups = sorted({ONE_WORKER[name] for name in getattr(item, "fixturenames", ()) if name in ONE_WORKER})
+        if groups and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
+
 
 @pytest.fixture(scope="session")
 def shared_sessions() -> Path:
