@@ -26,7 +26,7 @@ from tests.corpus.clusters import Answer, local_cluster, server
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "python.md"  # (its limits and guarantees)
 
 
 def _silent(connection: socket.socket, stopped: threading.Event) -> None:
@@ -51,7 +51,7 @@ def _usage(*argv: str, timeout: float = 120,
 
 def test_a_silent_scheduler_is_given_up_after_the_default_30_s(sample_corpus: Path, tmp_path: Path) -> None:
     assert dask_engine.CONNECT_TIMEOUT == 30
-    assert "no handshake within 30 s" in README.read_text(encoding="utf-8")
+    assert "no handshake within 30 s" in GUIDE.read_text(encoding="utf-8")
     with server(_silent) as port:
         started = time.monotonic()
         result = _usage(str(sample_corpus), "--index", str(tmp_path / "i.duckdb"), "--engine", "dask",

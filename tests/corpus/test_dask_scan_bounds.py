@@ -1,7 +1,7 @@
 """A Dask scan ends in bounded time: no workers, workers that stop answering, workers that die mid-scan.
 
 Real ``LocalCluster`` schedulers, real worker processes (killed and stopped with signals); the
-bounds are lowered here (module constants) except where a test checks the default the README states.
+bounds are lowered here (module constants) except where a test checks the default the guide states.
 What a stopped scan leaves behind, a local scan completes: the same tables and the same usage as a
 fresh local scan.
 """
@@ -27,7 +27,7 @@ from tests.corpus.corpora import assistant, header, user, write
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "python.md"  # (its limits and guarantees)
 FILES = 37  # in the sample corpus
 
 
@@ -81,7 +81,7 @@ def _completes_locally(root: Path, index: Path, tmp_path: Path, command_line: bo
 
 def test_a_scheduler_without_workers_default_bound(root: Path, tmp_path: Path) -> None:
     assert dask_engine.WORKERS_TIMEOUT == 10
-    assert "no workers for 10 s" in README.read_text(encoding="utf-8")
+    assert "no workers for 10 s" in GUIDE.read_text(encoding="utf-8")
     with local_cluster(0) as client:
         started = time.monotonic()
         result = procs.pikit("usage", root, "--index", tmp_path / "i.duckdb", "--engine", "dask",
