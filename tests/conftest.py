@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis judges neither the time of one example (deadline) nor how fast inputs are made
+# (too_slow): on a loaded machine both depend on the load, not on the code.
+settings.register_profile("pikit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("pikit")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared"))

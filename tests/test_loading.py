@@ -415,6 +415,7 @@ def _walk(path: Path) -> tuple[Session, list[str], Any, Any]:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_30000_entry_chain(tmp_path: Path) -> None:
     path = _chain(tmp_path, 30_000)
     s, path_ids, ctx, tree = _walk(path)

@@ -651,6 +651,7 @@ def _check(out: str, kind: str) -> None:
     messages=st.lists(st.one_of(_MESSAGE, _JSON), min_size=1, max_size=12),
     instructions=st.one_of(st.none(), _TEXT),
 )
+@pytest.mark.slow
 def test_random_message_shapes(kind: str, messages: list[Any], instructions: str | None) -> None:
     request = SummaryRequest(kind, "", messages, instructions=instructions)  # type: ignore[arg-type]
     out = OfflineSummarizer().summarize(request).text
@@ -673,6 +674,7 @@ _SUMMARY_LINE = st.one_of(
     previous=st.lists(_SUMMARY_LINE, min_size=1, max_size=30).map("\n".join),
     messages=st.lists(_MESSAGE, max_size=5),
 )
+@pytest.mark.slow
 def test_random_previous_summaries(previous: str, messages: list[Any]) -> None:
     request = SummaryRequest("history", "", messages, previous_summary=previous)
     try:
@@ -699,6 +701,7 @@ def test_every_shared_session(name: str) -> None:
         _check(out, kind)
 
 
+@pytest.mark.slow
 def test_speed_on_a_real_session() -> None:
     messages = session_messages("before-compaction.jsonl")
     assert len(messages) > 900
