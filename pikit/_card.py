@@ -5,7 +5,7 @@ with a heading and a two-column table, a table, a stacked bar with its legend, a
 note. A repr is one line of a bounded length: session text appears in it through ``repr``
 (quotes, control characters shown as escapes) and cut short. In a card every piece of
 session text is escaped, quotes included, with control characters, bidi controls and lone
-surrogates made visible (:func:`pikit._inert.html_text`, here :func:`esc`).
+surrogates made visible (``pikit._inert.html_text``, here :func:`esc`).
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def context_growth(*sources: Any, leaf: Any = CURRENT, context_window: int | Non
     ``sources`` may mix a :class:`~pikit.Session` (the recorded history at
     ``leaf``: Pi's context size at every check point, the all-estimate size dashed, the
     usage recorded on each assistant message as dots, and the compaction entries), one or
-    more :class:`~pikit.compaction._simulate.SimulationResult` (what-if replays), and trace DataFrames
+    more :class:`~pikit.compaction.SimulationResult` (what-if replays), and trace DataFrames
     from :func:`pikit.frames.context_trace` / :func:`pikit.frames.simulation_trace`.
 
     Each compaction event is drawn as a ``v`` marker at its size before compaction (one
@@ -483,7 +483,7 @@ def evaluation(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     each labelled with its recall.
 
     ``df`` is :func:`pikit.frames.evaluation_facts` (one row per fact). The kinds come in
-    :data:`~pikit.compaction._facts.FACT_KINDS` order; with several compactions in ``df``,
+    :data:`~pikit.compaction.FACT_KINDS` order; with several compactions in ``df``,
     each has its own bars, labelled with its id. Two bar containers: ``gid="facts_kept"`` and
     ``gid="facts_lost"``, one bar per (compaction, kind).
     """

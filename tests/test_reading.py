@@ -190,6 +190,7 @@ def _child_peak_rss(code: str, timeout: float = 120) -> tuple[str, int]:
 
 @pytest.mark.timeout(300)
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads peak RSS from /proc")
+@pytest.mark.slow
 def test_an_absurdly_long_line_is_read_past_in_bounded_memory(tmp_path: Path) -> None:
     # 1 GB of zero bytes without a newline (a sparse file: no disk used), between two entries.
     path = tmp_path / "huge-line.jsonl"

@@ -387,6 +387,7 @@ def test_invalid_utf8_is_read_as_node_reads_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_nesting_100k_levels_deep_is_merged_and_reported_without_a_traceback(agent_dir: Path,
                                                                               project: Path) -> None:
     deep = '{"a":' * DEEP + "1" + "}" * DEEP

@@ -43,6 +43,7 @@ def weird(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", ["odd-ids", "odd-roles", "surrogates-and-nul", "bom-first", "bom-later",
                                   "mixed-endings", "everything"])
+@pytest.mark.slow
 def test_no_command_answers_with_a_traceback(weird: dict[str, Path], name: str, tmp_path: Path) -> None:
     path = weird[name]
     index = tmp_path / "i.duckdb"

@@ -123,6 +123,7 @@ def test_in_place_compaction_while_pi_appends_loses_nothing(tmp_path: Path) -> N
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow
 def test_two_in_place_runs_at_once_never_both_compact(tmp_path: Path) -> None:
     reasons = {"another pikit run is appending": 0, "changed since it was loaded": 0, "nothing to compact": 0}
     pairs = 12
@@ -263,6 +264,7 @@ def test_an_interrupted_write_leaves_nothing_behind(tmp_path: Path, shared_sessi
 
 
 # ---------------------------------------------------------------- output mistakes
+@pytest.mark.slow
 def test_output_mistakes_get_one_line(tmp_path: Path) -> None:
     source = _copy(tmp_path)
     leaf = pikit.load(source).leaf_id

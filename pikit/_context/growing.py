@@ -1,13 +1,13 @@
 """A branch projected as it grows, entry by entry.
 
-A replay (:mod:`pikit.compaction._simulate`) appends the entries of a branch one at a time and
+A replay (``pikit.compaction._simulate``) appends the entries of a branch one at a time and
 needs, after each of them, Pi's estimate of the context, its system messages and, now and then,
-the whole :class:`~pikit._context.projected.Projection`. :class:`GrowingProjection` keeps the
-context entries (:func:`~pikit._context.projection.context_entries`), their projected messages
+the whole :class:`~pikit.Projection`. :class:`GrowingProjection` keeps the
+context entries (``context_entries``), their projected messages
 and the figures over them up to date as entries are appended, so an append costs what that entry
 changes (an entry: itself; a context edit: its target; a compaction: the entries it keeps) and
 :meth:`GrowingProjection.projection` costs the size of the context, never the length of the
-branch. What it holds after each append is what :func:`~pikit._context.projection.project_path`
+branch. What it holds after each append is what ``project_path``
 gives for the path so far, entry for entry and message for message.
 """
 

@@ -2,7 +2,7 @@
 
 :class:`Projection` is what :meth:`pikit.Session.context` returns, and :class:`ProjectedEntry`
 one context entry of it; both draw their own notebook card. How a branch becomes a
-projection is :mod:`pikit._context.projection`.
+projection is ``pikit._context.projection``.
 """
 
 from __future__ import annotations

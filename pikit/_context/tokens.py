@@ -2,7 +2,7 @@
 
 Pi's estimate is ``ceil(chars / 4)`` where chars counts UTF-16 code units (see
 :func:`estimate_tokens`). It drives compaction, so it is reproduced exactly. Real token
-counts (tiktoken) live in :mod:`pikit._context.counting`; the usage recorded on assistant messages is
+counts (tiktoken) live in ``pikit._context.counting``; the usage recorded on assistant messages is
 read by :func:`message_usage`.
 """
 

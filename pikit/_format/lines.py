@@ -1,7 +1,7 @@
 """From numbered lines to a header and entries: what a damaged line costs, and what is kept.
 
 A damaged line (malformed JSON, invalid UTF-8 that breaks the JSON, a value that is not
-an object, a line longer than :data:`~pikit._format.reading.MAX_LINE_BYTES`) costs that line
+an object, a line longer than ``MAX_LINE_BYTES``) costs that line
 only and is reported with its line number; ``strict=True`` raises instead. Below
 :data:`KEEP_ALL_BELOW` bytes every entry is kept parsed; in a larger file only the fields the
 index needs are read, and the rest is parsed when first used.

@@ -1,12 +1,12 @@
 """Reading session files: streaming, tolerant of damage, never writing.
 
-A damaged line costs that line only (see :mod:`pikit._format.lines`). Lines are split on ``\\n`` only
+A damaged line costs that line only (see ``pikit._format.lines``). Lines are split on ``\\n`` only
 (U+2028 inside strings is text), so CRLF files load too. The file is opened read-only and
 never modified, not even to repair a truncated last line.
 
 Reading is bounded: only regular files are read (a FIFO or a device such as
-``/dev/zero`` is refused at once), the file is read in chunks of :data:`~pikit._format.reading.CHUNK_SIZE`, and
-at most :data:`~pikit._format.reading.MAX_LINE_BYTES` of one line are held; the rest of a longer line is read
+``/dev/zero`` is refused at once), the file is read in chunks of ``CHUNK_SIZE``, and
+at most ``MAX_LINE_BYTES`` of one line are held; the rest of a longer line is read
 past and the line reported as damaged.
 """
 
@@ -41,7 +41,7 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False,
                  progress: Progress = None, wait_for_last_line: bool = False) -> Parts:
     """Read a session file (read-only) into its parts; :func:`pikit.load` makes them a session.
 
-    ``progress`` (:mod:`pikit._progress`): by default a bar in a notebook for a file of 32 MB or
+    ``progress`` (``pikit._progress``): by default a bar in a notebook for a file of 32 MB or
     more, nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback
     ``(done_bytes, total_bytes)`` is called after each chunk.
     A last line without its newline is read as a line, unless ``wait_for_last_line``: then

@@ -7,7 +7,7 @@ so the code that counts, previews, renders, serializes or summarizes messages do
 repeat the switch on roles and block types.
 
 The raw message stays the source of truth (:attr:`MessageView.raw`); the view only reads it.
-Pi's token estimate (:mod:`pikit._context.tokens`) keeps its own literal reading of the raw JSON,
+Pi's token estimate (``pikit._context.tokens``) keeps its own literal reading of the raw JSON,
 because parity with Pi decides how every odd value is counted there.
 
 >>> v = view({"role": "assistant", "content": [{"type": "text", "text": "hi"},

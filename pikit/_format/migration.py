@@ -8,7 +8,7 @@
   ``pikit migrate`` writes a copy that keeps them.
 * v2 → v3: the message role ``hookMessage`` is now ``custom``.
 
-The source file is never rewritten; :func:`pikit._tree.fork.migrated_lines` are the lines of a copy.
+The source file is never rewritten; ``pikit._tree.fork.migrated_lines`` are the lines of a copy.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 :func:`fork_lines` builds what Pi writes when it forks or clones a session at a leaf;
 :func:`migrated_lines` the lines of a migrated copy. :func:`fork` writes the fork to a new
-file (never the source) through :mod:`pikit._format.write`.
+file (never the source) through ``pikit._format.write``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Growing a loaded session with what was appended to its file (:meth:`Session.refresh`).
 
-Only the bytes after the session's :class:`~pikit._format.tail.FileMark` are read, in bounded
+Only the bytes after the session's :class:`~pikit.FileMark` are read, in bounded
 chunks, through the same line handling as loading (the line limit, damage reported with the
 line's number in the file, index-only decoding for large files). An unfinished last line is
 left in the file until its newline arrives. A file that is no longer the one that was read

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def terminal_progress(args: Any) -> Iterator[Progress]:
-    """Progress of the command's long work (loading, scanning, replaying; :mod:`pikit._progress`): a
+    """Progress of the command's long work (loading, scanning, replaying; ``pikit._progress``): a
     line on stderr when stderr is a terminal, unless ``--no-progress``; nothing otherwise.
 
     The line is cleared when the block ends, however it ends.

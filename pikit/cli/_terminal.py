@@ -2,7 +2,7 @@
 
 Session text, labels, names and ids are untrusted: an escape sequence in them could write
 to the clipboard (OSC 52), clear the screen or set the window title if printed as it is.
-:func:`~pikit._inert.inert` shows every control character visibly, as ``cat -v`` and ``less``
+``inert`` shows every control character visibly, as ``cat -v`` and ``less``
 do (``^[`` for ESC, ``^M`` for a carriage return, ``^?`` for DEL, ``M-^[`` for the C1
 controls), bidirectional overrides as ``<U+202E>``, and a lone surrogate as U+FFFD. Newlines
 and tabs stay. :func:`inert_streams` routes everything the command line prints for people

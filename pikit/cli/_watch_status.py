@@ -22,7 +22,7 @@ class LastCompaction:
 
 @dataclass(frozen=True)
 class Status:
-    """One reading of the gauge (:func:`pikit.cli._json.watch.status` gives the ``--json`` object).
+    """One reading of the gauge (``pikit.cli._json.watch.status`` gives the ``--json`` object).
 
     ``context_window`` and ``threshold`` are ``None`` when the model's window is unknown;
     ``window_source`` names where a known window came from. ``reloaded`` and ``branch_switch``

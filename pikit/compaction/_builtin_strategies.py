@@ -1,6 +1,6 @@
 """The built-in compaction strategies other than Pi's, and the table of every built-in by name.
 
-- ``pi`` and ``pi-percent``: :class:`~pikit.compaction._strategy.PiStrategy` (Pi's own compaction);
+- ``pi`` and ``pi-percent``: :class:`~pikit.compaction.PiStrategy` (Pi's own compaction);
 - ``codex-inline``: :class:`CodexInlineStrategy`, Codex's local compaction;
 - ``mask-observations``: :class:`MaskObservationsStrategy`, old tool outputs replaced by placeholders;
 - ``truncate``: :class:`TruncateStrategy`, the oldest messages dropped.

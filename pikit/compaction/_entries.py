@@ -1,6 +1,6 @@
 """Running compactions and branch summaries: summarize, build the entry, write it.
 
-Nothing here talks to the network itself: a :class:`~pikit.compaction._summarizer.Summarizer` writes
+Nothing here talks to the network itself: a :class:`~pikit.compaction.Summarizer` writes
 the summary text (the embedded offline one, or an HTTP client from :mod:`pikit.llm`).
 Building an entry never writes; :func:`write_entry` writes it to a new file (a copy of
 the source plus one line) or, only when asked, appends one line to the source with fsync.

@@ -22,7 +22,7 @@ before and after, and the strategy's name. Its adapters:
   when this one takes its place (its source is the entry the previous compaction came after);
   the context after is its summary, the kept messages that are not masked, and the kept head
   and tail of the message cut short (cut as Codex cuts a text to ``keptTokens × 4`` UTF-8 bytes,
-  :func:`~pikit.compaction._builtin_strategies.codex_cut`: the strategy's own cut for ASCII
+  ``codex_cut``: the strategy's own cut for ASCII
   text, a few bytes off at either edge otherwise). The evaluation's id is the entry after
   which the compaction fired, its strategy the replay's.
 

@@ -1,7 +1,7 @@
 """Compaction preparation: where to cut, what to summarize, what to keep (no model call).
 
 Everything here works on the *projected* entry list of a branch (see
-:mod:`pikit._context.projection`), so earlier compactions and context edits are honoured.
+``pikit._context.projection``), so earlier compactions and context edits are honoured.
 """
 
 from __future__ import annotations

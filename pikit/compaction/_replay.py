@@ -1,6 +1,6 @@
 """Replays of compaction strategies side by side: :func:`simulate` with ``strategy=``.
 
-Without ``strategy`` :func:`simulate` is Pi's what-if replay (:mod:`pikit.compaction._simulate`),
+Without ``strategy`` :func:`simulate` is Pi's what-if replay (``pikit.compaction._simulate``),
 unchanged. With one (a name, a :class:`~pikit.compaction.Strategy`, or a list of them), each
 strategy replays the same branch with the same summarizer and gives a
 :class:`~pikit.compaction.SimulationResult` whose ``strategy`` is its name.
@@ -21,7 +21,7 @@ The figures of each run (:meth:`SimulationResult.totals`):
 - **requests**: one per assistant message (the model call that produced it); its input is the
   context size just before the message is added. ``inputTokens`` sums them over the branch;
   ``overflows`` counts the requests larger than the window.
-- **cache**: :class:`~pikit.compaction._simulate.RequestMeter`: what the previous request sent is
+- **cache**: ``RequestMeter``: what the previous request sent is
   read from a prefix cache unless a compaction rewrote it; after a rewrite only the part before
   the first changed message (the system prompt, and the items a strategy left in place) is a
   read. ``cachedInputTokens`` sums the reads.
@@ -111,9 +111,12 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
              pricing: PricingLike | None = None) -> SimulationResult | list[SimulationResult]:
     """Replay the branch at ``leaf``: Pi's what-if replay, or each of the strategies in ``strategy``.
 
-    Without ``strategy``, Pi's replay under ``settings`` and ``context_window`` (see
-    :mod:`pikit.compaction._simulate` for ``sizes``, ``keep_existing`` and ``progress``), as
-    before. ``strategy`` is a built-in's name (``"pi"``, ``"pi-percent"``, ``"codex-inline"``,
+    Without ``strategy``, Pi's replay under ``settings`` and ``context_window``, as before:
+    ``sizes`` is ``"usage"`` (start from the recorded usage, as Pi's context size rule does) or
+    ``"estimate"`` (Pi's estimate alone); the compactions already in the file are left out
+    unless ``keep_existing``; ``progress`` is a bar in a notebook for a long branch by default,
+    ``True`` a bar anywhere, ``False`` none, or a callback ``(entries replayed, entries)``.
+    ``strategy`` is a built-in's name (``"pi"``, ``"pi-percent"``, ``"codex-inline"``,
     ``"mask-observations"``, ``"truncate"``), a :class:`~pikit.compaction.Strategy`, or a list
     (or comma-separated names): one result per strategy, a list when a list was given. Their
     parameters: ``threshold`` (``pi-percent``'s fraction of the window, in (0, 1], default 0.8),

@@ -39,7 +39,7 @@ the whole simulated context, so this keeps a runaway replay near linear in the b
 (a logarithmic number of compactions instead of one per message).
 
 The replay is linear in the branch length: its contexts are projected as they grow
-(:class:`~pikit._context.growing.GrowingProjection`: an entry costs its own messages, a context
+(``GrowingProjection``: an entry costs its own messages, a context
 edit its target's, a compaction the entries it keeps), and an entry it parsed is released again
 once it has moved past it (what the context still holds of it, it holds itself).
 """
@@ -166,7 +166,7 @@ class SimulationResult:
 
     @property
     def input_tokens(self) -> int:
-        """The input of every model request of the branch, summed (see :mod:`pikit.compaction._replay`)."""
+        """The input of every model request of the branch, summed."""
         return sum(inp for inp, _ in self.requests)
 
     @property
@@ -323,8 +323,8 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
     """Replay the branch at ``leaf`` under ``settings`` and a ``context_window``.
 
     ``sizes`` is ``"usage"`` (start from the recorded usage, as Pi's context size rule does)
-    or ``"estimate"`` (Pi's estimate alone); see the module docstring. ``progress``
-    (:mod:`pikit._progress`): by default a bar in a notebook for a branch of 5,000 entries or more,
+    or ``"estimate"`` (Pi's estimate alone); see the module docstring. ``progress``:
+    by default a bar in a notebook for a branch of 5,000 entries or more,
     nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a callback is called
     ``(entries replayed, entries)`` after each entry.
     """
@@ -335,7 +335,7 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
 def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
               leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage", progress: Progress = None,
               strategy: Any = None) -> SimulationResult:
-    """:func:`simulate`, and with a :class:`~pikit.compaction._strategy.PiStrategy` its replay as a
+    """:func:`simulate`, and with a :class:`~pikit.compaction.PiStrategy` its replay as a
     strategy: its trigger, each request metered (:class:`RequestMeter`), the summarizer counted."""
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")

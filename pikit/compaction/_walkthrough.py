@@ -1,7 +1,7 @@
 """A compaction, step by step: the seven steps of Pi's algorithm as plain, frozen data.
 
-:func:`walkthrough` turns one :func:`~pikit.compaction._preparation.trace_compaction` (and, once the
-summary is written, the :class:`~pikit.compaction._entries.CompactionResult` built from the same
+:func:`walkthrough` turns one :func:`~pikit.compaction.trace_compaction` (and, once the
+summary is written, the :class:`~pikit.compaction.CompactionResult` built from the same
 preparation) into seven :class:`Step` values:
 
 1. the walk back from the newest entry, with the running sum against keepRecentTokens;
@@ -435,7 +435,7 @@ def walkthrough(trace: CompactionTrace, result: CompactionResult | None = None, 
     """The seven steps of the compaction ``trace`` describes.
 
     ``result`` is the compaction built from ``trace.preparation`` (see
-    :func:`pikit.compaction._entries.compact_prepared`); without it, steps 6 and 7 say the summary is
+    :func:`pikit.compaction.compact_prepared`); without it, steps 6 and 7 say the summary is
     not written yet. ``summarizer`` names the summarizer that wrote it. With ``settings`` and
     ``context_window``, step 1 also says whether Pi's trigger fires at this leaf.
     """

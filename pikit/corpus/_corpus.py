@@ -84,7 +84,7 @@ class Corpus:
 
     Open one with :meth:`open`. The tables (``sessions``, ``messages``, ``compactions``,
     ``branches``, ``summary_calls``, ``evaluations``, ``evaluation_facts``, ``problems``; columns in
-    :data:`pikit.corpus._schema.TABLES`)
+    :data:`pikit.corpus.TABLES`)
     are DuckDB tables or views of :attr:`connection` and pandas DataFrames through the
     properties of the same names; :meth:`sql` runs any query over them.
     """
@@ -109,7 +109,7 @@ class Corpus:
         ``root``: a directory (default: Pi's sessions directory, ``$PI_CODING_AGENT_DIR/sessions``
         or ``~/.pi/agent/sessions``), a glob pattern, or a list of files and folders. ``agent_dir``
         (instead of ``root``): an agent directory of Pi's layout (its sessions in ``DIR/sessions/``),
-        or a store pikit knows by name (:data:`~pikit.corpus._discover.STORES`: ``"pi"``, oh-my-pi's
+        or a store pikit knows by name (``STORES``: ``"pi"``, oh-my-pi's
         ``"omp"``, ``"openclaw"`` for every OpenClaw agent), or a list of them. The ``store`` column
         of ``sessions`` says which each session came from. ``index``: the DuckDB
         file to keep the index in (default: :func:`default_index_path`; ``":memory:"`` for none):
@@ -120,7 +120,7 @@ class Corpus:
         seconds to wait for an index another process holds (DuckDB lets one process at a time
         open it), then :class:`~pikit.corpus.IndexHeldError` naming that process.
         ``client``: a ``distributed.Client`` to scan the files on its workers
-        (:mod:`pikit.corpus._dask`, whose ``connect`` checks a scheduler first); the tables are the same
+        (:func:`~pikit.corpus.connect` makes one whose scheduler was checked first); the tables are the same
         as a local scan's, and the scan is bounded in time (a :class:`~pikit.errors.PikitError` when
         the cluster has no workers or the results stop coming). ``workers``: processes
         a local scan reads changed files with (default: one per CPU, at most four; on one CPU,
@@ -153,7 +153,7 @@ class Corpus:
     def scan(self, progress: Progress = None) -> _index.ScanReport:
         """Read what changed since the last scan (new files, appended lines, rewritten files).
 
-        ``progress`` (:mod:`pikit._progress`): by default a bar in a notebook when there are 32 MB
+        ``progress``: by default a bar in a notebook when there are 32 MB
         or more to read, nothing elsewhere; ``True`` such a bar anywhere; ``False`` none; a
         callback is called ``(bytes read, bytes to read)`` as each file's result arrives (from the
         Dask workers too).

@@ -1,6 +1,6 @@
 """Scanning a corpus on a Dask cluster: files partitioned across workers, per-file results combined here.
 
-Each changed file is one task: a worker runs :func:`pikit.corpus._filescan.scan_file` on it (the
+Each changed file is one task: a worker runs ``pikit.corpus._filescan.scan_file`` on it (the
 same lean pass as a local scan, from the stored mark for a file that grew) and returns its
 rows; this process writes them into the index. The tables are therefore identical to a
 local scan's: the same rows from the same code, and the counting order comes from the
@@ -328,7 +328,7 @@ def _results(client: Any, jobs: list[_index.Job]) -> Iterator[FileResult]:
 
 def scan_distributed(index: _index.Index, root: Any, client: Any, progress: Progress = None) -> _index.ScanReport:
     """Bring ``index`` in step with ``root`` using ``client``'s workers (a ``distributed.Client``); ``progress``
-    is reported as results arrive (:func:`pikit.corpus._index.scan`).
+    is reported as results arrive (``pikit.corpus._index.scan``).
 
     Bounded: :class:`~pikit.errors.PikitError` when the cluster has no worker for
     :data:`WORKERS_TIMEOUT`, when no result comes for :data:`STALL_TIMEOUT`, or when a task fails

@@ -1,6 +1,6 @@
-"""The rows of every corpus table for one file, derived from its :class:`~pikit.corpus._scan.FileState`.
+"""The rows of every corpus table for one file, derived from its ``FileState``.
 
-Rows are tuples in the declared column order of :mod:`pikit.corpus._schema` (timestamps as
+Rows are tuples in the declared column order of ``pikit.corpus._schema`` (timestamps as
 epoch milliseconds). The tree is walked iteratively (chains are thousands deep) and every
 walk guards against parent cycles.
 """
@@ -140,7 +140,7 @@ def compaction_windows(keys: Iterable[tuple[Any, Any, Any]]) -> Iterator[tuple[A
 
 
 def models_fingerprint() -> str:
-    """What the compactions' windows were derived from (see :func:`pikit.llm._models.facts_fingerprint`)."""
+    """What the compactions' windows were derived from (see ``pikit.llm._models.facts_fingerprint``)."""
     from ..llm._models import facts_fingerprint
 
     return facts_fingerprint()

@@ -1,6 +1,6 @@
 """The evaluations of an index's recorded compactions: which files to evaluate, and the rows written.
 
-The files are evaluated by :mod:`pikit.corpus._evaluate` (in worker processes); this module
+The files are evaluated by ``pikit.corpus._evaluate`` (in worker processes); this module
 writes what they give into the ``evaluations`` and ``evaluation_facts`` tables.
 """
 
@@ -17,7 +17,7 @@ __all__ = ["evaluate"]
 def evaluate(index: Index, workers: int = 1) -> int:
     """Evaluate the compactions of every file that records one and has not been evaluated since it was last
     read (table ``evaluated``; a file read again loses its evaluation with its other rows); return how many
-    files were evaluated. ``workers`` processes load the files (:mod:`pikit.corpus._evaluate`)."""
+    files were evaluated. ``workers`` processes load the files (``pikit.corpus._evaluate``)."""
     todo = index.con.execute("""SELECT s.file_id, f.path, s.session_id FROM sessions s JOIN files f USING (file_id)
                                 WHERE s.compactions > 0 AND s.file_id NOT IN (SELECT file_id FROM evaluated)
                                 ORDER BY f.path_order""").fetchall()

@@ -1,10 +1,10 @@
 """Data sets made from a corpus: its index tables as Parquet, its sessions as ATIF trajectories.
 
-:func:`export_parquet` copies each table of :data:`~pikit.corpus._schema.TABLES` out of the
+:func:`export_parquet` copies each table of :data:`~pikit.corpus.TABLES` out of the
 DuckDB index with DuckDB's own ``COPY … TO … (FORMAT parquet)``: the index is only read, except
 that the evaluations of recorded compactions (:meth:`Corpus.evaluate`) are filled in first.
 :func:`export_atif` writes every session's active branch as one ATIF file
-(:func:`pikit.corpus._atif.atif_trajectory`); every session passes through :func:`export_session`
+(:func:`pikit.corpus.atif_trajectory`); every session passes through :func:`export_session`
 on its way. Both write into a folder that is new or empty (``overwrite=True`` writes into one
 that is not, replacing the files of the same names), each file whole or not at all. The Parquet
 tables are all or none: each is written under a temporary name in the folder, and only when every

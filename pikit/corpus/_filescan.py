@@ -204,9 +204,9 @@ def scan_file(path: str, file_id: int, mark: FileMark | None = None, state_blob:
               seen: tuple[int, int, int] | None = None, messages: Sequence[tuple[Any, ...]] = (),
               usage_only: bool = False) -> FileResult:
     """Scan one file from ``mark`` (with its stored state, how it looked then, ``seen``, and its rows of
-    ``messages_raw``: see :meth:`~pikit.corpus._index.Index.messages`), or whole.
+    ``messages_raw``: see ``messages``), or whole.
 
-    ``usage_only``: a file read whole is read for usage alone (:func:`~pikit.corpus._scan.feed_usage`);
+    ``usage_only``: a file read whole is read for usage alone (``feed_usage``);
     a stored state is continued the way it was read.
     """
     if is_url(path):

@@ -1,7 +1,7 @@
 """The corpus index: an embedded DuckDB database kept in step with the files, incrementally.
 
-Per file the index keeps its :class:`~pikit._format.tail.FileMark` (position after the last complete
-line, identity digests) and its :class:`~pikit.corpus._scan.FileState` (deflated, and without
+Per file the index keeps its :class:`~pikit.FileMark` (position after the last complete
+line, identity digests) and its ``FileState`` (deflated, and without
 its messages: they are the file's rows of ``messages_raw``). A scan then reads:
 
 * a new file, whole;
@@ -12,7 +12,7 @@ its messages: they are the file's rows of ``messages_raw``). A scan then reads:
 
 The rows of a file that changed are derived again from its state and replace the old ones;
 the rows of a file that disappeared are removed; then ``messages.counted`` (the
-no-double-counting rule, :mod:`pikit.corpus._usage`) is brought up to date for the messages
+no-double-counting rule, ``pikit.corpus._usage``) is brought up to date for the messages
 those files hold. Problems (unreadable, vanished, damaged, not a
 session) are rows of the ``problems`` table; none of them stops a scan.
 """
@@ -135,7 +135,7 @@ class ScanReport:
 class Index:
     """An open DuckDB index database (``:memory:`` for a throwaway one).
 
-    A file is pikit's own or refused (:mod:`pikit.corpus._indexfile`); ``notes`` say what happened
+    A file is pikit's own or refused (``pikit.corpus._indexfile``); ``notes`` say what happened
     to a damaged one (moved aside and built again). ``owned``: the path is the default index in
     pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds. ``builder``: this
     process holds the index's :func:`~pikit.corpus._indexfile.building` lock (no waiting for it).
@@ -430,11 +430,11 @@ def scan(index: Index, root: Any, progress: Progress = None, workers: int = 1,
     """Bring the index in step with the files of ``root``.
 
     ``workers`` processes read the changed files (``runner`` replaces them: the Dask engine).
-    ``progress`` (:mod:`pikit._progress`) is told the bytes read as each file's result arrives, of
+    ``progress`` (``pikit._progress``) is told the bytes read as each file's result arrives, of
     the bytes there were to read (of local files: a URL's size is not looked up).
 
     ``usage_only``: a file not read yet is read for what a usage report needs alone
-    (:func:`~pikit.corpus._scan.feed_usage`: its assistant messages, summary calls, problems and
+    (``feed_usage``: its assistant messages, summary calls, problems and
     a sessions row as far as the report reads it), and listed in ``partial``; a file read so
     is continued so when it grows. Without it, every file of ``partial`` is read again whole,
     in full: afterwards every table is what a full build gives.

@@ -382,7 +382,7 @@ def _extra_headers(state: FileState) -> int:
 
 
 def _legacy_id(state: FileState, line: Line, index: int) -> str:
-    """The id pikit's migration gives a version-1 entry (:func:`pikit._format.migration.derived_id`): from its
+    """The id pikit's migration gives a version-1 entry (``pikit._format.migration.derived_id``): from its
     position among the file's objects (header = 0; a second header takes a place) and its content."""
     from .._format.migration import derived_id
 

@@ -1,7 +1,7 @@
 """The corpus tables, declared as data: one (name, dtype, description) per column.
 
-The same declarations make the DuckDB tables (:mod:`pikit.corpus._index`) and the pandas
-DataFrames (:mod:`pikit.corpus._frames` builds :class:`pikit.frames.Column` objects from
+The same declarations make the DuckDB tables (``pikit.corpus._index``) and the pandas
+DataFrames (``pikit.corpus._frames`` builds :class:`pikit.frames.Column` objects from
 them), so both always have the same columns in the same order. This module imports
 nothing heavy: the command line reads it without pandas.
 """
@@ -15,7 +15,7 @@ __all__ = ["DUCKDB_TYPES", "TABLES"]
 
 
 def _table(text: str) -> tuple[tuple[str, str, str], ...]:
-    """(name, dtype, description) of each column of a text table (see :func:`pikit._columns.table`)."""
+    """(name, dtype, description) of each column of a text table (see ``pikit._columns.table``)."""
     return tuple((c.name, c.dtype, c.description) for c in table(text))
 
 

@@ -4,9 +4,9 @@
 timestamps and usage. A report counts each assistant message once: among the occurrences
 of one message (same entry timestamp and id; a version-1 entry's id is the one pikit's
 migration gives it, and a version-1 file's message is the same message in its migrated
-copy: :mod:`pikit.corpus._index`) the original counts, the occurrence not copied from
+copy: ``pikit.corpus._index``) the original counts, the occurrence not copied from
 another file (a copy is older than the header of a file that has a ``parentSession``),
-else the one in the file read first (:func:`pikit.corpus._discover.order_key`). This is the
+else the one in the file read first (``pikit.corpus._discover.order_key``). This is the
 ``messages.counted`` column; it credits a copy to the session ccusage 20 credits it to where
 ``parentSession`` paths resolve, and its per-day and per-month totals are ``@ccusage/pi``
 18's (which credits a copy to the file it read first).

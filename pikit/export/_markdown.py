@@ -6,11 +6,11 @@ block for the head compaction (what it replaced and kept), then every message th
 at the leaf, each under a numbered heading with its role, entry, zone (``kept`` before the
 compaction, ``new`` after it) and token figures (Pi's estimate; the usage the provider
 reported, and which message the context size starts from). Tool calls are code blocks named
-by their tool (:mod:`pikit.widgets._calls`: a ``bash`` command, an ``edit`` as a diff, a
+by their tool (``pikit.widgets._calls``: a ``bash`` command, an ``edit`` as a diff, a
 ``write`` as code with its path). With ``tree=True`` the whole tree follows, in Pi's ``/tree``
 order, each entry off the branch marked ``abandoned branch``.
 
-Session text is shown, never interpreted: see :mod:`pikit.export._mdtext` for the rule.
+Session text is shown, never interpreted: see ``pikit.export._mdtext`` for the rule.
 """
 
 from __future__ import annotations

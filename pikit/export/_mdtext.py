@@ -20,7 +20,7 @@ The rule has three cases, and session text reaches the document no other way:
   ``[`` a link, ``&`` an entity, ``#``, ``*``, ``_``, ``|`` and the backtick mean nothing.
 
 Both first make control characters, bidirectional controls and lone surrogates visible
-(:func:`pikit._inert.inert`: ``^[``, ``<U+202E>``; a carriage return shows as ``^M``, after
+(``pikit._inert.inert``: ``^[``, ``<U+202E>``; a carriage return shows as ``^M``, after
 ``\\r\\n`` line ends are read as ``\\n``), so nothing reorders or hides the text around it.
 The text inside ``<summary>`` of a folded block is pikit's own (counts), HTML-escaped too.
 """

@@ -1,4 +1,4 @@
-"""The one function that builds frames from columns declared as data (:mod:`pikit._columns`).
+"""The one function that builds frames from columns declared as data (``pikit._columns``).
 
 A :class:`Column` names a column, its pandas dtype, a description and ``get``: how the
 value is read from one row object (a dict's key of the same name when ``get`` is None).

@@ -115,7 +115,7 @@ def branch_at(session: Session, leaf: Any) -> list[Entry]:
 def entries(session: Session, leaf: Any = CURRENT, *, columns: ColumnSpec = None) -> pd.DataFrame:
     """One row per entry in file order (see :data:`ENTRY_COLUMNS`).
 
-    ``on_active_branch`` and ``is_leaf`` refer to ``leaf`` (:data:`~pikit._tree.sessiontree.CURRENT`:
+    ``on_active_branch`` and ``is_leaf`` refer to ``leaf`` (:data:`~pikit.CURRENT`:
     the current leaf; None: the empty leaf, so no entry is on the branch). ``columns`` picks
     column groups or columns (default: all).
     """

@@ -35,7 +35,7 @@ def projection_of(source: Session | Projection, leaf: Any) -> Projection:
 
 def message_segments(projection: Projection) -> list[str]:
     """For each projected message: ``system``, ``summary``, ``kept`` or ``new``
-    (:attr:`pikit._context.projection.Projection.segments`)."""
+    (:attr:`pikit.Projection.segments`)."""
     return list(projection.segments)
 
 
@@ -157,9 +157,9 @@ def messages(source: Session | Projection, leaf: Any = CURRENT, counter: Counter
              columns: ColumnSpec = None) -> pd.DataFrame:
     """One row per model-visible message of a projection (see :data:`MESSAGE_COLUMNS`).
 
-    ``source`` is a :class:`Session` (projected at ``leaf``: :data:`~pikit._tree.sessiontree.CURRENT`
+    ``source`` is a :class:`Session` (projected at ``leaf``: :data:`~pikit.CURRENT`
     is the current leaf, None the empty leaf) or a :class:`Projection`. With a ``counter``
-    (:func:`pikit._context.counting.get_counter`), ``tokens`` holds real counts. ``columns`` picks
+    (:func:`pikit.get_counter`), ``tokens`` holds real counts. ``columns`` picks
     column groups or columns (default: all).
     """
     projection = projection_of(source, leaf)

@@ -1,6 +1,6 @@
-"""Frames of what-if replays (:func:`pikit.compaction._simulate`): their compactions, check points and totals.
+"""Frames of what-if replays (``pikit.compaction._simulate``): their compactions, check points and totals.
 
-Each function takes one :class:`~pikit.compaction._simulate.SimulationResult` or several (a sweep
+Each function takes one :class:`~pikit.compaction.SimulationResult` or several (a sweep
 over settings); the ``run`` column tells them apart.
 """
 

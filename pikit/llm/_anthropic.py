@@ -8,7 +8,7 @@ field::
         result = summarizer.summarize(request)
 
 ``max_tokens`` (required by the API) is the model's ``max_output_tokens`` from
-:mod:`pikit.llm._models` unless given explicitly.
+``pikit.llm._models`` unless given explicitly.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The skeleton of an HTTP summarizer: configuration, the API key, the request cycle.
 
-:class:`HTTPSummarizer` is abstract: :mod:`pikit.llm._openai` and :mod:`pikit.llm._anthropic`
+:class:`HTTPSummarizer` is abstract: ``pikit.llm._openai`` and ``pikit.llm._anthropic``
 fill in the wire format (:meth:`HTTPSummarizer._build_request` and
-:meth:`HTTPSummarizer._parse_answer`); :mod:`pikit.llm._transport` does the HTTP.
+:meth:`HTTPSummarizer._parse_answer`); ``pikit.llm._transport`` does the HTTP.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class HTTPSummarizer(abc.ABC):
     Subclasses set the class attributes and implement :meth:`_build_request` and
     :meth:`_parse_answer`. Instances own an HTTP client: call :meth:`close` when done, or use
     them in a ``with`` block. The API key (surrounding whitespace removed) is kept in a
-    :class:`~pikit.llm._secrets.Secret` and never appears in ``repr``, errors, logs or a
+    ``Secret`` and never appears in ``repr``, errors, logs or a
     summary: an answer that holds it is refused.
     """
 

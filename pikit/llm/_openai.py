@@ -9,7 +9,7 @@ with OpenRouter, vLLM, the llama.cpp server, Ollama, LM Studio and other compati
     local = OpenAISummarizer("qwen2.5-coder", base_url="http://127.0.0.1:11434/v1")  # no key
 
 The system prompt is sent as a ``system`` message. The output budget is the model's
-``max_output_tokens`` (see :mod:`pikit.llm._models`) unless ``max_tokens`` is given; it is sent
+``max_output_tokens`` (see ``pikit.llm._models``) unless ``max_tokens`` is given; it is sent
 as ``max_completion_tokens`` to api.openai.com (required by its reasoning models) and as
 ``max_tokens`` to every other server (the field they all understand).
 """

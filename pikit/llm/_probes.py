@@ -3,7 +3,7 @@
 The deterministic evaluation (:func:`pikit.evaluate`) matches facts by rule; probes measure
 what a model can still *do* with the context after a compaction. Four calls per compaction
 (three when the context has no summary), each through a client's
-:meth:`~pikit.llm._client.HTTPSummarizer.complete`:
+``complete``:
 
 1. **questions**: the model reads the replaced span and writes questions of four kinds, each
    with its reference answer taken from the span (:data:`PROBE_KINDS`: ``recall`` — the

@@ -7,8 +7,8 @@ Layers, bottom up:
 - :class:`RetryingClient`: POSTs JSON with a synchronous :class:`httpx.Client` and that
   policy, and turns every failure into a one-line :class:`~pikit.errors.SummarizerError`
   (one of its subclasses, with ``status`` and ``retryable``) that never contains a secret;
-- :class:`pikit.llm._client.HTTPSummarizer`: the skeleton of a summarizer speaking one
-  provider's protocol; :mod:`pikit.llm._openai` and :mod:`pikit.llm._anthropic` fill it in.
+- ``pikit.llm._client.HTTPSummarizer``: the skeleton of a summarizer speaking one
+  provider's protocol; ``pikit.llm._openai`` and ``pikit.llm._anthropic`` fill it in.
 
 Every attempt is bounded as a whole: ``timeout`` covers connecting, waiting for the headers
 and reading the body, even from a server that trickles one byte at a time (when the time is
@@ -256,7 +256,7 @@ class RetryingClient:
         policy: the retry policy.
         transport: an httpx transport to use instead of the network (tests, proxies).
         secrets: strings that must never appear in error messages or logs, in any form
-            (see :func:`pikit.llm._secrets.key_forms`); an answer holding one is refused.
+            (see ``pikit.llm._secrets.key_forms``); an answer holding one is refused.
         key_env: the environment variable holding the key, named in authentication errors.
         sleep: how to wait between attempts (tests pass a recorder).
         rng: the source of jitter (anything with ``uniform(a, b)``).

@@ -13,8 +13,8 @@ Each widget works alone and they compose:
 * :class:`SessionBrowser` — a corpus's sessions, sortable and searchable; a click opens one
   in a :class:`SessionExplorer` below.
 
-Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function
-(:mod:`pikit.widgets._views`), testable without a kernel. Session text is always HTML-escaped
+Behind each widget is a pure, frozen view model and a ``render(view) -> str`` function,
+testable without a kernel. Session text is always HTML-escaped
 before it is shown.
 """
 

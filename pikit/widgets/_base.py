@@ -32,7 +32,7 @@ __all__ = ["Callbacks", "LeafWidget", "error_output", "resolve_leaf"]
 
 def resolve_leaf(session: Session, leaf_id: Any) -> Any:
     """The entry id ``leaf_id`` names in ``session`` (``CURRENT``: the session's leaf; ``None``: the reset
-    leaf; an id, a unique prefix or an :class:`~pikit._format.entry.Entry`, as
+    leaf; an id, a unique prefix or an :class:`~pikit.Entry`, as
     :meth:`~pikit.Session.resolve_leaf` reads them); a :class:`traitlets.TraitError` if none."""
     try:
         return session.resolve_leaf(leaf_id)

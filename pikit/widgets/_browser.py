@@ -65,9 +65,9 @@ class SessionTable(anywidget.AnyWidget):
     ``{"search": words, "rows": [row indexes]}``: the rows kept for those words, ``null``
     for every row; the kernel works them out, see :class:`SessionBrowser`), ``searchable``
     (whether the search box is on), ``sort_column`` (index in
-    :data:`~pikit.widgets._views.browser.BROWSER_COLUMNS`), ``sort_descending``, and
+    ``BROWSER_COLUMNS``), ``sort_descending``, and
     ``selected_path`` (the session file of the row last clicked). Under the table, the selected
-    session's id (made visible: :func:`~pikit._inert.visible`) and the command that resumes it in
+    session's id (made visible: ``visible``) and the command that resumes it in
     Pi (``selected_id`` and ``resume``, set here from the ``resume`` column, inert as it is
     quoted) stand in a field to select and a button that copies the command.
     ``shown_count`` is how many rows the search keeps; ``render_ms`` the time the browser took to
@@ -126,7 +126,7 @@ class SessionTable(anywidget.AnyWidget):
 
     @property
     def rows(self) -> list[list[Any]]:
-        """The rows sent to the browser (see :func:`~pikit.widgets._views.browser.browser_rows`)."""
+        """The rows sent to the browser (see ``browser_rows``)."""
         rows: list[list[Any]] = jsjson.loads(self.rows_data)
         return rows
 

@@ -1,8 +1,8 @@
 """A tool call as readable parts: a shell command, a diff, a file's code, pretty JSON.
 
-:func:`call_parts` reads one :class:`~pikit._format.message.ToolCall` into
-:class:`CallPart`\\ s that both the HTML transcript (:mod:`pikit.widgets._html`) and the
-Markdown export (:mod:`pikit.export._markdown`) draw:
+:func:`call_parts` reads one ``ToolCall`` into
+:class:`CallPart`\\ s that both the HTML transcript (``pikit.widgets._html``) and the
+Markdown export (``pikit.export._markdown``) draw:
 
 - ``bash`` with a string ``command``: the command as a ``bash`` block;
 - ``edit`` with ``path`` and ``oldText``/``newText`` (or a list ``edits`` of such pairs): a

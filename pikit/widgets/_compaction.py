@@ -1,11 +1,11 @@
 """What-if compaction: sliders, a live preview of the cut point, running it, and the tokens it saves.
 
 The panel is made of parts, each a widget (or a set of widgets) of its own that the panel
-places and wires together: :class:`~pikit.widgets._compaction_settings.CompactionSettingsBox`
-(the model picker and the sliders), :class:`~pikit.widgets._budget.BudgetBar`,
-:class:`~pikit.widgets._compaction_preview.CompactionPreview` (the live cut point),
-:class:`~pikit.widgets._compaction_run.CompactionRunner` (the summarizer, where to write, the run
-button) and :class:`~pikit.widgets._compaction_history.CompactionHistory` (the chart, the budget
+places and wires together: ``CompactionSettingsBox``
+(the model picker and the sliders), :class:`~pikit.widgets.BudgetBar`,
+``CompactionPreview`` (the live cut point),
+``CompactionRunner`` (the summarizer, where to write, the run
+button) and ``CompactionHistory`` (the chart, the budget
 before and after the latest run, **clear runs**).
 """
 
@@ -68,11 +68,11 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     Every run is kept in ``runs`` (:class:`CompactionRun`: settings, result, the contexts
     before and after, their diff) and stays in the chart as its own labelled group until
     :meth:`clear_runs`; after a run the budget before and after is shown one above the other.
-    ``last_result`` (:class:`~pikit.compaction._entries.CompactionResult`), ``last_output`` (the path
+    ``last_result`` (:class:`~pikit.compaction.CompactionResult`), ``last_output`` (the path
     written) and ``result_session`` (that file loaded) are the latest run's, and the callbacks
     registered with :meth:`on_compacted` are called. ``runs_frame()`` gives the runs as a DataFrame.
 
-    After each run, ``lost`` (a :class:`~pikit.widgets._lost.LostFacts`) shows what that compaction
+    After each run, ``lost`` (a ``LostFacts``) shows what that compaction
     lost (``last_evaluation``, :func:`pikit.evaluate` of the run): the recall overall and per kind
     and the first lost facts, each with its kind, text and source entry. The panel has no tree of
     its own: clicking a fact's source (here or in the stepper's step 7) calls the callbacks of
@@ -83,10 +83,10 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
     under the preview: Pi's algorithm on this leaf, one step at a time, following the panel's
     leaf, keepRecentTokens and summarizer (``stepper``).
 
-    Parts: ``settings_box`` (a :class:`~pikit.widgets._compaction_settings.CompactionSettingsBox`),
-    ``budget``, ``preview`` (a :class:`~pikit.widgets._compaction_preview.CompactionPreview`),
-    ``runner`` (a :class:`~pikit.widgets._compaction_run.CompactionRunner`) and ``run_history``
-    (a :class:`~pikit.widgets._compaction_history.CompactionHistory`); their controls are also
+    Parts: ``settings_box`` (a ``CompactionSettingsBox``),
+    ``budget``, ``preview`` (a ``CompactionPreview``),
+    ``runner`` (a ``CompactionRunner``) and ``run_history``
+    (a ``CompactionHistory``); their controls are also
     reached on the panel (``keep_slider``, ``run_button``, ``chart``, …).
     """
 
@@ -260,7 +260,7 @@ class CompactionPanel(RunTraits, LeafWidget, widgets.VBox):
 
     @property
     def last_result(self) -> CompactionResult | None:
-        """The latest run's :class:`~pikit.compaction._entries.CompactionResult`."""
+        """The latest run's :class:`~pikit.compaction.CompactionResult`."""
         return self.runs[-1].result if self.runs else None
 
     @property

@@ -27,7 +27,7 @@ class CompactionPreview(LeafWidget, widgets.HTML):
     there is no threshold), as is ``problem`` (why the settings could
     not be read, shown with the preview; ``""``: nothing to say). After each redraw,
     ``preparation`` is Pi's preparation (``None``: nothing to compact), ``view`` the
-    :class:`~pikit.widgets._views.compaction.CutPreview` drawn and ``ms`` the time it took.
+    ``CutPreview`` drawn and ``ms`` the time it took.
     """
 
     keep_recent_tokens = traitlets.Int(20_000)

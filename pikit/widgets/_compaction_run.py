@@ -58,7 +58,7 @@ class CompactionRunner(RunTraits, LeafWidget, widgets.VBox):
     "refused"``, nothing written) unless ``allow_larger_summary``; **Write it anyway**
     (:meth:`write_anyway`) then writes it without calling the summarizer again.
 
-    Each run that wrote its entry becomes a :class:`~pikit.widgets._runs.CompactionRun`,
+    Each run that wrote its entry becomes a :class:`~pikit.widgets.CompactionRun`,
     numbered on from 1 (``reserve_tokens`` and ``context_window`` are recorded in its
     settings), and goes to the callbacks of :meth:`on_run` before ``status`` turns ``"done"``;
     those of :meth:`on_compacted` are called with its result and path after. ``controls``

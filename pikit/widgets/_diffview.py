@@ -24,7 +24,7 @@ __all__ = ["ContextDiff", "leaf_choices"]
 
 def leaf_choices(session: Session, *, limit: int = 200) -> list[tuple[str, Any]]:
     """``(text, id)`` options for picking a leaf: branch tips and labeled entries, newest first
-    (the texts shown with :func:`pikit._inert.visible`, the ids exact)."""
+    (the texts shown with ``pikit._inert.visible``, the ids exact)."""
     state = state_for(session)
     children = session.tree()["children"]
     tips = [e for e in session.entries if e.id is not None and e.id not in children and e.id in session.by_id]

@@ -68,7 +68,7 @@ class SessionExplorer(LeafWidget, widgets.VBox):
     (what the last leaf move changed in it), and ``frame()`` / ``diff_frame()`` as DataFrames.
 
     Live: ``SessionExplorer(pikit.follow(path))``, or the **follow file** toggle, keeps the
-    explorer up with the file while Pi writes it (``live_bar``, a :class:`~pikit.widgets._live.LiveBar`).
+    explorer up with the file while Pi writes it (``live_bar``, a ``LiveBar``).
     The leaf follows the newest entry until you click elsewhere; **back to live** returns to it.
     A compaction that appears is called out and gains a bar in the compaction chart, and the
     budget bar drops with it; a move to another branch (Pi going on from another entry than

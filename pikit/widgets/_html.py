@@ -1,7 +1,7 @@
 """HTML building blocks shared by the widgets: escaping, numbers, message bodies, the stylesheet.
 
 Every piece of text that comes from a session goes through :func:`esc` before it reaches an
-HTML string (:func:`pikit._inert.html_text`: control characters, bidirectional controls and lone
+HTML string (``pikit._inert.html_text``: control characters, bidirectional controls and lone
 surrogates made visible, then ``html.escape`` with quotes); nothing here inserts session text
 any other way.
 """

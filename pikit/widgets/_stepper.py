@@ -70,19 +70,19 @@ class _StepKeys(anywidget.AnyWidget):
 class CompactionStepper(LeafWidget, widgets.VBox):
     """Play Pi's compaction at ``leaf_id`` step by step: **Back**/**Next** buttons and a step slider.
 
-    1. the walk back from the newest entry with the running sum against ``keep_recent_tokens``;
-    2. the entry where the sum reaches it; 3. the move to a valid cut point; 4. the split-turn
-    decision and the turn prefix; 5. the messages to summarize, the previous summary and the
-    file lists; 6. the summary; 7. the new context with its size.
+    The seven steps: the walk back from the newest entry with the running sum against
+    ``keep_recent_tokens`` (1); the entry where the sum reaches it (2); the move to a valid cut
+    point (3); the split-turn decision and the turn prefix (4); the messages to summarize, the
+    previous summary and the file lists (5); the summary (6); the new context with its size (7).
 
     Each step highlights the entries involved and says in one sentence what Pi does. Every
-    figure is the one :func:`~pikit.compaction._preparation.trace_compaction` (``prepare_compaction``)
+    figure is the one :func:`~pikit.compaction.trace_compaction` (``prepare_compaction``)
     computes. The summary is written when step 6 is first shown, by ``summarizer`` (the
     offline one unless another is given or set with :meth:`set_summarizer`); nothing is written
     to disk. Another summarizer (a model behind an API) is not called again on every change of
     leaf or setting: step 6 then offers **Write the summary**.
 
-    Step 7 also shows what the compaction lost (``lost``, a :class:`~pikit.widgets._lost.LostFacts`;
+    Step 7 also shows what the compaction lost (``lost``, a ``LostFacts``;
     ``evaluation``, :func:`pikit.evaluate` of ``result``): the recall overall and per kind and
     the first lost facts. Clicking a fact's source links to that entry through ``lost.on_select``:
     in the explorer (and through the compaction panel's :meth:`on_entry_link`) it reveals the entry in the
@@ -98,8 +98,8 @@ class CompactionStepper(LeafWidget, widgets.VBox):
     or ``None``: unknown) only decide whether step 1 says Pi's trigger fires at this leaf.
 
     ``leaf_id``, ``keep_recent_tokens`` and ``step`` (1 to 7) are traitlets. ``walk`` is the
-    current :class:`~pikit.compaction._walkthrough.Walkthrough`, ``highlighted`` the entries of the current
-    step, ``trace`` the :class:`~pikit.compaction._preparation.CompactionTrace` behind them and ``result`` the
+    current :class:`~pikit.compaction.Walkthrough`, ``highlighted`` the entries of the current
+    step, ``trace`` the :class:`~pikit.compaction.CompactionTrace` behind them and ``result`` the
     compaction built from it (once summarized). ``status`` is ``"ready"``, ``"summarizing"`` or
     ``"error"``.
     """

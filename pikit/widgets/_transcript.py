@@ -10,11 +10,11 @@ class, so the few rules below are a few methods and nothing else has to be audit
   (``javascript:``, ``data:``, ``vbscript:``, ``file:``) or a relative target leaves its text
   alone; every link gets ``rel="noopener noreferrer nofollow"``;
 - an image is never fetched: it becomes its alt text and its address, as text;
-- the text is first made visible (:func:`pikit._inert.visible`: control and bidirectional
+- the text is first made visible (``pikit._inert.visible``: control and bidirectional
   characters shown, lone surrogates replaced).
 
 Without mistune the text is shown preformatted and escaped, as before. :func:`call_html`
-draws a tool call from its readable parts (:func:`pikit.widgets._calls.call_parts`).
+draws a tool call from its readable parts (``pikit.widgets._calls.call_parts``).
 """
 
 from __future__ import annotations

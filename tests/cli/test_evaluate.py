@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pikit.cli import main
+from tests.compaction.test_evaluation import HEADER, _span
 from tests.entries import compaction, session_of, user
-from tests.test_evaluation import HEADER, _span
 
 
 def _write(path: Path, entries: list[dict]) -> Path:

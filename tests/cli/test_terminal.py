@@ -72,7 +72,8 @@ def test_inert_shows_controls_like_cat_v() -> None:
     ["context", "--leaf", "nope" + OSC52], ["tree", "--leaf", "zz" + CLEAR],
 ])
 def test_every_command_prints_inertly(nasty: Path, argv: list[str]) -> None:
-    proc = run_pikit(argv[0], nasty, *argv[1:], timeout=60)
+    # 100 columns, the width of output that is not a terminal (an inherited COLUMNS would cut the row short)
+    proc = run_pikit(argv[0], nasty, *argv[1:], timeout=60, extra_env={"COLUMNS": "100"})
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
     assert "Traceback" not in err, err
     assert not ACTIVE.search(out), repr(out)

@@ -44,6 +44,7 @@ _LAYOUTS: dict[str, list[int]] = {}
 
 @pytest.mark.parametrize("window", [{"limit": 20}, {"tail": 20}])
 @pytest.mark.parametrize("mode", ["default", "all"])
+@pytest.mark.slow
 def test_a_window_of_the_tree_costs_far_less_than_its_layout(sessions: tuple[pikit.Session, pikit.Session],
                                                              window: dict[str, int], mode: str) -> None:
     small, large = sessions

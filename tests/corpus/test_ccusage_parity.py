@@ -152,7 +152,7 @@ def test_ccusage20_counts_copies_again_where_parents_do_not_resolve(ccusage20: P
             assert row[their] - ours[day][mine] == extra[k], (day, mine)
         assert math.isclose(row["totalCost"] - ours[day]["cost"], extra[4], rel_tol=1e-9, abs_tol=1e-9), day
     share = sum(c[4] for c in copies.values()) / sum(r["cost"] for r in ours.values())
-    assert 0.02 < share < 0.2  # (about 19% on the bundled corpus: README)
+    assert 0.02 < share < 0.2  # (about 19% on the bundled corpus)
 
 
 def test_where_ccusage20_counts_a_copy_twice(ccusage20: Path, tmp_path: Path) -> None:

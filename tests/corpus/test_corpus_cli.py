@@ -25,6 +25,7 @@ def _json(*args: str) -> Any:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_usage_json_shape(sample_corpus: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "i.duckdb")
     for by in ("day", "month", "session", "model", "project"):
@@ -119,6 +120,7 @@ def test_problems_lists_the_index_problems_and_the_note_points_to_it(sample_corp
     assert clean.returncode == 0 and clean.stdout == "no problems\n"
 
 
+@pytest.mark.slow
 def test_sessions_sort_limit_and_full_ids(sample_corpus: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "i.duckdb")
     listed = _json("sessions", str(sample_corpus), "--index", index)["sessions"]

@@ -11,7 +11,7 @@ from pikit.corpus import Corpus
 from pikit.corpus._evaluate import evaluate_files
 from tests.entries import compaction, ts, user
 
-#: The README's query: whose summaries lose the most modified files, per model.
+#: The corpus guide's query: whose summaries lose the most modified files, per model.
 LOST_MODIFIED = """
 SELECT e.model,
        count(*) AS modified_files,

@@ -177,6 +177,7 @@ def test_a_cost_too_large_for_a_double_is_infinity_as_in_javascript(tmp_path: Pa
 
 
 @pytest.mark.parametrize("state_bytes", [1, 1 << 30])
+@pytest.mark.slow
 def test_a_scan_cut_short_is_completed_by_the_next(state_bytes: int, sample_corpus: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupted with messages written but other tables and states not (or written too): the next scan
@@ -375,6 +376,7 @@ def test_globs_and_lists_of_files(sample_corpus: Path) -> None:
         assert len(corpus.sessions) == 3
 
 
+@pytest.mark.slow
 def test_parallel_scan_equals_one_process(sample_corpus: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from pikit.corpus import _index
@@ -395,6 +397,7 @@ def _worker_state(path: str) -> tuple[bool, int, int]:
     return gc.isenabled(), os.nice(0), len(result.tables["messages"].values[0])
 
 
+@pytest.mark.slow
 def test_scan_workers_read_niced_and_without_the_cyclic_collector(sample_corpus: Path) -> None:
     """The pool's workers (pikit's own processes) run below the writer's priority and without the cyclic
     garbage collector; the process that started them keeps its own settings."""
@@ -414,6 +417,7 @@ def test_scan_workers_read_niced_and_without_the_cyclic_collector(sample_corpus:
 
 
 @pytest.mark.parametrize("force_pool", [False, True])
+@pytest.mark.slow
 def test_a_script_on_standard_input_scans_in_one_process(force_pool: bool, sample_corpus: Path) -> None:
     """Pool workers cannot start from a script read from stdin: the scan reads here (a broken pool falls back)."""
 
@@ -541,6 +545,7 @@ def test_a_long_scan_checkpoints_as_it_goes(tmp_path: Path, monkeypatch: pytest.
     assert 0 < checkpointed < not_checkpointed / 4, (checkpointed, not_checkpointed)
 
 
+@pytest.mark.slow
 def test_search_text_larger_than_duckdbs_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A corpus grows scan after scan until its search text is larger than DuckDB's memory limit (24 MB here):
     every scan completes and every file's words are found. (A checkpoint rewrites a table's last row group

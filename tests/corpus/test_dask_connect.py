@@ -26,7 +26,7 @@ from tests.corpus.clusters import Answer, local_cluster, server
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "python.md"  # (its limits and guarantees)
 
 
 def _silent(connection: socket.socket, stopped: threading.Event) -> None:
@@ -51,7 +51,7 @@ def _usage(*argv: str, timeout: float = 120,
 
 def test_a_silent_scheduler_is_given_up_after_the_default_30_s(sample_corpus: Path, tmp_path: Path) -> None:
     assert dask_engine.CONNECT_TIMEOUT == 30
-    assert "no handshake within 30 s" in README.read_text(encoding="utf-8")
+    assert "no handshake within 30 s" in GUIDE.read_text(encoding="utf-8")
     with server(_silent) as port:
         started = time.monotonic()
         result = _usage(str(sample_corpus), "--index", str(tmp_path / "i.duckdb"), "--engine", "dask",
@@ -59,7 +59,7 @@ def test_a_silent_scheduler_is_given_up_after_the_default_30_s(sample_corpus: Pa
         took = time.monotonic() - started
     procs.one_error_line(result, f"--scheduler tcp://127.0.0.1:{port}:", "no handshake within 30 s")
     assert "scheduler=" not in result.stderr.decode()
-    assert 30 <= took < 50, took
+    assert 30 <= took < 85, took  # (the upper bound only guards against a hang: the run's limit is 90 s)
 
 
 @pytest.mark.parametrize("answer", [
@@ -75,7 +75,7 @@ def test_the_handshake_has_a_deadline(answer: Answer) -> None:
         with pytest.raises(SchedulerError, match=r"^scheduler='tcp://127.0.0.1:\d+': no handshake within 1.5 s"), \
                 connect(f"tcp://127.0.0.1:{port}", timeout=1.5):
             pass
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 25  # (a hang guard, below the 30 s default)
 
 
 def _garbage_cases() -> list[tuple[str, bytes, int]]:
@@ -167,7 +167,7 @@ def test_bad_addresses_get_one_line_in_the_library(address: str) -> None:
     with pytest.raises(SchedulerError, match=r"scheduler=.*give tcp://HOST:PORT, tls://HOST:PORT or 'local'"), \
             connect(address):
         pass
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 20  # (refused before any connection: the default wait is 30 s)
 
 
 def test_bad_addresses_get_one_line_on_the_command_line(sample_corpus: Path, tmp_path: Path) -> None:

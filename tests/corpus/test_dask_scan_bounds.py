@@ -1,7 +1,7 @@
 """A Dask scan ends in bounded time: no workers, workers that stop answering, workers that die mid-scan.
 
 Real ``LocalCluster`` schedulers, real worker processes (killed and stopped with signals); the
-bounds are lowered here (module constants) except where a test checks the default the README states.
+bounds are lowered here (module constants) except where a test checks the default the guide states.
 What a stopped scan leaves behind, a local scan completes: the same tables and the same usage as a
 fresh local scan.
 """
@@ -27,7 +27,7 @@ from tests.corpus.corpora import assistant, header, user, write
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "python.md"  # (its limits and guarantees)
 FILES = 37  # in the sample corpus
 
 
@@ -81,7 +81,7 @@ def _completes_locally(root: Path, index: Path, tmp_path: Path, command_line: bo
 
 def test_a_scheduler_without_workers_default_bound(root: Path, tmp_path: Path) -> None:
     assert dask_engine.WORKERS_TIMEOUT == 10
-    assert "no workers for 10 s" in README.read_text(encoding="utf-8")
+    assert "no workers for 10 s" in GUIDE.read_text(encoding="utf-8")
     with local_cluster(0) as client:
         started = time.monotonic()
         result = procs.pikit("usage", root, "--index", tmp_path / "i.duckdb", "--engine", "dask",
@@ -105,7 +105,7 @@ def test_a_scheduler_without_workers(root: Path, tmp_path: Path, monkeypatch: py
         with pytest.raises(PikitError, match=r"^the Dask scheduler has had no workers for 1 s; start some: "
                                              r"dask worker tcp://127\.0\.0\.1:\d+$"):
             Corpus.open(root, index=index, client=client)
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 30  # (a hang guard; the message names the 1 s bound)
     with Corpus.open(root, index=index, workers=1) as corpus:  # the append is read locally
         assert corpus.last_scan is not None and corpus.last_scan.read_appended == 1
 
@@ -125,7 +125,7 @@ def test_workers_that_stop_answering(root: Path, tmp_path: Path, monkeypatch: py
             with pytest.raises(PikitError, match=r"^no result from the Dask workers for 2 s \(\d+ of 37 files read; "
                                                  r"the index keeps them\); run again to read the rest$"):
                 _scan(root, index, client, _after_the_first_file(stop_workers))
-            assert time.monotonic() - started < 20
+            assert time.monotonic() - started < 45  # (a hang guard)
         finally:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
@@ -164,7 +164,7 @@ def test_every_worker_dying_mid_scan(root: Path, tmp_path: Path, monkeypatch: py
         with pytest.raises(PikitError, match=r"^the Dask scheduler has had no workers for 1 s \(\d+ of 37 files read; "
                                              r"the index keeps them\); start some: dask worker tcp://"):
             _scan(root, index, client, _after_the_first_file(kill_all))
-        assert time.monotonic() - started < 20
+        assert time.monotonic() - started < 45  # (a hang guard)
         wait_without_workers(client)
     _completes_locally(root, index, tmp_path, command_line=True)
 

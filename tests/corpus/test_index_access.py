@@ -98,7 +98,7 @@ def test_a_held_index_is_waited_for_then_refused_naming_the_holder(tmp_path: Pat
     started = time.monotonic()
     with pytest.raises(IndexHeldError) as held:
         Corpus.open(root, index=index, workers=1, lock_wait=0.5)
-    assert 0.5 <= time.monotonic() - started < 5
+    assert 0.5 <= time.monotonic() - started < 30  # (the upper bound only guards against a hang)
     assert held.value.pid == holder.pid and f"PID {holder.pid}" in str(held.value)
     assert "index=" in str(held.value) and "--index" not in str(held.value)
     holder.stdin.close()  # the holder closes its corpus: a waiting open goes on

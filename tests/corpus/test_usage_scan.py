@@ -82,6 +82,7 @@ def test_a_usage_scan_reports_what_a_full_scan_reports(root: Path, tmp_path: Pat
     assert _partial(tmp_path / "full.duckdb") == 0
 
 
+@pytest.mark.slow
 def test_anything_else_read_first_makes_every_table_a_full_builds(root: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from pikit.corpus import _index

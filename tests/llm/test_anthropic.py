@@ -15,7 +15,7 @@ from pikit.llm._anthropic import anthropic_usage
 from pikit.llm._client import DEFAULT_MAX_TOKENS
 from tests.llm.servers import DEFAULT_SUMMARY, TEST_KEY, FakeLLMServer, status
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # (a hang guard: a loaded machine is slow)
 
 
 # --- end to end ---------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_timeout_bounds_the_whole_attempt_against_trickling_servers(behaviour: h
     assert info.value.retryable and info.value.status is None
     assert server.connections == retries + 1
     # One second per attempt (plus scheduling slack on a loaded machine), never the minute the server offers.
-    assert took < (retries + 1) * 1.0 + 3.0, took
+    assert took < (retries + 1) * 1.0 + 20.0, took  # (a trickle lasts 60 s: a wide margin still tells)
 
 
 @pytest.mark.timeout(60)
@@ -73,7 +73,7 @@ def test_cli_timeout_against_a_trickling_server(tmp_path: Path) -> None:
                      extra_env={"OPENAI_API_KEY": KEY}, timeout=50)
         took = time.monotonic() - start
     one_error_line(proc, "timed out after 1.5s on each of 2 attempt(s)")
-    assert took < 15 and not out.exists()
+    assert took < 40 and not out.exists()  # (a hang guard below the run's 50 s limit)
 
 
 # ---------------------------------------------------------------- size

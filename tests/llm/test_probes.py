@@ -14,11 +14,11 @@ from pikit.compaction import build_compaction
 from pikit.errors import SummarizerError
 from pikit.llm import MAX_GRADE, OfflineSummarizer, ProbeResult, probe
 from pikit.llm._select import probe_client
+from tests.compaction.test_evaluation import HEADER, _session, _span
 from tests.entries import compaction
 from tests.llm.servers import HANG, MALFORMED, OK, TEST_KEY, FakeLLMServer, Step, status
-from tests.test_evaluation import HEADER, _session, _span
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(120)  # (a hang guard: a loaded machine is slow)
 
 SUMMARY = "ran pytest; src/app.py"
 QUESTIONS = [

@@ -16,7 +16,7 @@ from pikit.errors import SummarizerError
 from pikit.llm._secrets import Secret, clean_message
 from pikit.llm._transport import RetryingClient, RetryPolicy, parse_retry_after, token_count
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)  # (a hang guard: a loaded machine is slow)
 
 URL = "http://llm.test/v1/chat/completions"
 KEY = "sk-transport-SECRET-0123456789"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -101,18 +100,15 @@ def test_diff_compaction_rejects_other_entries(tree_basic: Session) -> None:
         diff_compaction(tree_basic, "1e2feb89")
 
 
-def test_diff_is_fast_on_10k(big: Session) -> None:
+def test_diff_on_10k(big: Session) -> None:
+    """Two 10k-entry leaves diff row by row (the 0.2 s target: benchmarks/bench_widgets.py)."""
     rows = big.flatten()
     tips = [r.id for r in rows if r.children == 0 and r.entry.type == "message"]
     a, b = big.context(tips[0]), big.context(tips[-1])
     assert len(a.estimates) == len(a.messages) and len(b.estimates) == len(b.messages)  # the projections' work
-    timings = []
-    for _ in range(3):  # the best of three: the machine may be busy with other work
-        start = time.perf_counter()
-        d = diff_contexts(a, b)
-        timings.append(time.perf_counter() - start)
+    d = diff_contexts(a, b)
     assert len([r for r in d.rows if r.index_a is not None]) == len(a.messages)
-    assert min(timings) < 0.2, f"diff of two 10k-entry leaves took {min(timings):.3f}s"
+    assert len([r for r in d.rows if r.index_b is not None]) == len(b.messages)
 
 
 def _two_answers(first: dict[str, Any], second: dict[str, Any], **raw: str) -> Session:

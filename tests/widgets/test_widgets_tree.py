@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from typing import Any
 
 import pytest
@@ -155,20 +153,13 @@ def test_explorer_controls_drive_the_tree(tree_basic: Session) -> None:
     assert f"{len(explorer.tree.rows)} rows" in explorer.tree_status.value
 
 
-def test_10k_tree_layout_and_leaf_moves_are_fast(big: Session) -> None:
-    start = time.perf_counter()
+def test_10k_tree_layout_and_leaf_moves(big: Session) -> None:
+    """A 10k-entry tree lays out and its rows move the leaf (the 100 ms target: benchmarks/bench_widgets.py)."""
     explorer = SessionExplorer(big)
-    build = time.perf_counter() - start
     assert len(explorer.tree.rows) > 9_000
     assert len(explorer.tree.rows_data) < 3_000_000
     ids = explorer.tree.row_ids
     targets = ids[:: max(1, len(ids) // 40)]
-    times = []
     for target in targets:
-        begin = time.perf_counter()
         click(explorer.tree, target)
-        times.append((time.perf_counter() - begin) * 1000)
         assert explorer.leaf_id == big.leaf_id
-    median = statistics.median(times)
-    # The target is < 100 ms per leaf move; the median is checked (a shared CI machine has spikes).
-    assert median < 100, f"leaf moves: median {median:.1f} ms, max {max(times):.1f} ms (build {build:.2f}s)"

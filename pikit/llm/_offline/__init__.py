@@ -1,7 +1,7 @@
 """The embedded offline summarizer: pikit's default, deterministic, with no network and no key.
 
 :class:`OfflineSummarizer` writes the same Markdown layout a model is asked for (see
-:mod:`pikit.llm._prompts`), but builds every section from the Pi AgentMessages themselves:
+``pikit.llm._prompts``), but builds every section from the Pi AgentMessages themselves:
 
 - **Goal**: the first substantial user request, then later distinct requests;
 - **Constraints & Preferences**: user sentences that state a rule (*must*, *never*, *only*, …);
@@ -16,19 +16,19 @@
 
 How it works, in three steps:
 
-1. The reader (:mod:`~pikit.llm._offline.reader`, with the sentence and line tests of
-   :mod:`~pikit.llm._offline.patterns`) walks the messages once, each read as a
-   :class:`~pikit._format.message.MessageView`, and records facts (tool calls are paired with
+1. The reader (``reader``, with the sentence and line tests of
+   ``patterns``) walks the messages once, each read as a
+   ``MessageView``, and records facts (tool calls are paired with
    their results by id; a later success of the same command or on the same file marks an
    earlier failure as resolved). Every text it looks at is cut to a fixed length first, so the
    cost per message is bounded whatever the session holds.
-2. The facts become notes (:mod:`~pikit.llm._offline.notes`): one list of items per section plus the file,
+2. The facts become notes (``notes``): one list of items per section plus the file,
    command and identifier sets. A previous summary is parsed into the same shape
-   (:mod:`~pikit.llm._offline.parse`, which also understands Pi's own free-form summaries) and the two are
+   (``parse``, which also understands Pi's own free-form summaries) and the two are
    merged: items are kept and de-duplicated, *In Progress* moves to *Done* when the new
    messages contain a finished turn, *Blocked* items whose command or file later succeeded
    move to *Done*, and *Next Steps* are derived again.
-3. The renderer (:mod:`~pikit.llm._offline.render`) lays the notes out with a cap on the
+3. The renderer (``render``) lays the notes out with a cap on the
    number and length of the items of
    every section, so a summary stays small however long the session was.
 
@@ -36,8 +36,8 @@ A request with ``format="handoff"`` gets Codex's handoff sections instead (*Acti
 latest request; *Progress So Far*; *Next Steps*; *Key Context, Constraints & Preferences*;
 *Completed Tasks*, the earlier requests when nothing is left in progress), from the same notes.
 
-Text helpers live in :mod:`~pikit.llm._offline.text`; a conversation that arrives only as
-Pi's serialized text is turned back into messages by :mod:`~pikit.llm._offline.conversation`.
+Text helpers live in ``text``; a conversation that arrives only as
+Pi's serialized text is turned back into messages by ``conversation``.
 
 All session text is treated as untrusted plain text: control, bidi-override and lone
 surrogate characters are removed, every item is a single line, and nothing here produces HTML.

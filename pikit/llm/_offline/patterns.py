@@ -1,6 +1,6 @@
 """What the reader looks for: rule and decision words, finished work, error lines, command lines.
 
-Each helper decides about one sentence or line; :mod:`~pikit.llm._offline.reader` applies
+Each helper decides about one sentence or line; ``reader`` applies
 them while it walks the messages.
 """
 

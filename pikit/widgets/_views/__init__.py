@@ -1,7 +1,7 @@
 """Pure view models and their HTML, one module per widget (no kernel, no ipywidgets needed).
 
 Each module builds a frozen view model from core objects (a projection, a preparation, a
-diff, an evaluation; the stepper's model is the core's :mod:`pikit.compaction._walkthrough`) and renders it with a
+diff, an evaluation; the stepper's model is the core's ``pikit.compaction._walkthrough``) and renders it with a
 ``render_*(view) -> str`` function; the widgets in :mod:`pikit.widgets` only hold
 traitlets, call these and put the HTML in place.
 """

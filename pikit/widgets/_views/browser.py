@@ -62,7 +62,7 @@ def _shown(field: str, value: Any) -> str:
 
 def resume_command(record: Mapping[str, Any]) -> str:
     """The command that resumes a session: its ``resume`` column, else ``pi --session PATH``
-    (:func:`~pikit._inert.shell_quote`)."""
+    (``shell_quote``)."""
     given = _value(record.get("resume"))
     return str(given) if given else f"pi --session {shell_quote(str(record.get('path')))}"
 
@@ -72,7 +72,7 @@ def browser_rows(sessions: Iterable[Mapping[str, Any]]) -> list[list[Any]]:
 
     ``sessions`` are records of the corpus ``sessions`` table. The session column shows its
     title (a table without that column: its name, else its first user message). Texts are
-    plain, shown with :func:`pikit._inert.visible` (control characters, bidi controls and lone
+    plain, shown with ``pikit._inert.visible`` (control characters, bidi controls and lone
     surrogates made visible): the browser puts
     them in the page with ``textContent`` only. The path stays exact.
     """

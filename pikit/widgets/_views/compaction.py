@@ -1,6 +1,6 @@
 """What-if compaction, as data: the cut-point preview and the tokensBefore/After chart.
 
-:func:`cut_preview` turns a :class:`~pikit.compaction._preparation.Preparation` into a frozen
+:func:`cut_preview` turns a :class:`~pikit.compaction.Preparation` into a frozen
 :class:`CutPreview` and :func:`render_preview` draws it; :class:`ChartGroup` holds one group of
 bars (the branch's own compactions, or one run with its settings) and :func:`render_chart`
 draws the groups side by side. None of it needs a kernel.

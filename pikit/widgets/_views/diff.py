@@ -1,6 +1,6 @@
 """A context diff, as data and as HTML: totals, then the rows with long unchanged runs folded.
 
-:func:`diff_view` wraps a :class:`~pikit._context.diff.ProjectionDiff` with its titles and labels;
+:func:`diff_view` wraps a :class:`~pikit.ProjectionDiff` with its titles and labels;
 :func:`render_diff_header` and :func:`render_diff_rows` draw it. None of it needs a kernel.
 """
 

@@ -3,7 +3,7 @@
 :func:`lost_view` reads an evaluation into a frozen :class:`LostView`: the recall overall and
 per kind (with the facts kept and counted), and the first ``limit`` lost facts, each with its
 kind, text and source entry. :func:`render_lost` draws it. Every fact comes from session text
-and goes through :func:`~pikit.widgets._html.esc`. Each lost fact's source is a button
+and goes through ``esc``. Each lost fact's source is a button
 carrying ``data-fact`` (the fact's place in the list, which the widget maps back to the exact
 entry id) and ``data-entry-id`` (the id, escaped), so a click can select that entry.
 """

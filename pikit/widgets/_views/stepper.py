@@ -1,6 +1,6 @@
 """HTML for one step of a compaction walkthrough (pure functions over the walkthrough's view model).
 
-Every piece of session text goes through :func:`~pikit.widgets._html.esc`. Rows carry
+Every piece of session text goes through ``esc``. Rows carry
 ``data-entry-id`` and ``data-mark``; the rows a step is about carry the ``pikit-step-hl``
 class, and a fold says how many of them it hides (``data-highlighted``), so a test (or a
 reader) can account for every highlighted entry.

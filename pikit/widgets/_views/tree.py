@@ -5,7 +5,7 @@
 its nearest shown ancestor row, so the browser marks the active path itself. Widgets keep only
 the encoded bytes (:meth:`TreeLayout.encode`), not the row lists. No kernel needed.
 
-A row's badge, label and text are shown with :func:`pikit._inert.visible` (control characters,
+A row's badge, label and text are shown with ``pikit._inert.visible`` (control characters,
 bidi controls and lone surrogates made visible); its id stays exact, lone surrogates included
 (as JSON escapes), so that a click sends back the very id of the row.
 """

@@ -436,6 +436,7 @@ def _tokens(prep: Preparation, start: int, stop: int | None = None) -> int:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conversations(), st.integers(1, 400))
+@pytest.mark.slow
 def test_cut_point_invariants(entries: list[dict[str, Any]], keep: int) -> None:
     session = build(entries)
     branch = session.branch()

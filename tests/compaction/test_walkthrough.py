@@ -14,8 +14,8 @@ from pikit.compaction._entries import build_compaction, compact_prepared
 from pikit.compaction._preparation import CompactionTrace, prepare_compaction, trace_compaction
 from pikit.compaction._walkthrough import STEP_TITLES, Fold, Step, StepRow, Walkthrough, walkthrough
 from pikit.llm._offline import OfflineSummarizer
+from tests.compaction.test_preparation import build, conversations
 from tests.entries import asst, compaction, text, usage, user
-from tests.test_preparation import build, conversations
 
 
 def _figures(step: Step) -> dict[str, str]:

@@ -302,6 +302,7 @@ def test_cli_agrees_with_the_api(sample_path: Path, sample: Session, offline: Su
 
 
 @pytest.mark.parametrize("name", ["refactor-auth.jsonl", "wide-tree.jsonl", "xss-and-unicode.jsonl"])
+@pytest.mark.slow
 def test_usage_sizes_are_the_context_sizes_until_the_first_compaction(sample_sessions: Path, offline: Summarizer,
                                                                       name: str) -> None:
     """Without simulated compactions, every check sees exactly what `pikit context` reports there."""

@@ -16,8 +16,8 @@ import pikit
 from pikit._context.projection import ProjectedEntry, Projection
 from pikit.cli._json import compaction as compaction_json
 from pikit.compaction._preparation import find_cut_point, prepare_compaction, trace_compaction
+from tests.compaction.test_preparation import build, conversations
 from tests.entries import asst, compaction, edit, text, tool_result, ts, usage, user
-from tests.test_preparation import build, conversations
 
 _CUT_ROLES = {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 

@@ -108,6 +108,7 @@ def _best(replay: Callable[[], Any]) -> tuple[float, Any]:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("replay", "sizes"), [(_pi, "usage"), (_pi, "estimate"), (_strategies, "usage")],
                          ids=["pi-usage", "pi-estimate", "strategies"])
+@pytest.mark.slow
 def test_four_times_the_branch_costs_at_most_five_times_the_time(
         grown: tuple[Session, Any, Any], replay: Callable[[Session, Any, str], Any], sizes: str) -> None:
     session, quarter, leaf = grown
