@@ -1,6 +1,6 @@
 """``pikit mcp``: a read-only MCP server over stdio, on the official ``mcp`` SDK (imported here only).
 
-The tools (:mod:`pikit.cli._mcp_tools`) answer what the ``--json`` commands answer; each
+The tools (``pikit.cli._mcp_tools``) answer what the ``--json`` commands answer; each
 session's Markdown transcript is a resource (``pikit://session/{id}``). Nothing is written
 but the corpus index. An answer larger than :data:`MAX_ANSWER_CHARS` of JSON text comes in
 parts (``parts``, ``part``, ``json``: the parts joined are the answer), never cut short. With

@@ -1,7 +1,7 @@
 """The tools of ``pikit mcp``: their schemas and what each answers, as the command line's ``--json`` does.
 
 Each tool's answer is the object the matching command prints with ``--json`` (built by the
-same functions of :mod:`pikit.cli._json`), so a client learns one set of shapes
+same functions of ``pikit.cli._json``), so a client learns one set of shapes
 (``docs/json.md``). A session is named by its id (or a unique prefix of it) or by its file,
 and only sessions of the served corpus can be named.
 """

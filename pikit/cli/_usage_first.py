@@ -1,7 +1,7 @@
 """A first ``pikit usage`` of a directory: answered from its scan in memory, the index written afterwards.
 
 Before a directory has an index, the report comes from the files just read
-(:mod:`pikit.corpus._inmemory`, the index's own rules) without DuckDB: the answer is printed,
+(``pikit.corpus._inmemory``, the index's own rules) without DuckDB: the answer is printed,
 then the index is written from the same reads, by the ``pikit`` program in a process of its
 own that goes on after the command has ended. A lock beside the index (``INDEX.building``)
 stands while it is written, and every command or notebook opening the index waits for it, so

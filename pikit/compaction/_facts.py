@@ -42,7 +42,7 @@ Kinds and their rules (key unless marked minor):
 - ``modified_file``: the ``path`` of a ``write`` or ``edit`` tool call; a ``<modified-files>`` list in
   a summary. ``read_file`` (minor): the ``path`` of a ``read`` tool call (and of the ``nestedCalls``
   recorded on a tool result), unless the span also modifies that path; a ``<read-files>`` list.
-  These are Pi's own file lists (:class:`~pikit._context.fileops.FileOps`).
+  These are Pi's own file lists (``pikit._context.fileops.FileOps``).
 - ``command``: the ``command`` of a ``bash`` tool call or a ``bashExecution`` (one line). Key: a build,
   test, check or install (``npm run check``, ``pytest``) or a git command that changes the branch
   (``git checkout -b refactor``); minor: the rest; dropped: commands that only look
@@ -61,7 +61,7 @@ Kinds and their rules (key unless marked minor):
 
 A compaction summary or branch summary in the span (an earlier compaction's summary, which the
 new one replaces) is read as such: its file lists give file facts, its structured sections
-(:func:`~pikit.compaction._factrules.summary_sections`) the task, constraint, decision, progress
+(``pikit.compaction._factrules.summary_sections``) the task, constraint, decision, progress
 and finding facts it carried, its prose the identifiers, numbers and URLs.
 Every text is cut to :data:`MAX_FACT_CHARS` characters.
 """

@@ -94,7 +94,7 @@ class PricingLike(Protocol):
 def resolve_strategies(strategy: Any, *, threshold: float | None = None, keep_turns: int = 10,
                        auto_compact_limit: int | None = None) -> list[Strategy]:
     """``strategy`` (a name, a :class:`Strategy`, or a list or comma-separated string of them) as strategies,
-    each checked (:func:`~pikit.compaction._strategy.checked_strategy`)."""
+    each checked (``pikit.compaction._strategy.checked_strategy``)."""
     items = strategy.split(",") if isinstance(strategy, str) else \
         list(strategy) if isinstance(strategy, Iterable) and not isinstance(strategy, Strategy) else [strategy]
     if not items:

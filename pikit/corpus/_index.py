@@ -138,7 +138,7 @@ class Index:
     A file is pikit's own or refused (``pikit.corpus._indexfile``); ``notes`` say what happened
     to a damaged one (moved aside and built again). ``owned``: the path is the default index in
     pikit's cache folder. ``lock_wait``: seconds to wait for a file another process holds. ``builder``: this
-    process holds the index's :func:`~pikit.corpus._indexfile.building` lock (no waiting for it).
+    process holds the index's ``pikit.corpus._indexfile.building`` lock (no waiting for it).
     """
 
     def __init__(self, path: str, *, owned: bool = False, lock_wait: float = LOCK_WAIT,

@@ -1,10 +1,10 @@
 """A usage report and the problems' counts from a first scan's results in memory, before any index exists.
 
 A first ``pikit usage`` on a directory answers from what its scan read, as the index would
-(:func:`~pikit.corpus._usage.usage_query` over the tables a fresh build writes), and writes the
+(``pikit.corpus._usage.usage_query`` over the tables a fresh build writes), and writes the
 index afterwards. The rules are the index's: a message counts once among the occurrences of its
 usage key, the occurrence not copied from another file first, then the file read first, then
-the first entry (:meth:`~pikit.corpus._index.Index.recount`); a summary call counts once per
+the first entry (``pikit.corpus._index.Index.recount``); a summary call counts once per
 usage key, in file order; a version-1 file's message is the same message in its migrated
 copy. Whenever a report's rows would depend on what only SQL decides (a timestamp DuckDB might
 read otherwise, a token count that is not a whole number, a key that is missing),

@@ -1,8 +1,8 @@
 """The texts a corpus index holds cut short, for an export that redacts: redacted whole, then cut.
 
-The index keeps a session's first user message to :data:`~pikit.corpus._scan.TEXT_LIMIT`
+The index keeps a session's first user message to ``pikit.corpus._scan.TEXT_LIMIT``
 characters, its title to a line, and each fact of an evaluation to
-:data:`~pikit.compaction._facts.MAX_FACT_CHARS`: a token through the cut would leave a piece no
+``pikit.compaction._facts.MAX_FACT_CHARS``: a token through the cut would leave a piece no
 rule knows. A first user message at the limit is read again from its file and redacted whole
 before it is cut; the title is made again from the redacted name, path and message; a text
 whose file changed since the scan, and a cut fact, lose the word at the cut once redacted.

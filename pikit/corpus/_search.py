@@ -1,7 +1,7 @@
 """Search that says where: one hit per entry whose text matches, with its place and a snippet.
 
 The index keeps one row of search text per entry and kind (``texts``: see
-:mod:`pikit.corpus._searchtext`). A query runs over those rows in DuckDB (``regexp_matches``:
+``pikit.corpus._searchtext``). A query runs over those rows in DuckDB (``regexp_matches``:
 each word as a literal in any case, or the caller's regular expression); the entry id, its
 timestamp and whether it is on the active branch come from the stored state of each file
 with a hit (its tree), the snippet from the matched text.

@@ -1,6 +1,6 @@
 """What a corpus search looks through: the kinds of text the scan keeps, and a message's text blocks.
 
-The scan (:mod:`pikit.corpus._scan`) keeps one row per entry and kind of text: a user
+The scan (``pikit.corpus._scan``) keeps one row per entry and kind of text: a user
 message's text, an assistant message's text and its thinking, a tool result's text, the
 summary of a compaction or branch summary; each cut to its first ``TEXT_LIMIT`` characters.
 """

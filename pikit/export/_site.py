@@ -253,7 +253,7 @@ def write_site(corpus: Corpus, out: str | os.PathLike[str], settings_of: Callabl
     """Write the site of ``corpus`` into ``out`` (new, empty, or a site written before: then incrementally).
 
     ``settings_of`` gives a session's page settings (model, window, reserve and keep: see
-    :func:`pikit.export._page.page_settings`). With a ``redactor``, every file written is redacted.
+    ``pikit.export._page.page_settings``). With a ``redactor``, every file written is redacted.
     """
     folder, manifest = _checked_folder(out)
     report = SiteReport(folder)

@@ -1,8 +1,8 @@
 """The pages of a corpus site that are not a session's: the index of sessions, the usage pages, the script.
 
 Every piece of session text (titles, projects, paths, first messages, model names) is escaped
-with :func:`~pikit.widgets._html.esc`; the charts are inline SVG drawn here with the colours of
-:mod:`pikit._palette`. The pages carry the session page's Content-Security-Policy, except that
+with ``pikit.widgets._html.esc``; the charts are inline SVG drawn here with the colours of
+``pikit._palette``. The pages carry the session page's Content-Security-Policy, except that
 the index may run scripts of the site's own folder (``script-src 'self'``): ``data.js``, the
 search text as one JavaScript assignment, and ``site.js``, which sorts and filters the table.
 Without script the index is a plain table of links.

@@ -2,7 +2,7 @@
 
 :func:`pikit.evaluate` decides by fixed rules (``pikit/compaction/_kept.py``), which err towards
 "lost" when a summary rewords heavily. :func:`judge` asks a model instead, through a client's
-:meth:`~pikit.llm._client.HTTPSummarizer.complete`: the context after the compaction (summary and
+``pikit.llm._client.HTTPSummarizer.complete``: the context after the compaction (summary and
 kept messages, bounded as the probes bound it) and the numbered facts of the evaluation, at most
 :data:`FACTS_PER_CALL` per call; the model answers one ``true`` or ``false`` per fact. The
 result is the same evaluation with the model's verdicts in ``kept`` and its name in
