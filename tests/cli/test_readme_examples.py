@@ -1,4 +1,4 @@
-"""The README's commands and code blocks run as shown, and so do the guide's ``diff`` and export examples.
+"""The README's commands and code blocks run as shown, and so do the guide's ``diff``, export and site examples.
 
 Every ``$ pikit …`` block of the README runs from the repository's root, 100 columns wide (the
 width of output that is not a terminal), and prints what the README shows; every Python block
@@ -7,7 +7,8 @@ cache folder. The set-up block's test command is the one CI runs.
 
 In the guide, ``pikit diff`` examples (the command line's page) run the same way; the corpus
 page's export section runs in a fresh folder that links ``data`` and ``tests`` to the
-repository's, so that its relative paths (from the repository's root) mean the same there.
+repository's, so that its relative paths (from the repository's root) mean the same there, and
+its site example runs in a fresh folder too.
 """
 
 from __future__ import annotations
@@ -102,9 +103,9 @@ def test_the_export_section_runs_as_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(600)
-def test_the_site_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+def test_the_site_example_prints_what_the_guide_shows(tmp_path: Path) -> None:
     (tmp_path / "data").symlink_to(REPO / "data")
-    site = README[README.index("### A site to browse"):README.index("## Sharing a session safely")]
+    site = CORPUS_PAGE[CORPUS_PAGE.index("## A site to browse"):]
     [(command, shown)] = _examples(site, "export-corpus")
     done = run_pikit(*shlex.split(command), cwd=tmp_path, timeout=300,
                      extra_env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
