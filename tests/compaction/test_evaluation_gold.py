@@ -19,7 +19,7 @@ import pikit
 from pikit.compaction import Evaluation
 from tests.conftest import REPO
 
-GOLD = Path(__file__).parent / "data" / "lab-gold"
+GOLD = Path(__file__).parents[1] / "data" / "lab-gold"
 
 
 @dataclass
