@@ -14,9 +14,9 @@ from pikit.cli import main
 from pikit.compaction import Evaluation
 from pikit.errors import SummarizerError
 from pikit.llm import judge
+from tests.compaction.test_evaluation import _session
 from tests.llm.servers import MALFORMED, TEST_KEY, FakeLLMServer, Step, status
 from tests.llm.test_probes import SUMMARY, _client, _user_prompt, compacted  # noqa: F401  (the fixture)
-from tests.test_evaluation import _session
 
 pytestmark = pytest.mark.timeout(60)
 
