@@ -249,6 +249,8 @@ def _check_usage_args(args: argparse.Namespace) -> None:
     from ..corpus._usage import check_date, usage_keys
 
     args.by = usage_keys(args.by)
+    if args.scheduler is not None and args.engine != "dask":  # (before a first report answers from memory)
+        raise PikitError("--scheduler goes with --engine dask")
     if args.csv and args.json:
         raise PikitError("--csv and --json: choose one")
     if args.last is not None and (args.since is not None or args.last < 1):
