@@ -162,7 +162,20 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, cut_echoes(f"pikit: error: {message} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+        self.exit(2, cut_echoes(f"pikit: error: {_short(message)} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+
+
+def _short(message: str) -> str:
+    """An unknown command said without the list of every command (``--help`` has it), a close one suggested."""
+    head, choices = "argument COMMAND: invalid choice: ", message.rfind(" (choose from ")
+    if not message.startswith(head) or choices < 0:
+        return message
+    import difflib
+
+    given = message[len(head):choices]
+    commands = [c.strip("'") for c in message[choices + len(" (choose from "):-1].split(", ")]
+    close = difflib.get_close_matches(given.strip("'"), commands, n=1, cutoff=0.6)
+    return f"unknown command {given}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 class _CommandParser(_Parser):
