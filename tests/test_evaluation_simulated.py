@@ -87,7 +87,7 @@ def test_a_new_summary_replaces_the_previous_one() -> None:
 def test_every_strategy_on_the_sample_is_evaluated_per_event(sample_sessions: Path) -> None:
     session = pikit.load(sample_sessions / "refactor-auth.jsonl")
     runs = simulate(session, get_summarizer("offline"), context_window=16384, settings=SETTINGS,
-                    strategy=["pi", "codex-inline", "mask-observations", "truncate"], keep_turns=2)
+                    strategy=["pi", "codex-inline", "mask-at-threshold", "truncate"], keep_turns=2)
     assert isinstance(runs, list)
     found = pikit.evaluate(session, runs)
     assert isinstance(found, list)

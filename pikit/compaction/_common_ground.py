@@ -1,0 +1,123 @@
+"""Strategies scored on common ground: one fact pool per branch point, every strategy's context at that request.
+
+A per-compaction evaluation scores each compaction over what *it* replaced, so two strategies
+are judged on different spans (masking a few tool results against summarizing hundreds of
+messages). Here every replay of one branch is judged on the same facts:
+
+- **branch points**: the requests at which each replay kept the context it sent
+  (``SimulationResult.contexts``; ``points`` of :func:`~pikit.compaction.simulate`, by default
+  eight requests spread evenly over the branch, the last one included);
+- **the fact pool** of a point: the facts of everything the uncompacted context held up to that
+  request: every message of the branch before it (compactions recorded in the file left out,
+  the system prompt and context edits not applied), extracted by
+  :func:`~pikit.compaction.evaluate_span`'s rules;
+- **kept**: whether the strategy's context at that same request (its summary, its kept and
+  masked messages) still holds each fact of the pool, by the same rules; a context no
+  compaction has changed yet is the uncompacted one and holds the whole pool.
+
+A strategy's recall is the mean, over the branch points, of the share of the pool its context
+holds (:func:`ground_recall`); ``none`` holds everything and is the ceiling. Recall over a
+subset of facts is one call of :func:`pool_recall` with a predicate on the fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._context.projection import entry_messages
+from .._tree.sessiontree import SessionTree
+from ._evaluation import Evaluation, evaluate_span
+from ._facts import Fact, extract_facts
+from ._simulate import SimulationResult
+
+__all__ = ["GroundPoint", "common_ground", "ground_recall", "pool_recall"]
+
+#: A predicate on facts: which of them a recall counts.
+FactFilter = Callable[[Fact], bool]
+
+
+def pool_recall(facts: Sequence[Fact], kept: Sequence[bool], where: FactFilter | None = None) -> float | None:
+    """The share of ``facts`` (those ``where`` accepts, all without it) whose ``kept`` flag is set;
+    ``None`` when none is counted."""
+    flags = [k for f, k in zip(facts, kept, strict=True) if where is None or where(f)]
+    return sum(flags) / len(flags) if flags else None
+
+
+@dataclass(frozen=True, repr=False)
+class GroundPoint:
+    """One replay at one branch point: the pool's facts and which of them its context holds.
+
+    Attributes:
+        strategy: the replay's strategy (``pi`` for a replay without one).
+        branch_index: the branch index of the request's assistant message.
+        entry_id: that message's entry id.
+        context_tokens: the size of the request the replay measured.
+        evaluation: the pool's facts and the kept flags (``evaluation.facts``, ``evaluation.kept``).
+    """
+
+    strategy: str
+    branch_index: int
+    entry_id: Any
+    context_tokens: int | None
+    evaluation: Evaluation
+
+    def recall(self, where: FactFilter | None = None) -> float | None:
+        """The share of the pool (or of its facts ``where`` accepts) the context holds."""
+        return pool_recall(self.evaluation.facts, self.evaluation.kept, where)
+
+    def __repr__(self) -> str:
+        recall = self.recall()
+        share = "no facts" if recall is None else f"{recall:.0%} of {len(self.evaluation.facts):,} facts"
+        return f"<GroundPoint {self.strategy} at branch index {self.branch_index}: {share}>"
+
+
+def ground_recall(points: Iterable[GroundPoint], where: FactFilter | None = None) -> float | None:
+    """The mean over ``points`` (one replay's) of the share of each pool its context holds
+    (``where``: of the facts it accepts); points with no such fact are left out."""
+    values = [r for p in points if (r := p.recall(where)) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def common_ground(session: SessionTree, runs: SimulationResult | Iterable[SimulationResult]) -> list[GroundPoint]:
+    """Every replay of ``runs`` scored at every branch point it kept a context at, against one fact pool
+    per point (see the module docstring); the points of one replay follow each other, in branch order.
+
+    The replays are those of one branch of ``session`` (``simulate(..., strategy=[...])``).
+    """
+    items = [runs] if isinstance(runs, SimulationResult) else list(runs)
+    cwd = session.header.get("cwd")
+    out: list[GroundPoint] = []
+    pools: dict[tuple[Any, int], list[tuple[Any, Mapping[str, Any]]]] = {}
+    whole: dict[tuple[Any, int], list[Fact]] = {}
+    for run in items:
+        branch = session.branch(run.leaf_id) if run.leaf_id is not None else []
+        sizes = {i: size for i, (size, _) in zip(_requests(branch), run.requests, strict=False)}
+        for index in sorted(run.contexts):
+            key = (run.leaf_id, index)
+            if key not in pools:
+                pools[key] = _pool(branch, index)
+            context = run.contexts[index]
+            if context is None:  # the uncompacted context: it holds the whole pool
+                if key not in whole:
+                    whole[key] = extract_facts(pools[key])
+                facts = whole[key]
+                evaluation = Evaluation(branch[index].id, run.strategy or "pi", None, sizes.get(index), facts,
+                                        [True] * len(facts), None, list(dict.fromkeys(s for s, _ in pools[key])))
+            else:
+                evaluation = evaluate_span(pools[key], context, tokens_before=None, tokens_after=sizes.get(index),
+                                           strategy=run.strategy or "pi", compaction_id=branch[index].id,
+                                           cwd=cwd if isinstance(cwd, str) else None)
+            out.append(GroundPoint(run.strategy or "pi", index, branch[index].id, sizes.get(index), evaluation))
+    return out
+
+
+def _requests(branch: Sequence[Any]) -> list[int]:
+    return [n for n, e in enumerate(branch) if e.type == "message" and e.role == "assistant"]
+
+
+def _pool(branch: Sequence[Any], index: int) -> list[tuple[Any, Mapping[str, Any]]]:
+    """What the uncompacted context held at the request of ``branch[index]``: every message before it."""
+    return [(e.id, m) for e in branch[:index] if e.type not in ("compaction", "context_edit")
+            for m in entry_messages(e) if m.get("role") != "system"]
