@@ -26,6 +26,7 @@ FLAGS: Mapping[str, str] = MappingProxyType({
     "force": "--force",          # replay(force=True)
     "index": "--index",          # Corpus.open(index=...)
     "keep_turns": "--keep-turns",  # compaction.simulate(keep_turns=...)
+    "keep_observations": "--keep-observations",  # compaction.simulate(keep_observations=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)
     "output": "-o OUT",          # write_entry(output=...)
     "overwrite": "--force",      # the writers' overwrite=True
