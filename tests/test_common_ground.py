@@ -32,13 +32,17 @@ def _runs(session: Any, window: int, strategy: str = FIVE, settings: CompactionS
 # ------------------------------------------------------------------ replay sizes without artifacts
 def test_large_session_fits_a_64k_window_with_every_compaction_under_half(shared_sessions: Path) -> None:
     session = pikit.load(shared_sessions / "large-session.jsonl")
-    run = compaction.simulate(session, OFFLINE, context_window=64_000, settings=CompactionSettings(True, 16_384, 20_000),
-                              strategy="pi")
+    settings = CompactionSettings(True, 16_384, 20_000)
+    run = compaction.simulate(session, OFFLINE, context_window=64_000, settings=settings, strategy="pi")
     assert isinstance(run, compaction.SimulationResult)
     assert run.events and all(e.tokens_after <= 32_000 for e in run.events)
     assert not run.never_fits and run.request_overflows == 0 and run.overflows == []
-    plain = compaction.simulate(session, OFFLINE, context_window=64_000, settings=CompactionSettings(True, 16_384, 20_000))
+    plain = compaction.simulate(session, OFFLINE, context_window=64_000, settings=settings)
     assert [e.tokens_after for e in plain.events] == [e.tokens_after for e in run.events]
+    # the compression ratio in one unit: Pi's estimate before over Pi's estimate after
+    first = run.events[0]
+    assert first.estimated_before is not None and first.estimated_before != first.tokens_before
+    assert first.compression == first.estimated_before / first.tokens_after
 
 
 # ---------------------------------------------------------------------------------------- none

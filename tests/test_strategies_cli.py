@@ -24,7 +24,7 @@ SETTINGS = CompactionSettings(True, 3_000, 4_000)
 NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "outputTokens",
               "abortedRequests", "maskedObservations", "summarizerCalls", "summarizerInputTokens",
               "summarizerOutputTokens", "overflows", "neverFits", "cost")
-NEW_EVENT_KEYS = ("strategy", "kept", "masked", "truncated")
+NEW_EVENT_KEYS = ("strategy", "compression", "kept", "masked", "truncated")
 
 
 def _sessions(sample_sessions: Path, shared_sessions: Path) -> list[Path]:
@@ -33,7 +33,7 @@ def _sessions(sample_sessions: Path, shared_sessions: Path) -> list[Path]:
 
 def _today(run_json: dict[str, Any]) -> dict[str, Any]:
     """A ``--strategy pi`` run as a run without a strategy would show it: the new keys left out."""
-    out = {k: v for k, v in run_json.items() if k != "strategy"}
+    out = {k: v for k, v in run_json.items() if k not in ("strategy", "commonGround")}
     out["totals"] = {k: v for k, v in out["totals"].items() if k not in NEW_TOTALS}
     out["events"] = [{k: v for k, v in e.items() if k not in NEW_EVENT_KEYS} for e in out["events"]]
     return out

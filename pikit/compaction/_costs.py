@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .._format.entry import Entry
     from ._simulate import SimulationResult
     from ._summarizer import SummaryResult
 
-__all__ = ["LEFT_OUT", "PricingLike", "RunCost", "answer_tokens", "price_run", "recorded_output"]
+__all__ = ["LEFT_OUT", "PricingLike", "RequestMeter", "RunCost", "answer_tokens", "price_run", "recorded_output"]
 
 #: What a replay's cost leaves out, one phrase each (``cost.leftOut`` in ``pikit simulate --json``).
 LEFT_OUT = (
@@ -91,6 +92,40 @@ def answer_tokens(answer: SummaryResult) -> int:
     """A summary's output tokens: reported by the summarizer, else Pi's chars/4 of its text."""
     reported = recorded_output({"usage": answer.usage}) if answer.usage else 0
     return reported or -(-len(answer.text) // 4)
+
+
+class RequestMeter:
+    """The input of each model request of a replay and the part a prefix cache would read.
+
+    A *request* is the model call that produced an assistant message; its input is the context
+    size the replay measures just before that message is added (the size after the previous
+    check, and any compaction there, plus the messages since). Cache model: the prefix the
+    previous request sent is a cache read, as long as nothing in it changed; a compaction or a
+    mask rewrites the context from its first changed message (:meth:`rewrite`), and only what
+    comes before that (the system prompt at least) is still read from the cache. The first
+    request reads nothing.
+    """
+
+    def __init__(self, result: SimulationResult) -> None:
+        self.result = result
+        self.stable: int | None = None  # tokens of the current context a cache still holds
+
+    def request(self, size: int, entry: Entry) -> None:
+        """A request of ``size`` input tokens, the one that produced ``entry``'s assistant message (its
+        recorded output tokens, and whether it was aborted or failed)."""
+        size = max(size, 0)
+        cached = 0 if self.stable is None else min(self.stable, size)
+        self.result.requests.append((size, cached))
+        message = entry.message if isinstance(entry.message, dict) else {}
+        self.result.outputs.append(recorded_output(message))
+        if message.get("stopReason") in ("aborted", "error"):
+            self.result.aborted_requests += 1
+        self.stable = size
+
+    def rewrite(self, prefix: int) -> None:
+        """The context changed after its first ``prefix`` tokens."""
+        if self.stable is not None:
+            self.stable = min(self.stable, max(prefix, 0))
 
 
 def price_run(run: SimulationResult, pricing: PricingLike) -> RunCost:

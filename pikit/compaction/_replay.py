@@ -21,7 +21,7 @@ The figures of each run (:meth:`SimulationResult.totals`):
 - **requests**: one per assistant message (the model call that produced it); its input is the
   context size just before the message is added. ``inputTokens`` sums them over the branch;
   ``overflows`` counts the requests larger than the window.
-- **cache**: :class:`~pikit.compaction._simulate.RequestMeter`: what the previous request sent is
+- **cache**: :class:`~pikit.compaction._costs.RequestMeter`: what the previous request sent is
   read from a prefix cache unless a compaction rewrote it; after a rewrite only the part before
   the first changed message (the system prompt, and the items a strategy left in place) is a
   read. ``cachedInputTokens`` sums the reads.
@@ -47,12 +47,11 @@ from .._progress import ENTRIES, Progress, tracked
 from .._tree.sessiontree import CURRENT
 from ..errors import Wording
 from ._builtin_strategies import strategy_named
-from ._costs import PricingLike, price_run
+from ._costs import PricingLike, RequestMeter, price_run
 from ._settings import CompactionSettings
 from ._simulate import (
     POINTS,
     CountingSummarizer,
-    RequestMeter,
     SimulationEvent,
     SimulationResult,
     _estimates,
@@ -351,6 +350,7 @@ class _Replay:
 
     def apply(self, outcome: Outcome, index: int, after_id: Any, before: int) -> SimulationEvent:
         old = self.ctx.items
+        estimated = self.ctx.system_tokens + self.ctx.tokens
         same = 0
         for a, b in zip(old, outcome.items, strict=False):
             if a is not b:
@@ -367,7 +367,7 @@ class _Replay:
                                0 if summary is None else estimate_tokens({"role": "compactionSummary",
                                                                           "summary": summary}),
                                summary, tuple(outcome.replaced), tuple(kept), tuple(outcome.masked),
-                               outcome.truncated, self.strategy.name)
+                               outcome.truncated, self.strategy.name, estimated)
 
 
 def _has_tool_calls(entry: Entry) -> bool:

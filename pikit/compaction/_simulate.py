@@ -60,7 +60,7 @@ from .._format.migration import new_id
 from .._formatting import plural
 from .._progress import ENTRIES, Progress, ProgressCallback, reporting, tracked
 from .._tree.sessiontree import CURRENT
-from ._costs import answer_tokens, recorded_output
+from ._costs import RequestMeter, answer_tokens
 from ._entries import compaction_entry, summarize_preparation
 from ._preparation import prepare_compaction
 from ._settings import CompactionSettings
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from .._tree.sessiontree import SessionTree
     from ._costs import RunCost
 
-__all__ = ["POINTS", "RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "RequestMeter", "SimulationEvent",
+__all__ = ["POINTS", "RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "SimulationEvent",
            "SimulationResult", "branch_points", "replay_pi", "simulate", "sweep", "threshold_table"]
 
 #: How a replay measures context sizes (see the module docstring).
@@ -103,6 +103,8 @@ class SimulationEvent:
         truncated: ``(entry id, tokens kept)`` of a message cut short (for ``codex-inline``, the tokens
             of its head and tail together, the marker not counted), or ``None``.
         strategy: the strategy's name in a replay with a strategy, else ``None``.
+        estimated_before: Pi's estimate of the context before the compaction (``tokens_before`` may
+            start from recorded usage; ``tokens_after`` is always an estimate), or ``None``.
     """
 
     after_entry_id: Any
@@ -119,6 +121,15 @@ class SimulationEvent:
     masked: tuple[Any, ...] = ()
     truncated: tuple[Any, int] | None = None
     strategy: str | None = None
+    estimated_before: int | None = None
+
+    @property
+    def compression(self) -> float | None:
+        """How many times smaller the compaction made the context, in one unit: Pi's estimate of the
+        context before over Pi's estimate after (``None`` when unknown or after is 0)."""
+        if self.estimated_before is None or not self.tokens_after:
+            return None
+        return self.estimated_before / self.tokens_after
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict for a DataFrame row."""
@@ -443,40 +454,6 @@ def _as_strategy(result: SimulationResult, strategy: Any, summarizer: Summarizer
     return RequestMeter(result), CountingSummarizer(summarizer, result)
 
 
-class RequestMeter:
-    """The input of each model request of a replay and the part a prefix cache would read.
-
-    A *request* is the model call that produced an assistant message; its input is the context
-    size the replay measures just before that message is added (the size after the previous
-    check, and any compaction there, plus the messages since). Cache model: the prefix the
-    previous request sent is a cache read, as long as nothing in it changed; a compaction or a
-    mask rewrites the context from its first changed message (:meth:`rewrite`), and only what
-    comes before that (the system prompt at least) is still read from the cache. The first
-    request reads nothing.
-    """
-
-    def __init__(self, result: SimulationResult) -> None:
-        self.result = result
-        self.stable: int | None = None  # tokens of the current context a cache still holds
-
-    def request(self, size: int, entry: Entry) -> None:
-        """A request of ``size`` input tokens, the one that produced ``entry``'s assistant message (its
-        recorded output tokens, and whether it was aborted or failed)."""
-        size = max(size, 0)
-        cached = 0 if self.stable is None else min(self.stable, size)
-        self.result.requests.append((size, cached))
-        message = entry.message if isinstance(entry.message, dict) else {}
-        self.result.outputs.append(recorded_output(message))
-        if message.get("stopReason") in ("aborted", "error"):
-            self.result.aborted_requests += 1
-        self.stable = size
-
-    def rewrite(self, prefix: int) -> None:
-        """The context changed after its first ``prefix`` tokens."""
-        if self.stable is not None:
-            self.stable = min(self.stable, max(prefix, 0))
-
-
 class CountingSummarizer:
     """A summarizer that counts its calls and their input in a replay's result.
 
@@ -545,6 +522,7 @@ class _RunawayGuard:
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
              before: int, taken: set[Any], strategy: str | None = None) -> SimulationEvent | None:
     path = ctx.path
+    estimated = ctx.tokens
     # The projection of the context alone (never the whole path); a compaction as the leaf has nothing to compact.
     prep = prepare_compaction(path, settings.keep_recent_tokens,
                               ctx.live.projection() if path and path[-1].type != "compaction" else None)
@@ -560,7 +538,7 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
     kept = tuple(pe.entry.id for pe in ctx.live.entries if pe.messages and pe.entry.type != "compaction")
     return SimulationEvent(after_id, index, before, ctx.tokens, prep.first_kept_entry_id, prep.is_split_turn,
                            summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}),
-                           summary, replaced, kept, strategy=strategy)
+                           summary, replaced, kept, strategy=strategy, estimated_before=estimated)
 
 
 def sweep(session: SessionTree, summarizer: Summarizer, *, context_windows: Sequence[int],

@@ -106,7 +106,9 @@ def event(e: SimulationEvent, strategy: bool) -> dict[str, Any]:
                            "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
                            "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
     if strategy:
-        out.update({"strategy": e.strategy, "kept": list(e.kept), "masked": list(e.masked),
+        ratio = e.compression
+        out.update({"strategy": e.strategy, "compression": None if ratio is None else round(ratio, 3),
+                    "kept": list(e.kept), "masked": list(e.masked),
                     "truncated": None if e.truncated is None else {"entryId": e.truncated[0],
                                                                   "keptTokens": e.truncated[1]}})
     return out
