@@ -141,7 +141,7 @@ def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
 
 
 def _draw_trace(ax: Axes, label: str, trace: pd.DataFrame, color: Any, show_estimate: bool,
-                show_usage: bool) -> int:
+                show_usage: bool, event: str = "compaction") -> int:
     """One source's sawtooth, its estimate and usage, and its compactions; 1 when it had check points."""
     if trace.empty:
         ax.plot([], [], color=color, label=f"{label} (no check points)")
@@ -163,7 +163,7 @@ def _draw_trace(ax: Axes, label: str, trace: pd.DataFrame, color: Any, show_esti
     events = trace[trace["compacted"].fillna(False).astype(bool)]
     ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
             marker="v", markersize=8, color=color, markeredgecolor=TEXT, markeredgewidth=0.6,
-            label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
+            label=f"{label}: {plural(len(events), event)}", gid="compactions")
     return 1
 
 
@@ -224,7 +224,8 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
     ``results`` are the runs of ``compaction.simulate(..., strategy=[...])`` (each labelled by its
     strategy, in :func:`context_growth`'s style: ``v`` markers at each compaction, ``gid="compactions"``).
     The context window is drawn once (``gid="window"``), each strategy's threshold as a thin line of its
-    colour (``gid="threshold"``).
+    colour (``gid="threshold"``), unless it fires at no size (``none``, ``mask-observations``: the
+    window is their threshold). The rolling mask's markers (masks) are the requests it masked at.
     """
     runs = list(results)
     if not runs:
@@ -234,9 +235,12 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
     for number, result in enumerate(runs):
         color = series_color(number)
         label = result.strategy or _run_label(result)
-        _draw_trace(ax, label, frames.simulation_trace(result), color, False, False)
-        ax.axhline(result.threshold, color=color, linewidth=0.9, linestyle="-.", alpha=0.8, gid="threshold",
-                   label=f"{label}: threshold {fmt_int(result.threshold)}")
+        masks = result.masked_observations and not result.events
+        _draw_trace(ax, label, frames.simulation_trace(result), color, False, False,
+                    "mask" if masks else "compaction")
+        if result.threshold < result.context_window:
+            ax.axhline(result.threshold, color=color, linewidth=0.9, linestyle="-.", alpha=0.8, gid="threshold",
+                       label=f"{label}: threshold {fmt_int(result.threshold)}")
     windows = {r.context_window for r in runs}
     if len(windows) == 1:
         _draw_limits(ax, windows.pop(), None)
@@ -282,7 +286,7 @@ def strategy_tradeoff(df: pd.DataFrame, *, title: str | None = None) -> Figure:
                        edgecolors=TEXT if over else "none", linewidths=0.8)
     ax.set_xlabel("input tokens sent over the branch (every request's context, summed)")
     ax.set_ylabel("recall on common ground (facts of the\nuncompacted context still held)")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(max(0.0, float(shown["recall"].min()) - 0.1) - 0.02, 1.02)  # the span the points use
     _thousands(ax, "x")
     ax.grid(True, alpha=0.3)
     _legend_outside(ax)

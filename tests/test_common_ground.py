@@ -152,3 +152,19 @@ def test_cli_reports_recall_over_the_same_pool(capsys: pytest.CaptureFixture[str
     code, out, err = run(capsys, *argv)
     assert code == 0
     assert any(line.startswith("recall (") and line.split()[-4] == "100.0%" for line in out.splitlines())
+
+
+def test_sawtooth_draws_no_threshold_for_strategies_that_fire_at_no_size() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pikit import charts
+
+    runs = _runs(session_of(HEADER, _calls(6)), 20_000, "pi,none,mask-observations", sizes="estimate",
+                 keep_observations=2)
+    fig = charts.strategy_sawtooth(runs)
+    ax = fig.axes[0]
+    thresholds = [line.get_label() for line in ax.get_lines() if line.get_gid() == "threshold"]
+    assert thresholds == ["pi: threshold 3,616"]
+    labels = [line.get_label() for line in ax.get_lines() if line.get_gid() == "compactions"]
+    assert "mask-observations: 4 masks" in labels
