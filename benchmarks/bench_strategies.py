@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEFAULT = HERE / "data" / "session-100mb-s1.jsonl"
-ALL = "pi,pi-percent,codex-inline,mask-observations,truncate"
+ALL = "pi,none,mask-observations,codex-inline,truncate"
 
 
 def run_once(cmd: list[str], out: Path) -> float:

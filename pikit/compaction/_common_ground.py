@@ -9,11 +9,13 @@ messages). Here every replay of one branch is judged on the same facts:
   eight requests spread evenly over the branch, the last one included);
 - **the fact pool** of a point: the facts of everything the uncompacted context held up to that
   request: every message of the branch before it (compactions recorded in the file left out,
-  the system prompt and context edits not applied), extracted by
-  :func:`~pikit.compaction.evaluate_span`'s rules;
+  the system prompt and context edits not applied), extracted once by
+  :func:`~pikit.compaction.extract_facts`;
 - **kept**: whether the strategy's context at that same request (its summary, its kept and
-  masked messages) still holds each fact of the pool, by the same rules; a context no
-  compaction has changed yet is the uncompacted one and holds the whole pool.
+  masked messages) still holds each fact of the pool, by :func:`~pikit.compaction.evaluate_span`'s
+  matching rules; a fact from an entry the context still holds verbatim is held (its text came
+  from there), and a context no compaction has changed yet is the uncompacted one and holds the
+  whole pool.
 
 A strategy's recall is the mean, over the branch points, of the share of the pool its context
 holds (:func:`ground_recall`); ``none`` holds everything and is the ceiling. Recall over a
@@ -28,8 +30,9 @@ from typing import Any
 
 from .._context.projection import entry_messages
 from .._tree.sessiontree import SessionTree
-from ._evaluation import Evaluation, evaluate_span
+from ._evaluation import Evaluation
 from ._facts import Fact, extract_facts
+from ._kept import Haystack, context_text
 from ._simulate import SimulationResult
 
 __all__ = ["GroundPoint", "common_ground", "ground_recall", "pool_recall"]
@@ -84,33 +87,47 @@ def common_ground(session: SessionTree, runs: SimulationResult | Iterable[Simula
     """Every replay of ``runs`` scored at every branch point it kept a context at, against one fact pool
     per point (see the module docstring); the points of one replay follow each other, in branch order.
 
-    The replays are those of one branch of ``session`` (``simulate(..., strategy=[...])``).
+    The replays are those of one branch of ``session`` (``simulate(..., strategy=[...])``). A
+    point's pool is extracted once for every replay; a fact whose source entry the replay's context
+    still holds verbatim is held (its text came from there), every other one is matched against the
+    context's text.
     """
     items = [runs] if isinstance(runs, SimulationResult) else list(runs)
     cwd = session.header.get("cwd")
+    cwd = cwd if isinstance(cwd, str) else None
     out: list[GroundPoint] = []
-    pools: dict[tuple[Any, int], list[tuple[Any, Mapping[str, Any]]]] = {}
-    whole: dict[tuple[Any, int], list[Fact]] = {}
+    pools: dict[tuple[Any, int], tuple[list[Fact], list[Any]]] = {}
     for run in items:
         branch = session.branch(run.leaf_id) if run.leaf_id is not None else []
         sizes = {i: size for i, (size, _) in zip(_requests(branch), run.requests, strict=False)}
         for index in sorted(run.contexts):
             key = (run.leaf_id, index)
             if key not in pools:
-                pools[key] = _pool(branch, index)
+                pairs = _pool(branch, index)
+                pools[key] = extract_facts(pairs), list(dict.fromkeys(source for source, _ in pairs))
+            facts, sources = pools[key]
             context = run.contexts[index]
-            if context is None:  # the uncompacted context: it holds the whole pool
-                if key not in whole:
-                    whole[key] = extract_facts(pools[key])
-                facts = whole[key]
-                evaluation = Evaluation(branch[index].id, run.strategy or "pi", None, sizes.get(index), facts,
-                                        [True] * len(facts), None, list(dict.fromkeys(s for s, _ in pools[key])))
-            else:
-                evaluation = evaluate_span(pools[key], context, tokens_before=None, tokens_after=sizes.get(index),
-                                           strategy=run.strategy or "pi", compaction_id=branch[index].id,
-                                           cwd=cwd if isinstance(cwd, str) else None)
+            kept = [True] * len(facts) if context is None else \
+                _held(facts, context, run.verbatim.get(index, frozenset()), cwd)
+            evaluation = Evaluation(branch[index].id, run.strategy or "pi", None, sizes.get(index), facts, kept,
+                                    None, sources)
             out.append(GroundPoint(run.strategy or "pi", index, branch[index].id, sizes.get(index), evaluation))
     return out
+
+
+def _held(facts: list[Fact], context: list[dict[str, Any]], verbatim: frozenset[Any], cwd: str | None) -> list[bool]:
+    """Which of ``facts`` the ``context`` holds: those from an entry it holds ``verbatim``, and those its text
+    matches (the text normalized and matched once, only when a fact needs it)."""
+    haystack: Haystack | None = None
+    kept = []
+    for fact in facts:
+        if fact.source in verbatim:
+            kept.append(True)
+            continue
+        if haystack is None:
+            haystack = Haystack(context_text(context), cwd)
+        kept.append(haystack.holds(fact))
+    return kept
 
 
 def _requests(branch: Sequence[Any]) -> list[int]:

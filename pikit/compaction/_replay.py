@@ -238,7 +238,17 @@ class _Replay:
                 self.check("request", index, entry)
             self.meter.request(self.size, entry)
             if index in self.points:
-                self.result.contexts[index] = [i.message for i in self.ctx.items] if self.changed else None
+                self.keep_context(index)
+
+    def keep_context(self, index: int) -> None:
+        """The context of the request at a branch point (``None``: still the uncompacted one)."""
+        if not self.changed:
+            self.result.contexts[index] = None
+            return
+        items = self.ctx.items
+        self.result.contexts[index] = [i.message for i in items]
+        self.result.verbatim[index] = frozenset(i.entry_id for i in items
+                                                if i.kind == "message" and i.entry_id is not None)
 
     def after(self, index: int, entry: Entry, messages: list[dict[str, Any]], estimates: list[int]) -> None:
         """Take the entry (``messages`` and their ``estimates``), then the checks after it."""

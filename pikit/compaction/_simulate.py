@@ -67,6 +67,7 @@ from ._settings import CompactionSettings
 from ._summarizer import Summarizer, SummaryRequest, SummaryResult
 
 if TYPE_CHECKING:
+    from .._context.projected import Projection
     from .._tree.sessiontree import SessionTree
     from ._costs import RunCost
 
@@ -170,6 +171,7 @@ class SimulationResult:
     # the messages (system prompt left out) of the request at each branch point: branch index → messages,
     # or None where the context is still the uncompacted one (every message of the branch before it)
     contexts: dict[int, list[dict[str, Any]] | None] = field(default_factory=dict)
+    verbatim: dict[int, frozenset[Any]] = field(default_factory=dict)  # the entries each one holds unchanged
 
     def __repr__(self) -> str:
         """One line: the settings and what the replay found."""
@@ -405,8 +407,7 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         if meter is not None and assistant:
             meter.request(ctx.tokens + _offset(recorded, same), entry)
         if assistant and index in points:
-            result.contexts[index] = [m for m in ctx.live.projection().messages if m.get("role") != "system"] \
-                if changed else None
+            _keep_context(result, index, ctx.live.projection() if changed else None)
         plain = None if entry.type in ("compaction", "context_edit") else \
             ProjectedEntry(entry, entry_messages(entry), None, True)  # (one for both contexts)
         if recorded is not None:
@@ -439,6 +440,16 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     result.final_tokens = ctx.tokens + _offset(recorded, same)
     return result
+
+
+def _keep_context(result: SimulationResult, index: int, projection: Projection | None) -> None:
+    """The context of the request at a branch point (``None``: still the uncompacted one)."""
+    if projection is None:
+        result.contexts[index] = None
+        return
+    result.contexts[index] = [m for m in projection.messages if m.get("role") != "system"]
+    result.verbatim[index] = frozenset(pe.entry.id for pe in projection.entries
+                                       if pe.messages and pe.entry.type != "compaction")
 
 
 def _offset(recorded: _Recorded | None, same: bool) -> int:
