@@ -168,3 +168,10 @@ def test_sawtooth_draws_no_threshold_for_strategies_that_fire_at_no_size() -> No
     assert thresholds == ["pi: threshold 3,616"]
     labels = [line.get_label() for line in ax.get_lines() if line.get_gid() == "compactions"]
     assert "mask-observations: 4 masks" in labels
+
+
+def test_cli_evaluate_of_strategies_that_never_compact_points_to_common_ground(sample_sessions: Path) -> None:
+    from tests.procs import one_error_line, pikit as run_pikit
+
+    done = run_pikit("evaluate", sample_sessions / "refactor-auth.jsonl", "--strategy", "none,mask-observations")
+    assert one_error_line(done, "never compact (no compaction to evaluate): `pikit simulate --strategy` scores them")
