@@ -175,3 +175,14 @@ def test_cli_evaluate_of_strategies_that_never_compact_points_to_common_ground(s
 
     done = run_pikit("evaluate", sample_sessions / "refactor-auth.jsonl", "--strategy", "none,mask-observations")
     assert one_error_line(done, "never compact (no compaction to evaluate): `pikit simulate --strategy` scores them")
+
+
+def test_a_request_over_the_window_holds_nothing_and_counts_in_no_mean() -> None:
+    session = session_of(HEADER, _calls(8))
+    none, pi = _runs(session, 6_000, "none,pi", CompactionSettings(True, 1_000, 2_000), sizes="estimate")
+    ground = compaction.common_ground(session, [none, pi])
+    over = [p for p in ground if p.strategy == "none" and not p.fits]
+    assert over and all(p.context_tokens > 6_000 and p.recall() is None and not any(p.evaluation.kept)
+                        for p in over)
+    assert all(p.fits for p in ground if p.strategy == "pi")
+    assert compaction.ground_recall(p for p in ground if p.strategy == "none") == 1.0  # over the points that fit

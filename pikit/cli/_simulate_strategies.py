@@ -132,8 +132,11 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
         from ..compaction._common_ground import ground_recall
 
         points = len({p.branch_index for p in ground})
+        names = [r.strategy or "pi" for r in runs]
         rows.append((f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
-                                                   for name in (r.strategy or "pi" for r in runs)]))
+                                                   for name in names]))
+        rows.append(("points over the window", [_cell(sum(1 for p in ground if p.strategy == name and not p.fits))
+                                                for name in names]))
     names = [r.strategy or "" for r in runs]
     label_width = max(len(label) for label, _ in rows)
     widths = [max(len(name), *(len(cells[n]) for _, cells in rows)) for n, name in enumerate(names)]
@@ -144,7 +147,8 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
           "unchanged since the previous request")
     if ground is not None:
         print("recall: the share of one fact pool per branch point (every fact the uncompacted context held there) "
-              "that each strategy's context at the same request still holds, averaged over the points")
+              "that each strategy's context at the same request still holds, averaged over the points where its "
+              "request fits the window")
     print("cost: cache reads, fresh input (at the cache-write price where the model has one), the recorded output "
           "and the summarizer; it leaves out a changed answer after a compaction, cache expiry and requests the "
           "agent would have made differently (--json: cost.leftOut)")

@@ -17,8 +17,10 @@ messages). Here every replay of one branch is judged on the same facts:
   from there), and a context no compaction has changed yet is the uncompacted one and holds the
   whole pool.
 
-A strategy's recall is the mean, over the branch points, of the share of the pool its context
-holds (:func:`ground_recall`); ``none`` holds everything and is the ceiling. Recall over a
+A strategy's recall is the mean, over the branch points where its request fits the window, of
+the share of the pool its context holds (:func:`ground_recall`); ``none`` holds everything and
+is the ceiling. A request over the window cannot be sent (a real run fails there): such a point
+holds nothing the model reads, and counts in no mean (``GroundPoint.fits``). Recall over a
 subset of facts is one call of :func:`pool_recall` with a predicate on the fact.
 """
 
@@ -58,6 +60,8 @@ class GroundPoint:
         entry_id: that message's entry id.
         context_tokens: the size of the request the replay measured.
         evaluation: the pool's facts and the kept flags (``evaluation.facts``, ``evaluation.kept``).
+        fits: whether the request fits the context window; one that does not cannot be sent, so the
+            model reads nothing of it: every ``kept`` flag is false and :meth:`recall` is ``None``.
     """
 
     strategy: str
@@ -65,20 +69,22 @@ class GroundPoint:
     entry_id: Any
     context_tokens: int | None
     evaluation: Evaluation
+    fits: bool = True
 
     def recall(self, where: FactFilter | None = None) -> float | None:
-        """The share of the pool (or of its facts ``where`` accepts) the context holds."""
-        return pool_recall(self.evaluation.facts, self.evaluation.kept, where)
+        """The share of the pool (or of its facts ``where`` accepts) the context holds (``None`` over the window)."""
+        return pool_recall(self.evaluation.facts, self.evaluation.kept, where) if self.fits else None
 
     def __repr__(self) -> str:
         recall = self.recall()
-        share = "no facts" if recall is None else f"{recall:.0%} of {len(self.evaluation.facts):,} facts"
+        share = "over the window" if not self.fits else "no facts" if recall is None else \
+            f"{recall:.0%} of {len(self.evaluation.facts):,} facts"
         return f"<GroundPoint {self.strategy} at branch index {self.branch_index}: {share}>"
 
 
 def ground_recall(points: Iterable[GroundPoint], where: FactFilter | None = None) -> float | None:
     """The mean over ``points`` (one replay's) of the share of each pool its context holds
-    (``where``: of the facts it accepts); points with no such fact are left out."""
+    (``where``: of the facts it accepts); points with no such fact, and points over the window, are left out."""
     values = [r for p in points if (r := p.recall(where)) is not None]
     return sum(values) / len(values) if values else None
 
@@ -107,11 +113,12 @@ def common_ground(session: SessionTree, runs: SimulationResult | Iterable[Simula
                 pools[key] = extract_facts(pairs), list(dict.fromkeys(source for source, _ in pairs))
             facts, sources = pools[key]
             context = run.contexts[index]
-            kept = [True] * len(facts) if context is None else \
+            size = sizes.get(index)
+            fits = size is None or size <= run.context_window
+            kept = [False] * len(facts) if not fits else [True] * len(facts) if context is None else \
                 _held(facts, context, run.verbatim.get(index, frozenset()), cwd)
-            evaluation = Evaluation(branch[index].id, run.strategy or "pi", None, sizes.get(index), facts, kept,
-                                    None, sources)
-            out.append(GroundPoint(run.strategy or "pi", index, branch[index].id, sizes.get(index), evaluation))
+            evaluation = Evaluation(branch[index].id, run.strategy or "pi", None, size, facts, kept, None, sources)
+            out.append(GroundPoint(run.strategy or "pi", index, branch[index].id, size, evaluation, fits))
     return out
 
 

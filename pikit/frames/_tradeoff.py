@@ -34,9 +34,10 @@ STRATEGY_TRADEOFF_COLUMNS = table("""
     peak_tokens          Int64    the largest context at a check (the largest request without checks)
     overflows            Int64    requests over the context window
     points               Int64    branch points scored
+    points_over_window   Int64    those where its request did not fit the window (left out of recall)
     facts                Int64    facts of the pool at the last branch point (everything the branch held)
     kept                 Int64    those the replay's context at that request holds
-    recall               Float64  the share of each point's pool its context holds, averaged over the points
+    recall               Float64  the share of each point's pool its context holds, averaged over the points that fit
 """)
 
 
@@ -58,6 +59,7 @@ def strategy_tradeoff(session: SessionTree, results: SimulationResult | Iterable
                      "cost": cost["total"] if isinstance(cost, dict) else None, "compactions": len(run.events),
                      "masked": run.masked_observations, "peak_tokens": run.peak_tokens,
                      "overflows": run.request_overflows, "points": len(points),
+                     "points_over_window": sum(1 for p in points if not p.fits),
                      "facts": len(last.facts) if last is not None else None,
                      "kept": sum(last.kept) if last is not None else None, "recall": ground_recall(points)})
     return build(rows, STRATEGY_TRADEOFF_COLUMNS)

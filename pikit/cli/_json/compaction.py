@@ -82,8 +82,8 @@ def common_ground(strategy: str, ground: list[GroundPoint]) -> dict[str, Any]:
     points = [p for p in ground if p.strategy == strategy]
     return {"recall": ground_recall(points),
             "points": [{"branchIndex": p.branch_index, "entryId": p.entry_id, "contextTokens": p.context_tokens,
-                        "facts": len(p.evaluation.facts), "kept": sum(p.evaluation.kept), "recall": p.recall()}
-                       for p in points]}
+                        "fits": p.fits, "facts": len(p.evaluation.facts), "kept": sum(p.evaluation.kept),
+                        "recall": p.recall()} for p in points]}
 
 
 def replay(result: SimulationResult) -> dict[str, Any]:
