@@ -115,6 +115,18 @@ def _cell(value: Any) -> str:
     return fmt_int(value)
 
 
+def _ground_rows(runs: list[SimulationResult], ground: list[Any]) -> list[tuple[str, list[str]]]:
+    """The rows of the runs on common ground: recall over the points that fit, and the points that do not."""
+    from ..compaction._common_ground import ground_recall
+
+    points = len({p.branch_index for p in ground})
+    names = [r.strategy or "pi" for r in runs]
+    return [(f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
+                                           for name in names]),
+            ("points over the window", [_cell(sum(1 for p in ground if p.strategy == name and not p.fits))
+                                        for name in names])]
+
+
 def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summaries: str = "offline",
                 ground: list[Any] | None = None) -> None:
     """The strategies side by side: one column per strategy, one row per figure (``summaries``: who wrote them;
@@ -129,14 +141,7 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
     rows.append((f"cost ({model})" if model else "cost", [_cell(c and c["total"]) for c in cost]))
     rows.append(("never fits", [_cell(t["neverFits"]) for t in totals]))
     if ground is not None:
-        from ..compaction._common_ground import ground_recall
-
-        points = len({p.branch_index for p in ground})
-        names = [r.strategy or "pi" for r in runs]
-        rows.append((f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
-                                                   for name in names]))
-        rows.append(("points over the window", [_cell(sum(1 for p in ground if p.strategy == name and not p.fits))
-                                                for name in names]))
+        rows += _ground_rows(runs, ground)
     names = [r.strategy or "" for r in runs]
     label_width = max(len(label) for label, _ in rows)
     widths = [max(len(name), *(len(cells[n]) for _, cells in rows)) for n, name in enumerate(names)]

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .._format.entry import Entry
-    from ._simulate import SimulationResult
     from ._summarizer import SummaryResult
 
 __all__ = ["LEFT_OUT", "PricingLike", "RequestMeter", "RunCost", "answer_tokens", "price_run", "recorded_output"]
@@ -41,6 +40,16 @@ LEFT_OUT = (
     "tool declarations and a system prompt the session file does not hold, once a simulated compaction "
     "changed the context (sizes are then Pi's estimate of what the context holds)",
 )
+
+
+class Run(Protocol):
+    """What the meter and the price need of a replay's result (a ``SimulationResult`` is one)."""
+
+    requests: list[tuple[int, int]]
+    outputs: list[int]
+    aborted_requests: int
+    summarizer_input_tokens: int
+    summarizer_output_tokens: int
 
 
 class PricingLike(Protocol):
@@ -106,7 +115,7 @@ class RequestMeter:
     request reads nothing.
     """
 
-    def __init__(self, result: SimulationResult) -> None:
+    def __init__(self, result: Run) -> None:
         self.result = result
         self.stable: int | None = None  # tokens of the current context a cache still holds
 
@@ -128,7 +137,7 @@ class RequestMeter:
             self.stable = min(self.stable, max(prefix, 0))
 
 
-def price_run(run: SimulationResult, pricing: PricingLike) -> RunCost:
+def price_run(run: Run, pricing: PricingLike) -> RunCost:
     """The cost of ``run`` (see the module docstring)."""
     fresh = written = read = output = 0.0
     for (size, cached), out in zip(run.requests, run.outputs, strict=True):

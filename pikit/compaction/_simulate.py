@@ -404,10 +404,9 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
     for index, entry in enumerate(tracked(parsed_in_turn(branch), progress, f"replaying {plural(len(branch), 'entry')}",
                                           len(branch), ENTRIES)):
         assistant = entry.type == "message" and entry.role == "assistant"
-        if meter is not None and assistant:
-            meter.request(ctx.tokens + _offset(recorded, same), entry)
-        if assistant and index in points:
-            _keep_context(result, index, ctx.live.projection() if changed else None)
+        if assistant:
+            _request(result, meter, entry, index, ctx.tokens + _offset(recorded, same),
+                     ctx.live.projection() if changed and index in points else None, index in points)
         plain = None if entry.type in ("compaction", "context_edit") else \
             ProjectedEntry(entry, entry_messages(entry), None, True)  # (one for both contexts)
         if recorded is not None:
@@ -440,6 +439,15 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
     result.final_tokens = ctx.tokens + _offset(recorded, same)
     return result
+
+
+def _request(result: SimulationResult, meter: RequestMeter | None, entry: Entry, index: int, size: int,
+             projection: Projection | None, point: bool) -> None:
+    """The request of an assistant message: metered, and at a branch point its context kept."""
+    if meter is not None:
+        meter.request(size, entry)
+    if point:
+        _keep_context(result, index, projection)
 
 
 def _keep_context(result: SimulationResult, index: int, projection: Projection | None) -> None:

@@ -1,18 +1,18 @@
-"""How a :class:`~pikit.compaction.SimulationResult` shows itself: one line, and a card in a notebook."""
+"""How a :class:`~pikit.compaction.SimulationResult` shows itself: one line, and a card in a notebook.
+
+(Each function takes the result as it is passed, untyped here: its module imports this one.)
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .._formatting import plural
-
-if TYPE_CHECKING:
-    from ._simulate import SimulationResult
 
 __all__ = ["simulation_html", "simulation_repr"]
 
 
-def simulation_repr(result: SimulationResult) -> str:
+def simulation_repr(result: Any) -> str:
     """One line: the settings and what the replay found."""
     from .._formatting import fmt_int
 
@@ -23,7 +23,7 @@ def simulation_repr(result: SimulationResult) -> str:
             f"peak {fmt_int(result.peak_tokens)}, final {fmt_int(result.final_tokens)}>")
 
 
-def _sparkline(result: SimulationResult, width: int = 640, height: int = 70) -> str:
+def _sparkline(result: Any, width: int = 640, height: int = 70) -> str:
     """The context size at each check (before any compaction there), with the threshold, as SVG."""
     from .._palette import LINES, SEGMENTS
 
@@ -46,7 +46,7 @@ def _sparkline(result: SimulationResult, width: int = 640, height: int = 70) -> 
             f'points="{" ".join(points)}"/></svg>')
 
 
-def simulation_html(result: SimulationResult) -> str:
+def simulation_html(result: Any) -> str:
     """A card: settings, totals, the first compactions and a sparkline of the context size."""
     from .._card import TABLE_ROWS, card, code, note, table
     from .._formatting import fmt_int
