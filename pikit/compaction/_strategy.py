@@ -28,13 +28,20 @@ Writing a strategy is one small class. Subclass :class:`Strategy` (which trigger
     compaction.simulate(session, summarizer, context_window=50_000, settings=settings,
                         strategy=["pi", KeepLastTwenty()])
 
+A strategy that changes the context at every request rather than at a threshold (such as the
+rolling ``mask-observations``) sets ``continuous = True`` and writes :meth:`Strategy.edit`
+instead of ``compact``: the items it replaces, by index, in place. The replay asks it at each of
+its check points, with no trigger and no runaway guard, and records no compaction event; its
+trace shows the size before and after each edit.
+
 ``summarize(request)`` sends a :class:`~pikit.compaction.SummaryRequest` to the replay's
 summarizer and returns the summary text (the replay counts the call and its input); a strategy
 that summarizes puts the text in an item of its own (``ContextItem.summary(text)``) and in
 ``Outcome.summary``. Override ``threshold`` (the size above which it fires) or ``should_compact``
 for another trigger, and ``checks`` for other check points: ``"assistant"`` (after every
 assistant message, Pi's), ``"mid-turn"`` (after an assistant message with tool calls: more work
-follows) and ``"pre-turn"`` (before a new user message).
+follows), ``"pre-turn"`` (before a new user message) and ``"request"`` (before every model request:
+before each assistant message is added).
 
 A replay checks a strategy when it starts (its ``name``, ``checks``, ``counts_bytes``, that it
 defines ``compact`` and that ``threshold`` gives a whole number) and each outcome it returns
@@ -67,7 +74,7 @@ __all__ = ["CHECK_KINDS", "ITEM_KINDS", "Check", "ContextItem", "Outcome", "PiPe
            "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
 
 #: The check points a strategy may ask for (see the module docstring).
-CHECK_KINDS = ("assistant", "mid-turn", "pre-turn")
+CHECK_KINDS = ("assistant", "mid-turn", "pre-turn", "request")
 
 #: The kinds of :class:`ContextItem`.
 ITEM_KINDS = ("message", "summary", "masked", "truncated")
@@ -151,8 +158,8 @@ class Check:
     """One check point of a replay.
 
     Attributes:
-        kind: ``"assistant"``, ``"mid-turn"`` or ``"pre-turn"`` (see the module docstring).
-        index: the branch index of the entry checked after (or, pre-turn, before).
+        kind: ``"assistant"``, ``"mid-turn"``, ``"pre-turn"`` or ``"request"`` (see the module docstring).
+        index: the branch index of the entry checked after (or, pre-turn and at a request, before).
         entry_id: that entry's id.
         tokens: the context size the replay measures now (see ``sizes`` of ``simulate``).
         context_window: the replay's window.
@@ -173,7 +180,10 @@ class Check:
 
 @dataclass
 class ReplayContext:
-    """What a strategy sees when it compacts: the items, the system prompt's size, the settings."""
+    """What a strategy sees when it compacts: the items, the system prompt's size, the settings.
+
+    ``items`` is the replay's own list for a continuous strategy (read it, never change it).
+    """
 
     items: list[ContextItem]
     system_tokens: int
@@ -221,6 +231,8 @@ class Strategy:
     checks: ClassVar[tuple[str, ...]] = ("assistant",)
     #: Whether the replay keeps UTF-8 byte counts for :attr:`Check.approx_tokens`.
     counts_bytes: ClassVar[bool] = False
+    #: Whether it edits the context at every check (:meth:`edit`) instead of compacting at a trigger.
+    continuous: ClassVar[bool] = False
 
     def threshold(self, context_window: int, settings: CompactionSettings) -> int:
         """The context size above which the strategy fires: Pi's ``context_window - reserveTokens``."""
@@ -233,6 +245,10 @@ class Strategy:
     def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
         """The next request's context, or ``None`` when there is nothing to compact."""
         raise NotImplementedError(f"{type(self).__name__} must define compact()")
+
+    def edit(self, context: ReplayContext) -> dict[int, ContextItem]:
+        """A continuous strategy's change at a check: the items to replace, by index (empty: none)."""
+        raise NotImplementedError(f"{type(self).__name__} must define edit()")
 
     def describe(self) -> str:
         """The strategy and its parameters, in one short phrase."""
@@ -292,13 +308,10 @@ def check_fraction(threshold: Any) -> float:
 
 def check_count(value: Any, parameter: str) -> int:
     """``value`` when it is an integer ≥ 0; otherwise a :class:`StrategyError` naming ``parameter``
-    (``"auto_compact_limit"`` or ``"keep_turns"``)."""
+    (``"auto_compact_limit"``, ``"keep_turns"`` or ``"keep_observations"``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        if parameter == "auto_compact_limit":
-            raise StrategyError(Wording("{auto_compact_limit} must be a whole number ≥ 0, not {value!r}",
-                                        {"auto_compact_limit": "auto_compact_limit"}, value=value))
-        raise StrategyError(Wording("{keep_turns} must be a whole number ≥ 0, not {value!r}",
-                                    {"keep_turns": "keep_turns"}, value=value))
+        raise StrategyError(Wording("{" + parameter + "} must be a whole number ≥ 0, not {value!r}",
+                                    {parameter: parameter}, value=value))
     return value
 
 
