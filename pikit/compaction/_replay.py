@@ -38,7 +38,7 @@ three times in a row is a *runaway* (``never_fits``): the replay then compacts o
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._context.growing import GrowingProjection
 from .._context.projection import apply_edit, entry_messages, replay_system
