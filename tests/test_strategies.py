@@ -331,12 +331,10 @@ CHECKED = "strategy 'returns' (Returns): "
 
 @pytest.mark.parametrize(("strategy", "needle"), [
     (_declaring(checks=("asistant",)), "strategy 'declared' (Declared): checks must name check points among "
-                                       "'assistant', 'mid-turn', 'pre-turn' (did you mean 'assistant'?), not "
-                                       "('asistant',)"),
-    (_declaring(checks="pre-turn"), "strategy 'declared' (Declared): checks must be a tuple of one or more of "
-                                    "'assistant', 'mid-turn', 'pre-turn', not 'pre-turn'"),
-    (_declaring(checks=()), "strategy 'declared' (Declared): checks must be a tuple of one or more of 'assistant', "
-                            "'mid-turn', 'pre-turn', not ()"),
+                                       "'assistant', 'mid-turn', 'pre-turn', 'request' (did you mean 'assistant'?), "
+                                       "not ('asistant',)"),
+    (_declaring(checks="pre-turn"), "strategy 'declared' (Declared): checks must be a tuple of check points among "
+                                    "'assistant', 'mid-turn', 'pre-turn', 'request', not 'pre-turn'"),
     (_declaring(name=""), "strategy Declared: name must be a non-empty string, not ''"),
     (_declaring(counts_bytes="yes"), "strategy 'declared' (Declared): counts_bytes must be True or False, not 'yes'"),
     (_declaring(threshold=lambda self, window, settings: window * 0.9),
@@ -352,7 +350,7 @@ CHECKED = "strategy 'returns' (Returns): "
     (Returns(_with(replaced="t1")), CHECKED + "Outcome.replaced must be a list of entry ids, not 't1'"),
     (Returns(_with(truncated=("t1", -1))), CHECKED + "Outcome.truncated must be None or (entry id, tokens kept ≥ 0), "
                                                      "not ('t1', -1)"),
-], ids=["checks-misspelled", "checks-a-string", "checks-empty", "name", "counts_bytes", "threshold", "compact",
+], ids=["checks-misspelled", "checks-a-string", "name", "counts_bytes", "threshold", "compact",
         "a-class", "returns-a-list", "negative-tokens", "items", "item", "summary", "replaced", "truncated"])
 def test_a_user_strategy_is_checked_and_the_error_names_it_and_the_field(strategy: Any, needle: str) -> None:
     with pytest.raises(compaction.StrategyError) as caught:
@@ -415,3 +413,35 @@ def test_codex_bytes_count_an_image_as_pi_estimates_it() -> None:
                                               {"type": "image", "data": "A" * 100_000, "mimeType": "image/png"}]}
     assert message_bytes(with_image) == message_bytes(plain) + IMAGE_BYTES
     assert message_bytes({"role": "user", "content": "é"}) == len('{"role":"user","content":"é"}'.encode())
+
+
+class EditsEveryRequest(compaction.Strategy):
+    """A continuous strategy whose edit returns what the test gives it."""
+
+    name = "edits"
+    checks = ("request",)
+    continuous = True
+
+    def __init__(self, changes: Any) -> None:
+        self.changes = changes
+
+    def edit(self, context: ReplayContext) -> Any:
+        return self.changes(context) if callable(self.changes) else self.changes
+
+
+@pytest.mark.parametrize(("strategy", "needle"), [
+    (type("NoEdit", (compaction.Strategy,), {"name": "no-edit", "checks": ("request",), "continuous": True})(),
+     "strategy 'no-edit' (NoEdit): edit must be defined by a continuous strategy"),
+    (EditsEveryRequest([]), "strategy 'edits' (EditsEveryRequest): edit() must return a dict of index → ContextItem"),
+    (EditsEveryRequest(lambda c: {len(c.items): c.items[0]}), "edit() must key its items by an index from 0 to"),
+    (EditsEveryRequest(lambda c: {0: "masked"}), "edit()[0] must be a ContextItem, not 'masked'"),
+], ids=["no-edit", "a-list", "index-out-of-range", "not-an-item"])
+def test_a_continuous_strategy_and_each_edit_are_checked(strategy: Any, needle: str) -> None:
+    with pytest.raises(compaction.StrategyError, match=None) as caught:
+        _run(turns(3), strategy, 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert needle in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_continuous_strategy_with_nothing_to_edit_runs() -> None:
+    result = _run(turns(3), EditsEveryRequest(lambda c: {}), 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert result.masked_observations == 0

@@ -71,6 +71,7 @@ from ._strategy import (
     ReplayContext,
     Strategy,
     StrategyError,
+    checked_edit,
     checked_outcome,
     checked_strategy,
     checked_threshold,
@@ -357,8 +358,9 @@ class _Replay:
 
     def edit_in_place(self, check: Check) -> None:
         """A continuous strategy's edit: the items it replaces, in place (no event, no runaway guard)."""
-        changes = self.strategy.edit(ReplayContext(self.ctx.items, self.ctx.system_tokens,
-                                                   self.result.context_window, self.result.settings, check))
+        changes = checked_edit(self.strategy, self.strategy.edit(ReplayContext(
+            self.ctx.items, self.ctx.system_tokens, self.result.context_window, self.result.settings, check)),
+            len(self.ctx.items))
         if not changes:
             return
         first = min(changes)

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECK_KINDS", "ITEM_KINDS", "Check", "ContextItem", "Outcome", "PiPercentStrategy", "PiStrategy",
            "ReplayContext", "Strategy", "StrategyError", "approx_tokens", "check_count", "check_fraction",
-           "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
+           "checked_edit", "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
 
 #: The check points a strategy may ask for (see the module docstring).
 CHECK_KINDS = ("assistant", "mid-turn", "pre-turn", "request")
@@ -337,15 +337,16 @@ def _whole(value: Any) -> bool:
 
 
 def checked_strategy(strategy: Strategy) -> Strategy:
-    """``strategy`` when a replay can use it: a non-empty ``name``, ``checks`` among :data:`CHECK_KINDS`,
+    """``strategy`` when a replay can use it: a non-empty ``name``, ``checks`` among :data:`CHECK_KINDS` (none
+    for a strategy that never compacts),
     a boolean ``counts_bytes`` and its own ``compact``; otherwise a :class:`StrategyError` naming the field."""
     name: Any = strategy.name
     if not isinstance(name, str) or not name.strip():
         raise _invalid(strategy, "name", "must be a non-empty string", name)
     checks: Any = strategy.checks
     kinds = ", ".join(map(repr, CHECK_KINDS))
-    if not isinstance(checks, tuple | list | set | frozenset) or not checks:
-        raise _invalid(strategy, "checks", f"must be a tuple of one or more of {kinds}", checks)
+    if not isinstance(checks, tuple | list | set | frozenset):  # (none: a strategy that never compacts)
+        raise _invalid(strategy, "checks", f"must be a tuple of check points among {kinds}", checks)
     for check in checks:
         if check not in CHECK_KINDS:
             close = difflib.get_close_matches(check, CHECK_KINDS, 1) if isinstance(check, str) else []
@@ -354,7 +355,11 @@ def checked_strategy(strategy: Strategy) -> Strategy:
     counts: Any = strategy.counts_bytes
     if not isinstance(counts, bool):
         raise _invalid(strategy, "counts_bytes", "must be True or False", counts)
-    if not isinstance(strategy, PiStrategy) and type(strategy).compact is Strategy.compact:
+    if strategy.continuous is True:
+        if type(strategy).edit is Strategy.edit:
+            raise _invalid(strategy, "edit", "must be defined by a continuous strategy (the method that returns "
+                           "the items it replaces)", None)
+    elif not isinstance(strategy, PiStrategy) and type(strategy).compact is Strategy.compact:
         raise _invalid(strategy, "compact", "must be defined (the method that returns an Outcome)", None)
     return strategy
 
@@ -392,6 +397,20 @@ def checked_outcome(strategy: Strategy, outcome: Any) -> Outcome | None:
                                       and _whole(truncated[1])):
         raise _invalid(strategy, "Outcome.truncated", "must be None or (entry id, tokens kept ≥ 0)", truncated)
     return outcome
+
+
+def checked_edit(strategy: Strategy, changes: Any, count: int) -> dict[int, ContextItem]:
+    """What a continuous ``strategy.edit`` returned, when a replay can take it: a dict from indexes of the
+    ``count`` items to ``ContextItem`` s; otherwise a :class:`StrategyError` naming the field."""
+    if changes is None:
+        return {}
+    if not isinstance(changes, dict):
+        raise _invalid(strategy, "edit()", "must return a dict of index → ContextItem", changes)
+    for index, item in changes.items():
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise _invalid(strategy, "edit()", f"must key its items by an index from 0 to {count - 1}", index)
+        _check_item(strategy, f"edit()[{index}]", item)
+    return changes
 
 
 def _check_item(strategy: Strategy, where: str, item: Any) -> None:

@@ -18,7 +18,7 @@ from pikit.cli._pager import pager_command
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate
 from pikit.llm._offline import OfflineSummarizer
-from tests.procs import on_a_terminal
+from tests.procs import on_a_terminal, pikit as run_pikit
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
 HEADER = {"type": "session", "version": 3, "id": "one", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -265,3 +265,14 @@ def test_simulate_warnings_agree_with_the_counts(capsys: pytest.CaptureFixture[s
                 "simulated compaction)") in err
     else:
         assert "the threshold is not positive, so Pi's compaction trigger fires after every assistant message" in err
+
+
+def test_a_replay_whose_reserve_exceeds_the_window_draws_its_sizes(tmp_path: Path) -> None:
+    """reserveTokens above the window: Pi's trigger fires at every check, and the sizes after the compactions
+    come from what the new context holds, so the sparkline has sizes to draw (it once met a negative one)."""
+    from tests.redaction import planted
+
+    session = planted.write(tmp_path)
+    result = run_pikit("simulate", session, "--context-window", "3000", "--keep-recent-tokens", "200")
+    assert result.returncode == 0, result.stderr
+    assert "context after each check: " in result.stdout.decode() and b"Traceback" not in result.stderr
