@@ -255,20 +255,20 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
 
 
 def strategy_tradeoff(df: pd.DataFrame, *, title: str | None = None) -> Figure:
-    """The trade-off of compaction strategies: input tokens sent (x) against recall on common ground (y).
+    """The trade-off of compaction strategies: input tokens sent (x) against key recall on common ground (y).
 
     ``df`` is :func:`pikit.frames.strategy_tradeoff`: one point per row (``gid="tradeoff"``), one
     colour per strategy and one marker per setting of it; the legend names each point (its
     strategy, and its label when that differs) and how many of its requests were over the
-    window, so no label is printed over another. A replay with no recall (no facts) is not
-    drawn. What the chart cannot show: whether the task would still have succeeded; and with
+    window, so no label is printed over another. A replay with no key recall (no key facts) is
+    not drawn. What the chart cannot show: whether the task would still have succeeded; and with
     offline summaries, recall is partly circular (the offline summarizer copies the kinds of
     facts the evaluator extracts).
     """
     fig = _figure(10.0, 5.2)
     ax = fig.add_subplot()
-    ax.set_title(title or "Tokens sent against facts still held, by compaction strategy")
-    shown = df[df["recall"].notna()] if not df.empty else df
+    ax.set_title(title or "Tokens sent against key facts still held, by compaction strategy")
+    shown = df[df["key_recall"].notna()] if not df.empty else df
     if shown.empty:
         _empty(ax, "no replay has facts to be scored on")
         return fig
@@ -281,12 +281,12 @@ def strategy_tradeoff(df: pd.DataFrame, *, title: str | None = None) -> Figure:
             over = row.get("overflows")
             if over is not None and not pd.isna(over) and int(over):
                 name += f" ({plural(int(over), 'request')} over the window)"
-            ax.scatter([float(row["input_tokens"])], [float(row["recall"])], s=52, color=series_color(number),
+            ax.scatter([float(row["input_tokens"])], [float(row["key_recall"])], s=52, color=series_color(number),
                        marker=markers[k % len(markers)], label=name, gid="tradeoff", zorder=3,
                        edgecolors=TEXT if over else "none", linewidths=0.8)
     ax.set_xlabel("input tokens sent over the branch (every request's context, summed)")
-    ax.set_ylabel("recall on common ground (facts of the\nuncompacted context still held)")
-    ax.set_ylim(max(0.0, float(shown["recall"].min()) - 0.1) - 0.02, 1.02)  # the span the points use
+    ax.set_ylabel("key recall on common ground (key facts of\nthe uncompacted context still held)")
+    ax.set_ylim(max(0.0, float(shown["key_recall"].min()) - 0.1) - 0.02, 1.02)  # the span the points use
     _thousands(ax, "x")
     ax.grid(True, alpha=0.3)
     _legend_outside(ax)

@@ -148,10 +148,17 @@ def test_cli_reports_recall_over_the_same_pool(capsys: pytest.CaptureFixture[str
     facts = {tuple(p["facts"] for p in g["points"]) for g in grounds}
     assert len(facts) == 1  # one pool per point, whatever the strategy
     assert grounds[1]["recall"] == 1.0 and all(0 <= g["recall"] <= 1 for g in grounds)
+    # key recall: over each pool's key facts, the headline; none (no compaction) holds them all
+    assert grounds[1]["keyRecall"] == 1.0 and all(0 <= g["keyRecall"] <= 1 for g in grounds)
+    for g in grounds:
+        assert all(p["keyRecall"] is None or 0 <= p["keyRecall"] <= 1 for p in g["points"])
     assert data["runs"][0]["totals"]["cost"]["leftOut"]
     code, out, err = run(capsys, *argv)
     assert code == 0
-    assert any(line.startswith("recall (") and line.split()[-4] == "100.0%" for line in out.splitlines())
+    lines = out.splitlines()
+    assert any(line.startswith("recall (") and line.split()[-4] == "100.0%" for line in lines)
+    key = next(i for i, line in enumerate(lines) if line.startswith("key recall ("))
+    assert lines[key + 1].startswith("recall (") and lines[key].split()[-4] == "100.0%"
 
 
 def test_sawtooth_draws_no_threshold_for_strategies_that_fire_at_no_size() -> None:

@@ -117,11 +117,13 @@ def _cell(value: Any) -> str:
 
 def _ground_rows(runs: list[SimulationResult], ground: list[Any]) -> list[tuple[str, list[str]]]:
     """The rows of the runs on common ground: recall over the points that fit, and the points that do not."""
-    from ..compaction._common_ground import ground_recall
+    from ..compaction._common_ground import ground_recall, key_fact
 
     points = len({p.branch_index for p in ground})
     names = [r.strategy or "pi" for r in runs]
-    return [(f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
+    return [(f"key recall ({points} points)", [_share(ground_recall((p for p in ground if p.strategy == name),
+                                                                    key_fact)) for name in names]),
+            (f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
                                            for name in names]),
             ("points over the window", [_cell(sum(1 for p in ground if p.strategy == name and not p.fits))
                                         for name in names])]

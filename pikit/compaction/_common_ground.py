@@ -82,6 +82,11 @@ class GroundPoint:
         return f"<GroundPoint {self.strategy} at branch index {self.branch_index}: {share}>"
 
 
+def key_fact(fact: Fact) -> bool:
+    """Whether ``fact`` is a key fact (``importance == "key"``): the facts key recall is measured over."""
+    return fact.importance == "key"
+
+
 def ground_recall(points: Iterable[GroundPoint], where: FactFilter | None = None) -> float | None:
     """The mean over ``points`` (one replay's) of the share of each pool its context holds
     (``where``: of the facts it accepts); points with no such fact, and points over the window, are left out."""

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .._tree.sessiontree import SessionTree
-from ..compaction._common_ground import common_ground, ground_recall
+from ..compaction._common_ground import common_ground, ground_recall, key_fact
 from ..compaction._simulate import SimulationResult
 from ._columns import build, table
 
@@ -37,6 +37,7 @@ STRATEGY_TRADEOFF_COLUMNS = table("""
     points_over_window   Int64    those where its request did not fit the window (left out of recall)
     facts                Int64    facts of the pool at the last branch point (everything the branch held)
     kept                 Int64    those the replay's context at that request holds
+    key_recall           Float64  the same over the key facts of each pool (the headline)
     recall               Float64  the share of each point's pool its context holds, averaged over the points that fit
 """)
 
@@ -61,5 +62,6 @@ def strategy_tradeoff(session: SessionTree, results: SimulationResult | Iterable
                      "overflows": run.request_overflows, "points": len(points),
                      "points_over_window": sum(1 for p in points if not p.fits),
                      "facts": len(last.facts) if last is not None else None,
-                     "kept": sum(last.kept) if last is not None else None, "recall": ground_recall(points)})
+                     "kept": sum(last.kept) if last is not None else None,
+                     "key_recall": ground_recall(points, key_fact), "recall": ground_recall(points)})
     return build(rows, STRATEGY_TRADEOFF_COLUMNS)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._context.fileops import format_file_lists
 from ...compaction._branch_summary import BranchPreparation
-from ...compaction._common_ground import GroundPoint, ground_recall
+from ...compaction._common_ground import GroundPoint, ground_recall, key_fact
 from ...compaction._entries import BranchSummaryResult, CompactionResult
 from ...compaction._preparation import Preparation
 from ...compaction._settings import CompactionSettings, Settings
@@ -78,12 +78,12 @@ def simulate(runs: list[SimulationResult], ground: list[GroundPoint] | None = No
 
 
 def common_ground(strategy: str, ground: list[GroundPoint]) -> dict[str, Any]:
-    """One replay on common ground: its mean recall over the branch points, and each point."""
+    """One replay on common ground: its mean key recall and recall over the branch points, and each point."""
     points = [p for p in ground if p.strategy == strategy]
-    return {"recall": ground_recall(points),
+    return {"keyRecall": ground_recall(points, key_fact), "recall": ground_recall(points),
             "points": [{"branchIndex": p.branch_index, "entryId": p.entry_id, "contextTokens": p.context_tokens,
                         "fits": p.fits, "facts": len(p.evaluation.facts), "kept": sum(p.evaluation.kept),
-                        "recall": p.recall()} for p in points]}
+                        "keyRecall": p.recall(key_fact), "recall": p.recall()} for p in points]}
 
 
 def replay(result: SimulationResult) -> dict[str, Any]:
