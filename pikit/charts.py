@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from . import frames
 from ._context.projection import Projection
 from ._context.tokens import estimate_tokens
-from ._formatting import fmt_int
+from ._formatting import fmt_int, plural
 from ._palette import DIFF, LINES, SEGMENT_LABELS, SEGMENTS, TEXT, series_color
 from ._session import Session
 from ._tree.sessiontree import CURRENT
@@ -141,7 +141,7 @@ def _sawtooth(trace: pd.DataFrame) -> tuple[list[int], list[int]]:
 
 
 def _draw_trace(ax: Axes, label: str, trace: pd.DataFrame, color: Any, show_estimate: bool,
-                show_usage: bool) -> int:
+                show_usage: bool, event: str = "compaction") -> int:
     """One source's sawtooth, its estimate and usage, and its compactions; 1 when it had check points."""
     if trace.empty:
         ax.plot([], [], color=color, label=f"{label} (no check points)")
@@ -163,7 +163,7 @@ def _draw_trace(ax: Axes, label: str, trace: pd.DataFrame, color: Any, show_esti
     events = trace[trace["compacted"].fillna(False).astype(bool)]
     ax.plot(events["branch_index"].astype(int), events["tokens_before"].astype(int), linestyle="none",
             marker="v", markersize=8, color=color, markeredgecolor=TEXT, markeredgewidth=0.6,
-            label=f"{label}: {len(events)} compaction{'' if len(events) == 1 else 's'}", gid="compactions")
+            label=f"{label}: {plural(len(events), event)}", gid="compactions")
     return 1
 
 
@@ -224,7 +224,8 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
     ``results`` are the runs of ``compaction.simulate(..., strategy=[...])`` (each labelled by its
     strategy, in :func:`context_growth`'s style: ``v`` markers at each compaction, ``gid="compactions"``).
     The context window is drawn once (``gid="window"``), each strategy's threshold as a thin line of its
-    colour (``gid="threshold"``).
+    colour (``gid="threshold"``), unless it fires at no size (``none``, ``mask-observations``: the
+    window is their threshold). The rolling mask's markers (masks) are the requests it masked at.
     """
     runs = list(results)
     if not runs:
@@ -234,9 +235,12 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
     for number, result in enumerate(runs):
         color = series_color(number)
         label = result.strategy or _run_label(result)
-        _draw_trace(ax, label, frames.simulation_trace(result), color, False, False)
-        ax.axhline(result.threshold, color=color, linewidth=0.9, linestyle="-.", alpha=0.8, gid="threshold",
-                   label=f"{label}: threshold {fmt_int(result.threshold)}")
+        masks = result.masked_observations and not result.events
+        _draw_trace(ax, label, frames.simulation_trace(result), color, False, False,
+                    "mask" if masks else "compaction")
+        if result.threshold < result.context_window:
+            ax.axhline(result.threshold, color=color, linewidth=0.9, linestyle="-.", alpha=0.8, gid="threshold",
+                       label=f"{label}: threshold {fmt_int(result.threshold)}")
     windows = {r.context_window for r in runs}
     if len(windows) == 1:
         _draw_limits(ax, windows.pop(), None)
@@ -251,31 +255,38 @@ def strategy_sawtooth(results: Iterable[SimulationResult], *, title: str | None 
 
 
 def strategy_tradeoff(df: pd.DataFrame, *, title: str | None = None) -> Figure:
-    """The trade-off of compaction strategies: input tokens sent (x) against recall (y), a point per replay.
+    """The trade-off of compaction strategies: input tokens sent (x) against key recall on common ground (y).
 
-    ``df`` is :func:`pikit.frames.strategy_tradeoff`: one point per row, one colour per strategy
-    (``gid="tradeoff"``), each labelled with its row's ``label``. Up and to the left is better:
-    fewer tokens sent, more of the replaced facts kept. A replay whose compactions replaced no
-    fact has no recall and is not drawn.
+    ``df`` is :func:`pikit.frames.strategy_tradeoff`: one point per row (``gid="tradeoff"``), one
+    colour per strategy and one marker per setting of it; the legend names each point (its
+    strategy, and its label when that differs) and how many of its requests were over the
+    window, so no label is printed over another. A replay with no key recall (no key facts) is
+    not drawn. What the chart cannot show: whether the task would still have succeeded; and with
+    offline summaries, recall is partly circular (the offline summarizer copies the kinds of
+    facts the evaluator extracts).
     """
-    fig = _figure(9.0, 5.2)
+    fig = _figure(10.0, 5.2)
     ax = fig.add_subplot()
-    ax.set_title(title or "Tokens sent against facts kept, by compaction strategy")
-    shown = df[df["recall"].notna()] if not df.empty else df
+    ax.set_title(title or "Tokens sent against key facts still held, by compaction strategy")
+    shown = df[df["key_recall"].notna()] if not df.empty else df
     if shown.empty:
-        _empty(ax, "no replay compacted anything it could be scored on")
+        _empty(ax, "no replay has facts to be scored on")
         return fig
+    markers = "osD^vP*Xh<>p"
     for number, strategy in enumerate(dict.fromkeys(shown["strategy"])):
         part = shown[shown["strategy"] == strategy]
-        ax.scatter(part["input_tokens"].astype(float), part["recall"].astype(float), s=46, color=series_color(number),
-                   label=strategy, gid="tradeoff", zorder=3)
-        for x, y, label in zip(part["input_tokens"], part["recall"], part["label"], strict=True):
-            if label != strategy:
-                ax.annotate(str(label), (float(x), float(y)), textcoords="offset points", xytext=(6, 4),
-                            fontsize=8, color=TEXT)
+        for k, row in enumerate(part.to_dict("records")):
+            label = str(row["label"])
+            name = strategy if label == strategy else f"{strategy}: {label}"
+            over = row.get("overflows")
+            if over is not None and not pd.isna(over) and int(over):
+                name += f" ({plural(int(over), 'request')} over the window)"
+            ax.scatter([float(row["input_tokens"])], [float(row["key_recall"])], s=52, color=series_color(number),
+                       marker=markers[k % len(markers)], label=name, gid="tradeoff", zorder=3,
+                       edgecolors=TEXT if over else "none", linewidths=0.8)
     ax.set_xlabel("input tokens sent over the branch (every request's context, summed)")
-    ax.set_ylabel("recall: facts of the replaced spans kept")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("key recall on common ground (key facts of\nthe uncompacted context still held)")
+    ax.set_ylim(max(0.0, float(shown["key_recall"].min()) - 0.1) - 0.02, 1.02)  # the span the points use
     _thousands(ax, "x")
     ax.grid(True, alpha=0.3)
     _legend_outside(ax)

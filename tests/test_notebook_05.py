@@ -34,8 +34,9 @@ def test_runs_top_to_bottom() -> None:
     assert not [out for out in outputs if out.get("output_type") == "error"]
     assert sum(1 for out in outputs if "image/png" in out.get("data", {})) == 3
     shown = "\n".join(out.get("data", {}).get("text/plain", "") + out.get("text", "") for out in outputs)
-    for strategy in ("pi-percent", "codex-inline", "mask-observations", "truncate", "keep-30"):
+    for strategy in ("pi-percent", "none", "codex-inline", "mask-observations", "truncate", "keep-30"):
         assert strategy in shown, strategy
+    assert "recall" in shown and "modified files" in shown  # common ground, and a recall over part of the pool
     assert "<Evaluation of '3f00573f' (pi)" in shown and "facts kept" in shown
     assert "anthropic/claude-sonnet-4-5" in shown  # the corpus query, per model
     assert {p: p.stat().st_mtime for p in data.rglob("*") if p.is_file()} == before

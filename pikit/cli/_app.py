@@ -126,11 +126,15 @@ def _strategy_args(p: argparse.ArgumentParser, strategy_help: str | None) -> Non
     """--strategy (when ``strategy_help`` is given) and the strategies' own settings."""
     if strategy_help is not None:
         p.add_argument("--strategy", metavar="NAME[,NAME...]",
-                       help=f"{strategy_help}: pi, pi-percent, codex-inline, mask-observations, truncate")
+                       help=f"{strategy_help}: pi, pi-percent, none, codex-inline, mask-observations, "
+                            "mask-at-threshold, truncate")
     p.add_argument("--threshold", type=_fraction, metavar="F",
                    help="pi-percent: compact when the context exceeds F × the window, F in (0, 1] (default 0.8)")
+    p.add_argument("--keep-observations", type=_count, default=10, metavar="N",
+                   help="mask-observations: keep the last N tool outputs before every request (default 10, the "
+                        "setting of the paper it follows)")
     p.add_argument("--keep-turns", type=_count, default=10, metavar="N",
-                   help="mask-observations: keep the tool output of the last N turns (default 10)")
+                   help="mask-at-threshold: keep the tool output of the last N turns (default 10)")
     p.add_argument("--auto-compact-limit", type=_tokens, metavar="N",
                    help="codex-inline: compact at N tokens (capped at 90%% of the window)")
 
@@ -162,7 +166,20 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, cut_echoes(f"pikit: error: {message} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+        self.exit(2, cut_echoes(f"pikit: error: {_short(message)} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+
+
+def _short(message: str) -> str:
+    """An unknown command said without the list of every command (``--help`` has it), a close one suggested."""
+    head, choices = "argument COMMAND: invalid choice: ", message.rfind(" (choose from ")
+    if not message.startswith(head) or choices < 0:
+        return message
+    import difflib
+
+    given = message[len(head):choices]
+    commands = [c.strip("'") for c in message[choices + len(" (choose from "):-1].split(", ")]
+    close = difflib.get_close_matches(given.strip("'"), commands, n=1, cutoff=0.6)
+    return f"unknown command {given}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 class _CommandParser(_Parser):
@@ -514,7 +531,8 @@ def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) ->
     which.add_argument("--all", action="store_true", help="every compaction in the file, on any branch")
     which.add_argument("--strategy", metavar="NAME[,NAME...]",
                        help="instead: the compactions these strategies simulate on the branch (as `pikit simulate "
-                            "--strategy`): pi, pi-percent, codex-inline, mask-observations, truncate")
+                            "--strategy`): pi, pi-percent, none, codex-inline, mask-observations, mask-at-threshold, "
+                            "truncate")
     p.add_argument("--leaf", metavar="ID", help="with --strategy: the branch to replay (default: the last entry)")
     p.add_argument("--context-window", type=_window, metavar="N",
                    help="with --strategy: the context window (default: the model's, as Pi resolves it)")

@@ -60,6 +60,9 @@ def _simulated(session: Any, args: Namespace) -> list[Evaluation]:
     evaluated = evaluate(session, runs) if any(r.events for r in runs) else []
     found = evaluated if isinstance(evaluated, list) else [evaluated]
     if not found:
+        if all(r.strategy in ("none", "mask-observations") for r in runs):
+            raise EntryError(leaf, f"{', '.join(r.strategy or 'pi' for r in runs)} never compact (no compaction to "
+                                   "evaluate): `pikit simulate --strategy` scores them on common ground")
         raise EntryError(leaf, f"{', '.join(r.strategy or 'pi' for r in runs)} simulated no compaction on the branch "
                                f"at {leaf} with a window of {fmt_int(window.tokens)}: nothing to evaluate (a smaller "
                                "--context-window makes them fire)")

@@ -27,6 +27,7 @@ FLAGS: Mapping[str, str] = MappingProxyType({
     "index": "--index",          # Corpus.open(index=...)
     "keep_turns": "--keep-turns",  # compaction.simulate(keep_turns=...)
     "kinds": "--in",             # Corpus.search(kinds=...)
+    "keep_observations": "--keep-observations",  # compaction.simulate(keep_observations=...)
     "last": "--last",            # Corpus.usage_rows(last=...)
     "limit": "--limit",          # Corpus.search(limit=...)
     "max_gap": "--max-gap",      # replay(max_gap=...)

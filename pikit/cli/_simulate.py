@@ -117,7 +117,8 @@ def sizes_note(r: SimulationResult, dropped: int = 0) -> str:
     else:
         share = "every check" if r.usage_checks == checks else \
             f"{fmt_int(r.usage_checks)} of {plural(checks, 'check')}"
-        note = f"sizes: the recorded usage as in `pikit context` ({share}), changed by simulated compactions"
+        note = (f"sizes: the recorded usage as in `pikit context` while the replay holds the recorded context "
+                f"({share}), else Pi's estimate of what it holds")
     if dropped:
         note += f"\nthe branch's {plural(dropped, 'recorded compaction')} left out (--keep-existing keeps them)"
     return note

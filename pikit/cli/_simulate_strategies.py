@@ -29,10 +29,13 @@ def run(args: Namespace) -> int:
     runs = replays(args, session, leaf, args.context_window[0], pricing,
                    reserve=args.reserve_tokens[0] if args.reserve_tokens else None,
                    keep=args.keep_recent_tokens[0] if args.keep_recent_tokens else None)
+    from ..compaction._common_ground import common_ground
+
+    ground = common_ground(session, runs)
     if args.json:
-        print_json(compaction_json.simulate(runs))
+        print_json(compaction_json.simulate(runs, ground))
         return 0
-    print_table(runs, leaf, model if pricing is not None else None, args.summarizer or "offline")
+    print_table(runs, leaf, model if pricing is not None else None, args.summarizer or "offline", ground)
     return 0
 
 
@@ -49,7 +52,8 @@ def replays(args: Namespace, session: Any, leaf: Any, context_window: int, prici
         runs = simulate(session, summarizer_from(args), context_window=context_window, settings=settings,
                         leaf=leaf, keep_existing=args.keep_existing, sizes=args.sizes, progress=progress,
                         strategy=[s.strip() for s in args.strategy.split(",")], threshold=args.threshold,
-                        keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit, pricing=pricing)
+                        keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit,
+                        keep_observations=args.keep_observations, pricing=pricing)
     assert isinstance(runs, list)
     for r in runs:
         if r.never_fits:
@@ -87,11 +91,18 @@ def never_fits_note(r: SimulationResult) -> str:
 
 
 _ROWS: tuple[tuple[str, str], ...] = (
-    ("threshold", "threshold"), ("compactions", "compactions"), ("requests", "requests"),
+    ("threshold", "threshold"), ("compactions", "compactions"), ("masked observations", "maskedObservations"),
+    ("requests", "requests"), ("aborted requests", "abortedRequests"),
     ("input tokens", "inputTokens"), ("cache reads", "cachedInputTokens"), ("fresh input", "freshInputTokens"),
+    ("output tokens", "outputTokens"),
     ("summarizer calls", "summarizerCalls"), ("summarizer input", "summarizerInputTokens"),
+    ("summarizer output", "summarizerOutputTokens"),
     ("peak context", "peakTokens"), ("final context", "finalTokens"), ("over the window", "overflows"),
 )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 def _cell(value: Any) -> str:
@@ -104,8 +115,24 @@ def _cell(value: Any) -> str:
     return fmt_int(value)
 
 
-def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summaries: str = "offline") -> None:
-    """The strategies side by side: one column per strategy, one row per figure (``summaries``: who wrote them)."""
+def _ground_rows(runs: list[SimulationResult], ground: list[Any]) -> list[tuple[str, list[str]]]:
+    """The rows of the runs on common ground: recall over the points that fit, and the points that do not."""
+    from ..compaction._common_ground import ground_recall, key_fact
+
+    points = len({p.branch_index for p in ground})
+    names = [r.strategy or "pi" for r in runs]
+    return [(f"key recall ({points} points)", [_share(ground_recall((p for p in ground if p.strategy == name),
+                                                                    key_fact)) for name in names]),
+            (f"recall ({points} points)", [_share(ground_recall(p for p in ground if p.strategy == name))
+                                           for name in names]),
+            ("points over the window", [_cell(sum(1 for p in ground if p.strategy == name and not p.fits))
+                                        for name in names])]
+
+
+def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summaries: str = "offline",
+                ground: list[Any] | None = None) -> None:
+    """The strategies side by side: one column per strategy, one row per figure (``summaries``: who wrote them;
+    ``ground``: the runs on common ground, :func:`~pikit.compaction.common_ground`)."""
     first = runs[0]
     s = first.settings
     print(f"strategies on {leaf_text(leaf)}: window {fmt_int(first.context_window)}, reserve "
@@ -113,8 +140,10 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
     totals = [r.totals() for r in runs]
     rows = [(label, [_cell(t[key]) for t in totals]) for label, key in _ROWS]
     cost = [t["cost"] for t in totals]
-    rows.append((f"input cost ({model})" if model else "input cost", [_cell(c and c["total"]) for c in cost]))
+    rows.append((f"cost ({model})" if model else "cost", [_cell(c and c["total"]) for c in cost]))
     rows.append(("never fits", [_cell(t["neverFits"]) for t in totals]))
+    if ground is not None:
+        rows += _ground_rows(runs, ground)
     names = [r.strategy or "" for r in runs]
     label_width = max(len(label) for label, _ in rows)
     widths = [max(len(name), *(len(cells[n]) for _, cells in rows)) for n, name in enumerate(names)]
@@ -123,5 +152,12 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
         print(f"{label:<{label_width}}" + "".join(f"  {c:>{w}}" for c, w in zip(cells, widths, strict=True)))
     print("requests: one per assistant message, its input the context just before it; cache reads: the prefix "
           "unchanged since the previous request")
+    if ground is not None:
+        print("recall: the share of one fact pool per branch point (every fact the uncompacted context held there) "
+              "that each strategy's context at the same request still holds, averaged over the points where its "
+              "request fits the window")
+    print("cost: cache reads, fresh input (at the cache-write price where the model has one), the recorded output "
+          "and the summarizer; it leaves out a changed answer after a compaction, cache expiry and requests the "
+          "agent would have made differently (--json: cost.leftOut)")
     if model is None:
         print("input cost: no prices for the branch's model (--model names one)")

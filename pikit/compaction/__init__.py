@@ -17,8 +17,10 @@
 - compaction strategies replayed side by side (``simulate(..., strategy=[...])``): the protocol
   :class:`Strategy` (with :class:`Check`, :class:`ContextItem`, :class:`ReplayContext`,
   :class:`Outcome`, :class:`StrategyError`) and the built-ins :data:`STRATEGIES`
-  (:class:`PiStrategy`, :class:`PiPercentStrategy`, :class:`CodexInlineStrategy`,
-  :class:`MaskObservationsStrategy`, :class:`TruncateStrategy`);
+  (:class:`PiStrategy`, :class:`PiPercentStrategy`, :class:`NoneStrategy`, :class:`CodexInlineStrategy`,
+  :class:`MaskObservationsStrategy`, :class:`MaskAtThresholdStrategy`, :class:`TruncateStrategy`);
+- strategies on common ground: :func:`common_ground` (:class:`GroundPoint`), :func:`ground_recall`,
+  :func:`pool_recall`;
 - the walk-through of one compaction: :func:`walkthrough`;
 - what a compaction kept and lost: :func:`extract_facts` (:class:`Fact`, :data:`FACT_KINDS`),
   :func:`evaluate_span` (:class:`Evaluation`), the core of :func:`pikit.evaluate`.
@@ -39,8 +41,16 @@ if typing.TYPE_CHECKING:
     from ._builtin_strategies import (
         STRATEGIES as STRATEGIES,
         CodexInlineStrategy as CodexInlineStrategy,
+        MaskAtThresholdStrategy as MaskAtThresholdStrategy,
         MaskObservationsStrategy as MaskObservationsStrategy,
+        NoneStrategy as NoneStrategy,
         TruncateStrategy as TruncateStrategy,
+    )
+    from ._common_ground import (
+        GroundPoint as GroundPoint,
+        common_ground as common_ground,
+        ground_recall as ground_recall,
+        pool_recall as pool_recall,
     )
     from ._entries import (
         BranchSummaryResult as BranchSummaryResult,

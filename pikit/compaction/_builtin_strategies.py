@@ -2,7 +2,10 @@
 
 - ``pi`` and ``pi-percent``: :class:`~pikit.compaction.PiStrategy` (Pi's own compaction);
 - ``codex-inline``: :class:`CodexInlineStrategy`, Codex's local compaction;
-- ``mask-observations``: :class:`MaskObservationsStrategy`, old tool outputs replaced by placeholders;
+- ``none``: :class:`NoneStrategy`, no compaction (the ceiling of recall and of cost);
+- ``mask-observations``: :class:`MaskObservationsStrategy`, a rolling window of recent tool outputs, the
+  older ones replaced by placeholders before every request;
+- ``mask-at-threshold``: :class:`MaskAtThresholdStrategy`, the same masking once the context passes Pi's threshold;
 - ``truncate``: :class:`TruncateStrategy`, the oldest messages dropped.
 """
 
@@ -33,8 +36,9 @@ from ._summarizer import SummaryRequest
 if TYPE_CHECKING:
     from ._settings import CompactionSettings
 
-__all__ = ["CODEX_RESUME_PREFIX", "CODEX_USER_TOKENS", "STRATEGIES", "CodexInlineStrategy",
-           "MaskObservationsStrategy", "TruncateStrategy", "codex_cut", "codex_cut_marker", "strategy_named"]
+__all__ = ["CODEX_RESUME_PREFIX", "CODEX_USER_TOKENS", "STRATEGIES", "CodexInlineStrategy", "MaskAtThresholdStrategy",
+           "MaskObservationsStrategy", "NoneStrategy", "TruncateStrategy", "codex_cut", "codex_cut_marker",
+           "strategy_named"]
 
 #: The tokens (UTF-8 bytes / 4) of recent user messages Codex keeps verbatim after a compaction.
 CODEX_USER_TOKENS = 20_000
@@ -179,23 +183,89 @@ class CodexInlineStrategy(Strategy):
         return selected, truncated
 
 
+class NoneStrategy(Strategy):
+    """``none``: no compaction. The context holds every message of the branch (a compaction in the file
+    left out, unless ``keep_existing``): the ceiling of what a context can hold and of what it costs,
+    with every request over the window counted as an overflow. It fires at no size (its threshold is
+    the window) and has no check point."""
+
+    name: ClassVar[str] = "none"
+    checks: ClassVar[tuple[str, ...]] = ()
+
+    def threshold(self, context_window: int, settings: CompactionSettings) -> int:
+        """The window: it never compacts."""
+        return context_window
+
+    def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
+        """Nothing: the context stays whole."""
+        return None
+
+
 class MaskObservationsStrategy(Strategy):
-    """``mask-observations``: tool outputs older than the last ``keep_turns`` turns become placeholders.
+    """``mask-observations``: a rolling window of the last ``keep_observations`` tool outputs, the older ones masked.
 
     Source: Lindenbauer et al., "The Complexity Trap: Simple Observation Masking Is as Efficient
-    as LLM Summarization for Agent Context Management" (arXiv 2508.21433). No model call. A turn
-    begins at a user message; every tool result before the ``keep_turns``-th newest one is replaced
-    by a tool result naming the tool and the tokens removed (same ``toolCallId``, so each call
-    keeps its result). Triggers like Pi (``context > context_window - reserveTokens``).
+    as LLM Summarization for Agent Context Management" (arXiv 2508.21433): the agent's reasoning
+    and actions stay; every observation (tool result) older than the most recent
+    ``keep_observations`` is replaced by a short placeholder before every model request; no model
+    call. The paper's setting is a window of 10 (SWE-agent's ``last_n_observations`` with
+    ``n: 10``: one observation per turn there). Here each tool result is an observation, and a
+    masked one becomes a tool result naming the tool and the tokens removed (same ``toolCallId``,
+    so each call keeps its result). Continuous: it runs before every request, not at a threshold
+    (its threshold is the window), and records no compaction event.
     """
 
     name: ClassVar[str] = "mask-observations"
+    checks: ClassVar[tuple[str, ...]] = ("request",)
+    continuous: ClassVar[bool] = True
+
+    def __init__(self, keep_observations: int = 10) -> None:
+        self.keep_observations = check_count(keep_observations, "keep_observations")
+
+    def threshold(self, context_window: int, settings: CompactionSettings) -> int:
+        """The window: it masks at every request, whatever the size."""
+        return context_window
+
+    def describe(self) -> str:
+        """``mask-observations`` and the observations kept."""
+        return f"{self.name} keep {self.keep_observations}"
+
+    def edit(self, context: ReplayContext) -> dict[int, ContextItem]:
+        """The tool results before the newest ``keep_observations``, masked; the walk goes back from the
+        newest and stops at the first one masked already (everything before it was masked at an earlier
+        request), so a request costs the items since then, not the whole context."""
+        items = context.items
+        seen = 0
+        changes: dict[int, ContextItem] = {}
+        for n in range(len(items) - 1, -1, -1):
+            item = items[n]
+            if item.role != "toolResult":
+                continue
+            if item.kind == "masked":
+                break
+            seen += 1
+            if seen > self.keep_observations and item.kind == "message":
+                changes[n] = _placeholder(item)
+        return changes
+
+
+class MaskAtThresholdStrategy(Strategy):
+    """``mask-at-threshold``: at Pi's threshold, tool outputs older than the last ``keep_turns`` turns become
+    placeholders.
+
+    A variant of observation masking that fires like Pi (``context > context_window -
+    reserveTokens``, after an assistant message) instead of at every request. A turn begins at a
+    user message; every tool result before the ``keep_turns``-th newest one is replaced by a tool
+    result naming the tool and the tokens removed (same ``toolCallId``). No model call.
+    """
+
+    name: ClassVar[str] = "mask-at-threshold"
 
     def __init__(self, keep_turns: int = 10) -> None:
         self.keep_turns = check_count(keep_turns, "keep_turns")
 
     def describe(self) -> str:
-        """``mask-observations`` and the turns kept."""
+        """``mask-at-threshold`` and the turns kept."""
         return f"{self.name} keep {self.keep_turns} turns"
 
     def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
@@ -261,14 +331,16 @@ class TruncateStrategy(Strategy):
 STRATEGIES: Mapping[str, Callable[..., Strategy]] = MappingProxyType({
     "pi": lambda **_: PiStrategy(),
     "pi-percent": lambda threshold=None, **_: PiPercentStrategy(threshold),
+    "none": lambda **_: NoneStrategy(),
     "codex-inline": lambda auto_compact_limit=None, **_: CodexInlineStrategy(auto_compact_limit),
-    "mask-observations": lambda keep_turns=10, **_: MaskObservationsStrategy(keep_turns),
+    "mask-observations": lambda keep_observations=10, **_: MaskObservationsStrategy(keep_observations),
+    "mask-at-threshold": lambda keep_turns=10, **_: MaskAtThresholdStrategy(keep_turns),
     "truncate": lambda **_: TruncateStrategy(),
 })
 
 
 def strategy_named(name: Any, *, threshold: float | None = None, keep_turns: int = 10,
-                   auto_compact_limit: int | None = None) -> Strategy:
+                   auto_compact_limit: int | None = None, keep_observations: int = 10) -> Strategy:
     """The built-in strategy called ``name`` with the given parameters; a :class:`Strategy` passes through.
 
     Raises:
@@ -283,4 +355,5 @@ def strategy_named(name: Any, *, threshold: float | None = None, keep_turns: int
     if make is None:
         raise StrategyError(Wording("unknown {strategy} {name!r}; the built-in strategies are {known}",
                                     {"strategy": "strategy"}, name=name, known=", ".join(STRATEGIES)))
-    return make(threshold=threshold, keep_turns=keep_turns, auto_compact_limit=auto_compact_limit)
+    return make(threshold=threshold, keep_turns=keep_turns, auto_compact_limit=auto_compact_limit,
+                keep_observations=keep_observations)

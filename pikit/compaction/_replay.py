@@ -38,7 +38,7 @@ three times in a row is a *runaway* (``never_fits``): the replay then compacts o
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._context.growing import GrowingProjection
 from .._context.projection import apply_edit, entry_messages, replay_system
@@ -48,15 +48,17 @@ from .._progress import ENTRIES, Progress, tracked
 from .._tree.sessiontree import CURRENT
 from ..errors import Wording
 from ._builtin_strategies import strategy_named
+from ._costs import PricingLike, RequestMeter, price_run
 from ._settings import CompactionSettings
 from ._simulate import (
+    POINTS,
     CountingSummarizer,
-    RequestMeter,
     SimulationEvent,
     SimulationResult,
     _estimates,
     _Recorded,
     _RunawayGuard,
+    branch_points,
     parsed_in_turn,
     replay_pi,
     simulate as _simulate_pi,
@@ -69,6 +71,7 @@ from ._strategy import (
     ReplayContext,
     Strategy,
     StrategyError,
+    checked_edit,
     checked_outcome,
     checked_strategy,
     checked_threshold,
@@ -80,19 +83,11 @@ if TYPE_CHECKING:
     from .._format.entry import Entry
     from .._tree.sessiontree import SessionTree
 
-__all__ = ["PricingLike", "price_run", "replay_strategies", "resolve_strategies", "simulate"]
-
-
-class PricingLike(Protocol):
-    """What a replay needs of a model's prices (:class:`pikit.llm.Pricing` is one)."""
-
-    def rates(self, input_tokens: float) -> Any:  # an object with ``input`` and ``cache_read`` ($ per million)
-        """The prices of a request with ``input_tokens`` of input."""
-        ...
+__all__ = ["replay_strategies", "resolve_strategies", "simulate"]
 
 
 def resolve_strategies(strategy: Any, *, threshold: float | None = None, keep_turns: int = 10,
-                       auto_compact_limit: int | None = None) -> list[Strategy]:
+                       auto_compact_limit: int | None = None, keep_observations: int = 10) -> list[Strategy]:
     """``strategy`` (a name, a :class:`Strategy`, or a list or comma-separated string of them) as strategies,
     each checked (``pikit.compaction._strategy.checked_strategy``)."""
     items = strategy.split(",") if isinstance(strategy, str) else \
@@ -100,14 +95,15 @@ def resolve_strategies(strategy: Any, *, threshold: float | None = None, keep_tu
     if not items:
         raise StrategyError(Wording("{strategy} names no strategy", {"strategy": "strategy"}))
     return [checked_strategy(strategy_named(s.strip() if isinstance(s, str) else s, threshold=threshold,
-                                            keep_turns=keep_turns, auto_compact_limit=auto_compact_limit))
+                                            keep_turns=keep_turns, auto_compact_limit=auto_compact_limit,
+                                            keep_observations=keep_observations))
             for s in items]
 
 
 def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
              leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage", progress: Progress = None,
              strategy: Any = None, threshold: float | None = None, keep_turns: int = 10,
-             auto_compact_limit: int | None = None,
+             auto_compact_limit: int | None = None, keep_observations: int = 10, points: Any = POINTS,
              pricing: PricingLike | None = None) -> SimulationResult | list[SimulationResult]:
     """Replay the branch at ``leaf``: Pi's what-if replay, or each of the strategies in ``strategy``.
 
@@ -131,20 +127,22 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
         return _simulate_pi(session, summarizer, context_window=context_window, settings=settings, leaf=leaf,
                             keep_existing=keep_existing, sizes=sizes, progress=progress)
     strategies = resolve_strategies(strategy, threshold=threshold, keep_turns=keep_turns,
-                                    auto_compact_limit=auto_compact_limit)
+                                    auto_compact_limit=auto_compact_limit, keep_observations=keep_observations)
     leaf_id = session.resolve_leaf(leaf)
     if not any(e.type == "message" and e.role == "assistant" for e in session.branch(leaf_id)):
         where = "the empty branch" if leaf_id is None else f"the branch at entry {leaf_id}"
         raise StrategyError(f"{where} has no assistant message: there is nothing to compact")
+    at = branch_points(session.branch(leaf_id), points)
     others = [s for s in strategies if not isinstance(s, PiStrategy)]
     replayed = iter(replay_strategies(session, summarizer, others, context_window=context_window, settings=settings,
-                                      leaf=leaf_id, keep_existing=keep_existing, sizes=sizes, progress=progress)
+                                      leaf=leaf_id, keep_existing=keep_existing, sizes=sizes, progress=progress,
+                                      points=at)
                     if others else [])
     runs = []
     for s in strategies:
         if isinstance(s, PiStrategy):
             run = replay_pi(session, summarizer, context_window=context_window, settings=settings, leaf=leaf_id,
-                            keep_existing=keep_existing, sizes=sizes, progress=progress, strategy=s)
+                            keep_existing=keep_existing, sizes=sizes, progress=progress, strategy=s, points=at)
         else:
             run = next(replayed)
         if pricing is not None:
@@ -152,16 +150,6 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
         runs.append(run)
     single = isinstance(strategy, Strategy) or (isinstance(strategy, str) and "," not in strategy)
     return runs[0] if single else runs
-
-
-def price_run(run: SimulationResult, pricing: PricingLike) -> tuple[float, float]:
-    """(the requests' input, the summarizer's input) of ``run`` in US dollars (see the module docstring)."""
-    requests = 0.0
-    for size, cached in run.requests:
-        rates = pricing.rates(size)
-        requests += (size - cached) * rates.input + cached * rates.cache_read
-    summarizer = run.summarizer_input_tokens * pricing.rates(run.summarizer_input_tokens).input
-    return requests / 1e6, summarizer / 1e6
 
 
 class _Items:
@@ -205,6 +193,12 @@ class _Items:
         for item in items:
             self._count(item, 1)
 
+    def set(self, index: int, item: ContextItem) -> None:
+        """Replace the item at ``index`` (the sizes change by the difference)."""
+        self._count(self.items[index], -1)
+        self.items[index] = item
+        self._count(item, 1)
+
     def splice(self, start: int, items: list[ContextItem]) -> None:
         """Replace the items from index ``start`` on with ``items`` (the sizes change by the difference)."""
         for item in self.items[start:]:
@@ -219,8 +213,9 @@ class _Replay:
 
     def __init__(self, strategy: Strategy, summarizer: Summarizer, result: SimulationResult,
                  history: GrowingProjection | None,
-                 keep_existing: bool, recorded: _Recorded | None) -> None:
+                 keep_existing: bool, recorded: _Recorded | None, points: frozenset[int] = frozenset()) -> None:
         self.strategy = strategy
+        self.points = points
         self.result = result
         self.summarizer = CountingSummarizer(summarizer, result)
         self.ctx = _Items(strategy.counts_bytes)
@@ -231,12 +226,14 @@ class _Replay:
         self.meter = RequestMeter(result)
         self.guard = _RunawayGuard(result)
         self.compacted = False  # the context differs from the recorded one: no recorded usage matches any more
+        self.changed = False  # the context differs from the uncompacted one (every message of the branch so far)
         self.usage: int | None = None  # the last recorded usage (Codex's total starts from it)
         self.bytes_since = 0  # UTF-8 bytes of the messages after that usage
 
     @property
     def offset(self) -> int:
-        return self.recorded.offset if self.recorded is not None else 0
+        """What the recorded usage adds to the estimate, while the context is the recorded one (else 0)."""
+        return self.recorded.offset if self.recorded is not None and not self.compacted else 0
 
     @property
     def size(self) -> int:
@@ -256,7 +253,21 @@ class _Replay:
         if entry.role == "user" and "pre-turn" in self.strategy.checks and self.result.requests:
             self.check("pre-turn", index, entry)
         elif entry.role == "assistant":
-            self.meter.request(self.size)
+            if "request" in self.strategy.checks:
+                self.check("request", index, entry)
+            self.meter.request(self.size, entry)
+            if index in self.points:
+                self.keep_context(index)
+
+    def keep_context(self, index: int) -> None:
+        """The context of the request at a branch point (``None``: still the uncompacted one)."""
+        if not self.changed:
+            self.result.contexts[index] = None
+            return
+        items = self.ctx.items
+        self.result.contexts[index] = [i.message for i in items]
+        self.result.verbatim[index] = frozenset(i.entry_id for i in items
+                                                if i.kind == "message" and i.entry_id is not None)
 
     def after(self, index: int, entry: Entry, messages: list[dict[str, Any]], estimates: list[int]) -> None:
         """Take the entry (``messages`` and their ``estimates``), then the checks after it."""
@@ -272,7 +283,7 @@ class _Replay:
             return
         self.take(entry, messages, estimates)
         if entry.type == "message" and entry.role == "assistant":
-            if self.recorded is not None and self.recorded.usage is not None:
+            if self.recorded is not None and self.recorded.usage is not None and not self.compacted:
                 self.result.usage_checks += 1
             if self.size > self.result.context_window:
                 self.result.overflows.append((index, entry.id, self.size))
@@ -301,7 +312,8 @@ class _Replay:
                  for m, e in zip(pe.messages, pe.estimates, strict=True) if m.get("role") != "system"]
         self.ctx.replace(items)
         self.usage = None
-
+        self.compacted = False  # the recorded context again
+        self.changed = True
     def edit(self, edit: Entry) -> None:
         """A context edit in the file: the items of the entry it targets are omitted or replaced (those
         a strategy already masked, cut or dropped stay as the strategy left them). Only the items from
@@ -331,6 +343,10 @@ class _Replay:
     def check(self, kind: str, index: int, entry: Entry) -> None:
         before = self.size
         check = Check(kind, index, entry.id, before, self.result.context_window, self.approx())
+        if self.strategy.continuous:
+            self.edit_in_place(check)
+            self.result.trace.append((index, entry.id, before, self.size))
+            return
         if self.strategy.should_compact(check, self.result.settings) and self.guard.tries():
             outcome = checked_outcome(self.strategy, self.strategy.compact(
                 ReplayContext(list(self.ctx.items), self.ctx.system_tokens, self.result.context_window,
@@ -343,19 +359,36 @@ class _Replay:
             self.guard.record(index, entry.id, before, event)
         self.result.trace.append((index, entry.id, before, self.size))
 
+    def edit_in_place(self, check: Check) -> None:
+        """A continuous strategy's edit: the items it replaces, in place (no event, no runaway guard)."""
+        changes = checked_edit(self.strategy, self.strategy.edit(ReplayContext(
+            self.ctx.items, self.ctx.system_tokens, self.result.context_window, self.result.settings, check)),
+            len(self.ctx.items))
+        if not changes:
+            return
+        first = min(changes)
+        after_first = sum(i.tokens for i in self.ctx.items[first:])
+        self.meter.rewrite(self.ctx.system_tokens + self.ctx.tokens - after_first)
+        for n, item in changes.items():
+            self.ctx.set(n, item)
+            if item.kind == "masked":
+                self.result.masked_observations += 1
+        self.compacted = self.changed = True
+
     def _summarize(self, request: SummaryRequest) -> str:
         return self.summarizer.summarize(request).text
 
     def apply(self, outcome: Outcome, index: int, after_id: Any, before: int) -> SimulationEvent:
         old = self.ctx.items
+        estimated = self.ctx.system_tokens + self.ctx.tokens
         same = 0
         for a, b in zip(old, outcome.items, strict=False):
             if a is not b:
                 break
             same += 1
         self.ctx.replace(list(outcome.items))
-        self.compacted = True
-        self.meter.rewrite(self.ctx.system_tokens + self.offset + sum(i.tokens for i in old[:same]))
+        self.compacted = self.changed = True
+        self.meter.rewrite(self.ctx.system_tokens + sum(i.tokens for i in old[:same]))
         summary = outcome.summary
         kept = ids_of([i for i in outcome.items if i.kind != "summary"])
         first = outcome.first_kept_entry_id if outcome.first_kept_entry_id is not None else (kept[0] if kept else None)
@@ -364,7 +397,7 @@ class _Replay:
                                0 if summary is None else estimate_tokens({"role": "compactionSummary",
                                                                           "summary": summary}),
                                summary, tuple(outcome.replaced), tuple(kept), tuple(outcome.masked),
-                               outcome.truncated, self.strategy.name)
+                               outcome.truncated, self.strategy.name, estimated)
 
 
 def _has_tool_calls(entry: Entry) -> bool:
@@ -374,11 +407,12 @@ def _has_tool_calls(entry: Entry) -> bool:
 
 def replay_strategies(session: SessionTree, summarizer: Summarizer, strategies: list[Strategy], *,
                       context_window: int, settings: CompactionSettings, leaf: Any = CURRENT,
-                      keep_existing: bool = False, sizes: str = "usage", progress: Progress = None
-                      ) -> list[SimulationResult]:
+                      keep_existing: bool = False, sizes: str = "usage", progress: Progress = None,
+                      points: frozenset[int] = frozenset()) -> list[SimulationResult]:
     """Replay the branch at ``leaf`` with each of ``strategies`` (none a :class:`PiStrategy`; see the
     module docstring), all in one walk of the branch: the recorded history, each entry's messages and
-    their estimates are read once for all of them."""
+    their estimates are read once for all of them. ``points``: the branch indexes of the assistant
+    messages whose request's context each run keeps (``SimulationResult.contexts``)."""
     from ._simulate import SIZES
 
     if sizes not in SIZES:
@@ -392,7 +426,7 @@ def replay_strategies(session: SessionTree, summarizer: Summarizer, strategies: 
                                                        strategy=s.name,
                                                        strategy_threshold=checked_threshold(s, context_window,
                                                                                             settings)),
-                       history, keep_existing, recorded) for s in strategies]
+                       history, keep_existing, recorded, points) for s in strategies]
     names = ", ".join(s.name for s in strategies)
     for index, entry in enumerate(tracked(parsed_in_turn(branch), progress,
                                           f"replaying {plural(len(branch), 'entry')} with {names}", len(branch),

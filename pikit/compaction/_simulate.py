@@ -60,21 +60,26 @@ from .._format.migration import new_id
 from .._formatting import plural
 from .._progress import ENTRIES, Progress, ProgressCallback, reporting, tracked
 from .._tree.sessiontree import CURRENT
+from ._costs import RequestMeter, answer_tokens
 from ._entries import compaction_entry, summarize_preparation
 from ._preparation import prepare_compaction
 from ._settings import CompactionSettings
 from ._summarizer import Summarizer, SummaryRequest, SummaryResult
 
 if TYPE_CHECKING:
+    from .._context.projected import Projection
     from .._tree.sessiontree import SessionTree
+    from ._costs import RunCost
 
-__all__ = ["RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "RequestMeter", "SimulationEvent", "SimulationResult",
-           "replay_pi", "simulate", "sweep", "threshold_table"]
+__all__ = ["POINTS", "RUNAWAY_AFTER", "SIZES", "CountingSummarizer", "SimulationEvent",
+           "SimulationResult", "branch_points", "replay_pi", "simulate", "sweep", "threshold_table"]
 
 #: How a replay measures context sizes (see the module docstring).
 SIZES = ("usage", "estimate")
 #: Ineffective compactions in a row after which a replay is a runaway (see the module docstring).
 RUNAWAY_AFTER = 3
+#: The branch points a replay with a strategy keeps the context at, by default (:func:`branch_points`).
+POINTS = 8
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,8 @@ class SimulationEvent:
         truncated: ``(entry id, tokens kept)`` of a message cut short (for ``codex-inline``, the tokens
             of its head and tail together, the marker not counted), or ``None``.
         strategy: the strategy's name in a replay with a strategy, else ``None``.
+        estimated_before: Pi's estimate of the context before the compaction (``tokens_before`` may
+            start from recorded usage; ``tokens_after`` is always an estimate), or ``None``.
     """
 
     after_entry_id: Any
@@ -115,6 +122,15 @@ class SimulationEvent:
     masked: tuple[Any, ...] = ()
     truncated: tuple[Any, int] | None = None
     strategy: str | None = None
+    estimated_before: int | None = None
+
+    @property
+    def compression(self) -> float | None:
+        """How many times smaller the compaction made the context, in one unit: Pi's estimate of the
+        context before over Pi's estimate after (``None`` when unknown or after is 0)."""
+        if self.estimated_before is None or not self.tokens_after:
+            return None
+        return self.estimated_before / self.tokens_after
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict for a DataFrame row."""
@@ -145,17 +161,29 @@ class SimulationResult:
     strategy: str | None = None  # the strategy's name (a replay with a strategy), else None
     strategy_threshold: int | None = None  # the size above which the strategy fires, when not Pi's
     requests: list[tuple[int, int]] = field(default_factory=list)  # per model request: (input tokens, cache reads)
+    outputs: list[int] = field(default_factory=list)  # per model request: the recorded output tokens of its turn
+    aborted_requests: int = 0  # requests whose recorded turn was aborted or failed (counted in requests)
     summarizer_calls: int = 0
     summarizer_input_tokens: int = 0
-    costs: tuple[float, float] | None = None  # (requests' input, summarizer input) in US dollars, when priced
+    summarizer_output_tokens: int = 0
+    costs: RunCost | None = None  # in US dollars, when priced (see pikit.compaction._replay)
+    masked_observations: int = 0  # tool results a continuous strategy masked
+    # the messages (system prompt left out) of the request at each branch point: branch index → messages,
+    # or None where the context is still the uncompacted one (every message of the branch before it)
+    contexts: dict[int, list[dict[str, Any]] | None] = field(default_factory=dict)
+    verbatim: dict[int, frozenset[Any]] = field(default_factory=dict)  # the entries each one holds unchanged
 
     def __repr__(self) -> str:
         """One line: the settings and what the replay found."""
-        return _simulation_repr(self)
+        from ._simulation_card import simulation_repr
+
+        return simulation_repr(self)
 
     def _repr_html_(self) -> str:
         """A card: settings, totals, the first compactions and a sparkline of the context size."""
-        return _simulation_html(self)
+        from ._simulation_card import simulation_html
+
+        return simulation_html(self)
 
     @property
     def threshold(self) -> int:
@@ -186,8 +214,9 @@ class SimulationResult:
 
     @property
     def peak_tokens(self) -> int:
-        """The largest simulated context size seen at a check point."""
-        return max((t[2] for t in self.trace), default=0)
+        """The largest simulated context size seen at a check point (for a strategy without one, ``none``:
+        the largest request)."""
+        return max((t[2] for t in self.trace), default=max((r[0] for r in self.requests), default=0))
 
     def totals(self) -> dict[str, Any]:
         """Summary figures of the replay."""
@@ -206,14 +235,15 @@ class SimulationResult:
     def _strategy_totals(self) -> dict[str, Any]:
         """:meth:`totals` of a replay with a strategy: today's keys, then the request figures."""
         base = dataclasses.replace(self, strategy=None).totals()
-        cost = None if self.costs is None else {"input": round(self.costs[0], 9),
-                                                  "summarizer": round(self.costs[1], 9),
-                                                  "total": round(self.costs[0] + self.costs[1], 9)}
         return {**base, "strategy": self.strategy, "requests": len(self.requests), "inputTokens": self.input_tokens,
                 "cachedInputTokens": self.cached_input_tokens,
                 "freshInputTokens": self.input_tokens - self.cached_input_tokens,
+                "outputTokens": sum(self.outputs), "abortedRequests": self.aborted_requests,
+                "maskedObservations": self.masked_observations,
                 "summarizerCalls": self.summarizer_calls, "summarizerInputTokens": self.summarizer_input_tokens,
-                "overflows": self.request_overflows, "neverFits": self.never_fits, "cost": cost}
+                "summarizerOutputTokens": self.summarizer_output_tokens,
+                "overflows": self.request_overflows, "neverFits": self.never_fits,
+                "cost": None if self.costs is None else self.costs.to_record()}
 
     def event_records(self) -> list[dict[str, Any]]:
         """Events as DataFrame-ready rows."""
@@ -234,6 +264,24 @@ def parsed_in_turn(entries: Iterable[Entry]) -> Iterator[Entry]:
         yield entry
         if not parsed:
             entry.release()
+
+
+def branch_points(branch: Sequence[Entry], points: int | Iterable[int] = POINTS) -> frozenset[int]:
+    """The branch indexes of the assistant messages whose requests a replay keeps the context of.
+
+    ``points`` is a count (the requests at 1/n, 2/n … n/n of the branch's requests: the last one
+    always) or the branch indexes themselves (each must be an assistant message's).
+    """
+    requests = [n for n, e in enumerate(branch) if e.type == "message" and e.role == "assistant"]
+    if not isinstance(points, int):
+        chosen = frozenset(points)
+        if not chosen <= set(requests):
+            raise ValueError("points must be branch indexes of assistant messages")
+        return chosen
+    if points < 0:
+        raise ValueError(f"points must be a count ≥ 0 or branch indexes, not {points!r}")
+    count = min(points, len(requests))
+    return frozenset(requests[-(-(k * len(requests)) // count) - 1] for k in range(1, count + 1))
 
 
 def _estimates(entry: Entry, messages: list[dict[str, Any]]) -> list[int]:
@@ -334,9 +382,10 @@ def simulate(session: SessionTree, summarizer: Summarizer, *, context_window: in
 
 def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: int, settings: CompactionSettings,
               leaf: Any = CURRENT, keep_existing: bool = False, sizes: str = "usage", progress: Progress = None,
-              strategy: Any = None) -> SimulationResult:
+              strategy: Any = None, points: frozenset[int] = frozenset()) -> SimulationResult:
     """:func:`simulate`, and with a :class:`~pikit.compaction.PiStrategy` its replay as a
-    strategy: its trigger, each request metered (:class:`RequestMeter`), the summarizer counted."""
+    strategy: its trigger, each request metered (``RequestMeter``), the summarizer counted, the
+    context kept at each of ``points`` (:func:`branch_points`)."""
     if sizes not in SIZES:
         raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
     leaf_id = session.resolve_leaf(leaf)
@@ -348,24 +397,29 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
     threshold = result.threshold
     ctx = _Context()
     recorded = _Recorded() if sizes == "usage" else None
+    same = True  # the simulated context is the recorded one: the recorded usage measures it (module docstring)
+    changed = False  # the simulated context is no longer the uncompacted one (every message so far)
     taken = set(session.by_id)
     runaway = _RunawayGuard(result)
     for index, entry in enumerate(tracked(parsed_in_turn(branch), progress, f"replaying {plural(len(branch), 'entry')}",
                                           len(branch), ENTRIES)):
         assistant = entry.type == "message" and entry.role == "assistant"
-        if meter is not None and assistant:
-            meter.request(ctx.tokens + (recorded.offset if recorded is not None else 0))
+        if assistant:
+            _request(result, meter, entry, index, ctx.tokens + _offset(recorded, same),
+                     ctx.live.projection() if changed and index in points else None, index in points)
         plain = None if entry.type in ("compaction", "context_edit") else \
             ProjectedEntry(entry, entry_messages(entry), None, True)  # (one for both contexts)
         if recorded is not None:
             recorded.add(entry, plain)
-        if entry.type == "compaction" and not keep_existing:
-            continue
+        if entry.type == "compaction":
+            same = changed = keep_existing  # kept, the context is the recorded one again; left out, it is not
+            if not keep_existing:
+                continue
         ctx.add(entry, plain)
         if not assistant:
             continue
-        offset = recorded.offset if recorded is not None else 0
-        if recorded is not None and recorded.usage is not None:
+        offset = _offset(recorded, same)
+        if recorded is not None and recorded.usage is not None and same:
             result.usage_checks += 1
         before = ctx.tokens + offset
         if before > context_window:
@@ -373,17 +427,42 @@ def replay_pi(session: SessionTree, summarizer: Summarizer, *, context_window: i
         fires = settings.should_compact(before, context_window) if result.strategy_threshold is None else \
             settings.enabled and before > threshold
         if fires and runaway.tries():
-            event = _compact(ctx, summarizer, settings, index, entry.id, before, offset, taken, result.strategy)
+            event = _compact(ctx, summarizer, settings, index, entry.id, before, taken, result.strategy)
             if event is None:
                 result.skipped.append((index, entry.id, before))
             else:
                 result.events.append(event)
+                same, changed, offset = False, True, 0
                 if meter is not None:
-                    meter.rewrite(ctx.system_tokens + offset)
+                    meter.rewrite(ctx.system_tokens)
             runaway.record(index, entry.id, before, event)
         result.trace.append((index, entry.id, before, ctx.tokens + offset))
-    result.final_tokens = ctx.tokens + (recorded.offset if recorded is not None else 0)
+    result.final_tokens = ctx.tokens + _offset(recorded, same)
     return result
+
+
+def _request(result: SimulationResult, meter: RequestMeter | None, entry: Entry, index: int, size: int,
+             projection: Projection | None, point: bool) -> None:
+    """The request of an assistant message: metered, and at a branch point its context kept."""
+    if meter is not None:
+        meter.request(size, entry)
+    if point:
+        _keep_context(result, index, projection)
+
+
+def _keep_context(result: SimulationResult, index: int, projection: Projection | None) -> None:
+    """The context of the request at a branch point (``None``: still the uncompacted one)."""
+    if projection is None:
+        result.contexts[index] = None
+        return
+    result.contexts[index] = [m for m in projection.messages if m.get("role") != "system"]
+    result.verbatim[index] = frozenset(pe.entry.id for pe in projection.entries
+                                       if pe.messages and pe.entry.type != "compaction")
+
+
+def _offset(recorded: _Recorded | None, same: bool) -> int:
+    """What the recorded usage adds to the estimate: only while the simulated context is the recorded one."""
+    return recorded.offset if recorded is not None and same else 0
 
 
 def _as_strategy(result: SimulationResult, strategy: Any, summarizer: Summarizer) -> tuple[RequestMeter, Summarizer]:
@@ -392,35 +471,6 @@ def _as_strategy(result: SimulationResult, strategy: Any, summarizer: Summarizer
     if strategy.fraction is not None:
         result.strategy_threshold = strategy.threshold(result.context_window, result.settings)
     return RequestMeter(result), CountingSummarizer(summarizer, result)
-
-
-class RequestMeter:
-    """The input of each model request of a replay and the part a prefix cache would read.
-
-    A *request* is the model call that produced an assistant message; its input is the context
-    size the replay measures just before that message is added (the size after the previous
-    check, and any compaction there, plus the messages since). Cache model: the prefix the
-    previous request sent is a cache read, as long as nothing in it changed; a compaction or a
-    mask rewrites the context from its first changed message (:meth:`rewrite`), and only what
-    comes before that (the system prompt at least) is still read from the cache. The first
-    request reads nothing.
-    """
-
-    def __init__(self, result: SimulationResult) -> None:
-        self.result = result
-        self.stable: int | None = None  # tokens of the current context a cache still holds
-
-    def request(self, size: int) -> None:
-        """A request of ``size`` input tokens."""
-        size = max(size, 0)
-        cached = 0 if self.stable is None else min(self.stable, size)
-        self.result.requests.append((size, cached))
-        self.stable = size
-
-    def rewrite(self, prefix: int) -> None:
-        """The context changed after its first ``prefix`` tokens."""
-        if self.stable is not None:
-            self.stable = min(self.stable, max(prefix, 0))
 
 
 class CountingSummarizer:
@@ -441,6 +491,7 @@ class CountingSummarizer:
         answer = self.summarizer.summarize(request)
         self.result.summarizer_calls += 1
         self.result.summarizer_input_tokens += _request_tokens(request, answer)
+        self.result.summarizer_output_tokens += answer_tokens(answer)
         return answer
 
 
@@ -488,8 +539,9 @@ class _RunawayGuard:
 
 
 def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings, index: int, after_id: Any,
-             before: int, offset: int, taken: set[Any], strategy: str | None = None) -> SimulationEvent | None:
+             before: int, taken: set[Any], strategy: str | None = None) -> SimulationEvent | None:
     path = ctx.path
+    estimated = ctx.tokens
     # The projection of the context alone (never the whole path); a compaction as the leaf has nothing to compact.
     prep = prepare_compaction(path, settings.keep_recent_tokens,
                               ctx.live.projection() if path and path[-1].type != "compaction" else None)
@@ -503,9 +555,9 @@ def _compact(ctx: _Context, summarizer: Summarizer, settings: CompactionSettings
     replaced = tuple(pe.entry.id for pe in prep.projection.entries[:prep.first_kept_index]
                      if pe.messages and pe.entry.type != "compaction")
     kept = tuple(pe.entry.id for pe in ctx.live.entries if pe.messages and pe.entry.type != "compaction")
-    return SimulationEvent(after_id, index, before, ctx.tokens + offset, prep.first_kept_entry_id, prep.is_split_turn,
+    return SimulationEvent(after_id, index, before, ctx.tokens, prep.first_kept_entry_id, prep.is_split_turn,
                            summarized, estimate_tokens({"role": "compactionSummary", "summary": summary}),
-                           summary, replaced, kept, strategy=strategy)
+                           summary, replaced, kept, strategy=strategy, estimated_before=estimated)
 
 
 def sweep(session: SessionTree, summarizer: Summarizer, *, context_windows: Sequence[int],
@@ -540,61 +592,3 @@ def threshold_table(results: Iterable[SimulationResult]) -> list[dict[str, Any]]
         rows.append({**r.totals(), "firstTriggerEntryId": first.after_entry_id if first else None,
                      "firstTriggerIndex": first.branch_index if first else None})
     return rows
-
-
-def _simulation_repr(result: SimulationResult) -> str:
-    from .._formatting import fmt_int
-
-    s = result.settings
-    return (f"<SimulationResult at {result.leaf_id!r} window={fmt_int(result.context_window)} "
-            f"reserve={fmt_int(s.reserve_tokens)} keep={fmt_int(s.keep_recent_tokens)}: "
-            f"{plural(len(result.events), 'compaction')} in {plural(len(result.trace), 'check')}, "
-            f"peak {fmt_int(result.peak_tokens)}, final {fmt_int(result.final_tokens)}>")
-
-
-def _sparkline(result: SimulationResult, width: int = 640, height: int = 70) -> str:
-    """The context size at each check (before any compaction there), with the threshold, as SVG."""
-    from .._palette import LINES, SEGMENTS
-
-    trace = result.trace
-    if not trace:
-        return ""
-    top = max(max(t[2] for t in trace), result.threshold, 1) * 1.05
-    step = width / max(len(trace) - 1, 1)
-    points: list[str] = []
-    for n, (_, _, before, after) in enumerate(trace):
-        x = n * step
-        points.append(f"{x:.1f},{height - height * before / top:.1f}")
-        if after != before:
-            points.append(f"{x:.1f},{height - height * after / top:.1f}")
-    y = height - height * result.threshold / top
-    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="context size at each check" style="display: block; margin-top: 6px;">'
-            f'<line x1="0" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="{LINES["threshold"]}" '
-            f'stroke-dasharray="5 3"/><polyline fill="none" stroke="{SEGMENTS["new"]}" stroke-width="1.5" '
-            f'points="{" ".join(points)}"/></svg>')
-
-
-def _simulation_html(result: SimulationResult) -> str:
-    from .._card import TABLE_ROWS, card, code, note, table
-    from .._formatting import fmt_int
-
-    totals = result.totals()
-    s = result.settings
-    rows = [
-        ("settings", f"window {fmt_int(result.context_window)}, reserve {fmt_int(s.reserve_tokens)} → threshold "
-                     f"{fmt_int(result.threshold)}; keepRecentTokens {fmt_int(s.keep_recent_tokens)}"),
-        ("checks", f"{fmt_int(len(result.trace))} (after each assistant message)"),
-        ("compactions", fmt_int(len(result.events)) + (f" ({fmt_int(len(result.skipped))} triggers found nothing "
-                                                         "to compact)" if result.skipped else "")),
-        ("context size", f"peak {fmt_int(result.peak_tokens)}, final {fmt_int(result.final_tokens)}, removed "
-                         f"{fmt_int(totals['tokensRemoved'])} in total"),
-    ]
-    listing = table(("#", "after entry", "at", "before", "after", "kept from", "split"),
-                   ((str(n), code(str(e.after_entry_id)[:8]), str(e.branch_index), fmt_int(e.tokens_before),
-                     fmt_int(e.tokens_after), code(str(e.first_kept_entry_id)[:8]), "yes" if e.is_split_turn else "")
-                    for n, e in enumerate(result.events[:TABLE_ROWS], 1)),
-                   numeric=(0, 2, 3, 4)) if result.events else ""
-    more = note(f"… {plural(len(result.events) - TABLE_ROWS, 'more compaction')}") \
-        if len(result.events) > TABLE_ROWS else ""
-    return card("SimulationResult", f"at {code(result.leaf_id)}", rows, _sparkline(result), listing, more)

@@ -28,13 +28,20 @@ Writing a strategy is one small class. Subclass :class:`Strategy` (which trigger
     compaction.simulate(session, summarizer, context_window=50_000, settings=settings,
                         strategy=["pi", KeepLastTwenty()])
 
+A strategy that changes the context at every request rather than at a threshold (such as the
+rolling ``mask-observations``) sets ``continuous = True`` and writes :meth:`Strategy.edit`
+instead of ``compact``: the items it replaces, by index, in place. The replay asks it at each of
+its check points, with no trigger and no runaway guard, and records no compaction event; its
+trace shows the size before and after each edit.
+
 ``summarize(request)`` sends a :class:`~pikit.compaction.SummaryRequest` to the replay's
 summarizer and returns the summary text (the replay counts the call and its input); a strategy
 that summarizes puts the text in an item of its own (``ContextItem.summary(text)``) and in
 ``Outcome.summary``. Override ``threshold`` (the size above which it fires) or ``should_compact``
 for another trigger, and ``checks`` for other check points: ``"assistant"`` (after every
 assistant message, Pi's), ``"mid-turn"`` (after an assistant message with tool calls: more work
-follows) and ``"pre-turn"`` (before a new user message).
+follows), ``"pre-turn"`` (before a new user message) and ``"request"`` (before every model request:
+before each assistant message is added).
 
 A replay checks a strategy when it starts (its ``name``, ``checks``, ``counts_bytes``, that it
 defines ``compact`` and that ``threshold`` gives a whole number) and each outcome it returns
@@ -64,10 +71,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECK_KINDS", "ITEM_KINDS", "Check", "ContextItem", "Outcome", "PiPercentStrategy", "PiStrategy",
            "ReplayContext", "Strategy", "StrategyError", "approx_tokens", "check_count", "check_fraction",
-           "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
+           "checked_edit", "checked_outcome", "checked_strategy", "checked_threshold", "ids_of", "message_bytes"]
 
 #: The check points a strategy may ask for (see the module docstring).
-CHECK_KINDS = ("assistant", "mid-turn", "pre-turn")
+CHECK_KINDS = ("assistant", "mid-turn", "pre-turn", "request")
 
 #: The kinds of :class:`ContextItem`.
 ITEM_KINDS = ("message", "summary", "masked", "truncated")
@@ -151,8 +158,8 @@ class Check:
     """One check point of a replay.
 
     Attributes:
-        kind: ``"assistant"``, ``"mid-turn"`` or ``"pre-turn"`` (see the module docstring).
-        index: the branch index of the entry checked after (or, pre-turn, before).
+        kind: ``"assistant"``, ``"mid-turn"``, ``"pre-turn"`` or ``"request"`` (see the module docstring).
+        index: the branch index of the entry checked after (or, pre-turn and at a request, before).
         entry_id: that entry's id.
         tokens: the context size the replay measures now (see ``sizes`` of ``simulate``).
         context_window: the replay's window.
@@ -173,7 +180,10 @@ class Check:
 
 @dataclass
 class ReplayContext:
-    """What a strategy sees when it compacts: the items, the system prompt's size, the settings."""
+    """What a strategy sees when it compacts: the items, the system prompt's size, the settings.
+
+    ``items`` is the replay's own list for a continuous strategy (read it, never change it).
+    """
 
     items: list[ContextItem]
     system_tokens: int
@@ -221,6 +231,8 @@ class Strategy:
     checks: ClassVar[tuple[str, ...]] = ("assistant",)
     #: Whether the replay keeps UTF-8 byte counts for :attr:`Check.approx_tokens`.
     counts_bytes: ClassVar[bool] = False
+    #: Whether it edits the context at every check (:meth:`edit`) instead of compacting at a trigger.
+    continuous: ClassVar[bool] = False
 
     def threshold(self, context_window: int, settings: CompactionSettings) -> int:
         """The context size above which the strategy fires: Pi's ``context_window - reserveTokens``."""
@@ -233,6 +245,10 @@ class Strategy:
     def compact(self, context: ReplayContext, summarize: Summarize) -> Outcome | None:
         """The next request's context, or ``None`` when there is nothing to compact."""
         raise NotImplementedError(f"{type(self).__name__} must define compact()")
+
+    def edit(self, context: ReplayContext) -> dict[int, ContextItem]:
+        """A continuous strategy's change at a check: the items to replace, by index (empty: none)."""
+        raise NotImplementedError(f"{type(self).__name__} must define edit()")
 
     def describe(self) -> str:
         """The strategy and its parameters, in one short phrase."""
@@ -292,13 +308,10 @@ def check_fraction(threshold: Any) -> float:
 
 def check_count(value: Any, parameter: str) -> int:
     """``value`` when it is an integer ≥ 0; otherwise a :class:`StrategyError` naming ``parameter``
-    (``"auto_compact_limit"`` or ``"keep_turns"``)."""
+    (``"auto_compact_limit"``, ``"keep_turns"`` or ``"keep_observations"``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        if parameter == "auto_compact_limit":
-            raise StrategyError(Wording("{auto_compact_limit} must be a whole number ≥ 0, not {value!r}",
-                                        {"auto_compact_limit": "auto_compact_limit"}, value=value))
-        raise StrategyError(Wording("{keep_turns} must be a whole number ≥ 0, not {value!r}",
-                                    {"keep_turns": "keep_turns"}, value=value))
+        raise StrategyError(Wording("{" + parameter + "} must be a whole number ≥ 0, not {value!r}",
+                                    {parameter: parameter}, value=value))
     return value
 
 
@@ -324,15 +337,16 @@ def _whole(value: Any) -> bool:
 
 
 def checked_strategy(strategy: Strategy) -> Strategy:
-    """``strategy`` when a replay can use it: a non-empty ``name``, ``checks`` among :data:`CHECK_KINDS`,
+    """``strategy`` when a replay can use it: a non-empty ``name``, ``checks`` among :data:`CHECK_KINDS` (none
+    for a strategy that never compacts),
     a boolean ``counts_bytes`` and its own ``compact``; otherwise a :class:`StrategyError` naming the field."""
     name: Any = strategy.name
     if not isinstance(name, str) or not name.strip():
         raise _invalid(strategy, "name", "must be a non-empty string", name)
     checks: Any = strategy.checks
     kinds = ", ".join(map(repr, CHECK_KINDS))
-    if not isinstance(checks, tuple | list | set | frozenset) or not checks:
-        raise _invalid(strategy, "checks", f"must be a tuple of one or more of {kinds}", checks)
+    if not isinstance(checks, tuple | list | set | frozenset):  # (none: a strategy that never compacts)
+        raise _invalid(strategy, "checks", f"must be a tuple of check points among {kinds}", checks)
     for check in checks:
         if check not in CHECK_KINDS:
             close = difflib.get_close_matches(check, CHECK_KINDS, 1) if isinstance(check, str) else []
@@ -341,7 +355,11 @@ def checked_strategy(strategy: Strategy) -> Strategy:
     counts: Any = strategy.counts_bytes
     if not isinstance(counts, bool):
         raise _invalid(strategy, "counts_bytes", "must be True or False", counts)
-    if not isinstance(strategy, PiStrategy) and type(strategy).compact is Strategy.compact:
+    if strategy.continuous is True:
+        if type(strategy).edit is Strategy.edit:
+            raise _invalid(strategy, "edit", "must be defined by a continuous strategy (the method that returns "
+                           "the items it replaces)", None)
+    elif not isinstance(strategy, PiStrategy) and type(strategy).compact is Strategy.compact:
         raise _invalid(strategy, "compact", "must be defined (the method that returns an Outcome)", None)
     return strategy
 
@@ -379,6 +397,20 @@ def checked_outcome(strategy: Strategy, outcome: Any) -> Outcome | None:
                                       and _whole(truncated[1])):
         raise _invalid(strategy, "Outcome.truncated", "must be None or (entry id, tokens kept ≥ 0)", truncated)
     return outcome
+
+
+def checked_edit(strategy: Strategy, changes: Any, count: int) -> dict[int, ContextItem]:
+    """What a continuous ``strategy.edit`` returned, when a replay can take it: a dict from indexes of the
+    ``count`` items to ``ContextItem`` s; otherwise a :class:`StrategyError` naming the field."""
+    if changes is None:
+        return {}
+    if not isinstance(changes, dict):
+        raise _invalid(strategy, "edit()", "must return a dict of index → ContextItem", changes)
+    for index, item in changes.items():
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise _invalid(strategy, "edit()", f"must key its items by an index from 0 to {count - 1}", index)
+        _check_item(strategy, f"edit()[{index}]", item)
+    return changes
 
 
 def _check_item(strategy: Strategy, where: str, item: Any) -> None:

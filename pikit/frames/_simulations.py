@@ -118,11 +118,15 @@ STRATEGY_TOTALS_COLUMNS = (*table("""
     input_tokens             Int64    the input of every request, summed
     cached_input_tokens      Int64    the part a prefix cache would read (unchanged since the previous request)
     fresh_input_tokens       Int64    input_tokens - cached_input_tokens
+    output_tokens            Int64    the output the recorded turns report, one per request
+    aborted_requests         Int64    requests whose recorded turn was aborted or failed
+    masked_observations      Int64    tool results a rolling mask replaced by a placeholder
     summarizer_calls         Int64    calls to the summarizer
     summarizer_input_tokens  Int64    their input
+    summarizer_output_tokens  Int64    their output
     overflows                Int64    requests larger than the context window
     never_fits               boolean  whether compacting stopped paying (a runaway)
-    cost                     Float64  requests' and summarizer's input in US dollars (missing without prices)
+    cost                     Float64  the cost in US dollars: input, cache writes, output, summarizer (<NA>: no prices)
 """))
 
 
@@ -138,8 +142,11 @@ def strategy_totals(results: SimulationResult | Iterable[SimulationResult]) -> p
         rows.append({**row, "strategy": result.strategy, "requests": len(result.requests),
                      "input_tokens": result.input_tokens, "cached_input_tokens": result.cached_input_tokens,
                      "fresh_input_tokens": result.input_tokens - result.cached_input_tokens,
+                     "output_tokens": sum(result.outputs), "aborted_requests": result.aborted_requests,
+                     "masked_observations": result.masked_observations,
                      "summarizer_calls": result.summarizer_calls,
                      "summarizer_input_tokens": result.summarizer_input_tokens,
+                     "summarizer_output_tokens": result.summarizer_output_tokens,
                      "overflows": result.request_overflows, "never_fits": result.never_fits,
                      "cost": None if cost is None else cost["total"]})
     return build(rows, STRATEGY_TOTALS_COLUMNS)

@@ -183,7 +183,7 @@ def test_cut_echoes_cuts_only_long_values_given() -> None:
         (["context", "{dir}/" + LONG], "cannot be read"),
         (["tree", "{file}", "--" + LONG], "unrecognized arguments"),
         (["tree", "{file}", "--json=" + LONG], "ignored explicit argument"),
-        ([LONG], "invalid choice"),
+        ([LONG], "unknown command"),
         (["settings", "--settings", "{dir}/" + LONG], "cannot be read"),
         (["sessions", "{dir}/" + LONG, "--index", "{index}"], "no such file or folder"),
     ],
@@ -271,3 +271,10 @@ def test_a_bom_elsewhere_is_what_pi_makes_of_it(tmp_path: Path) -> None:
     inside.write_bytes(b"\n".join([header, user, BOM + reply]) + b"\n")
     done = pikit("info", inside, timeout=30)
     assert done.returncode == 0 and "line 3: a UTF-8 byte order mark (BOM)" in done.stdout.decode(), done.stdout
+
+
+def test_an_unknown_command_is_named_with_a_close_one() -> None:
+    """The list of every command is --help's: an unknown one is said in a short line, a close one suggested."""
+    line = one_error_line(pikit("serach", "x"), "unknown command 'serach'", "did you mean search?")
+    assert "choose from" not in line and "context" not in line
+    assert "did you mean" not in one_error_line(pikit("zzzz"), "unknown command 'zzzz'")

@@ -57,9 +57,10 @@ RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
                         ["", "runs.*", "runs.*.totals", "runs.*.totals.runawayAt", "runs.*.events.*",
                          "runs.*.trace.*", "runs.*.overflows.*", "thresholds.*"]),
                        (["simulate", str(REFACTOR), "--context-window", "16384", "--reserve-tokens", "3000",
-                         "--keep-recent-tokens", "4000", "--strategy", "pi,pi-percent,codex-inline,mask-observations,"
-                         "truncate", "--keep-turns", "2", "--threshold", "0.7"],
-                        ["", "runs.*", "runs.*.totals", "runs.*.events.*", "runs.*.trace.*", "thresholds.*"])],
+                         "--keep-recent-tokens", "4000", "--strategy", "pi,pi-percent,none,codex-inline,"
+                         "mask-observations,mask-at-threshold,truncate", "--keep-turns", "2", "--threshold", "0.7"],
+                        ["", "runs.*", "runs.*.totals", "runs.*.totals.cost", "runs.*.events.*", "runs.*.trace.*",
+                         "runs.*.commonGround", "runs.*.commonGround.points.*", "thresholds.*"])],
     "pikit evaluate": [(["evaluate", str(REFACTOR)], ["", "compactions.*", "compactions.*.facts.*"]),
                        (["evaluate", str(REFACTOR), "--probes", "openai/probe-model", "--base-url", "{probes}",
                          "--retries", "0"],

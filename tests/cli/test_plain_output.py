@@ -18,7 +18,7 @@ from pikit.cli._pager import pager_command
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate
 from pikit.llm._offline import OfflineSummarizer
-from tests.procs import on_a_terminal
+from tests.procs import on_a_terminal, pikit as run_pikit
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
 HEADER = {"type": "session", "version": 3, "id": "one", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -129,7 +129,8 @@ def test_simulate_warns_when_reserve_reaches_the_window(capsys: pytest.CaptureFi
 
 def test_simulate_says_how_sizes_were_measured(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6, "--keep-existing")
-    assert "sizes: the recorded usage as in `pikit context` (every check), changed by simulated compactions" in out
+    assert ("sizes: the recorded usage as in `pikit context` while the replay holds the recorded context (every "
+            "check), else Pi's estimate of what it holds") in out
     assert "final 10,599 (at the end of the branch)" in out  # `pikit context` reports 10,599 here
     assert "0 compactions" in out and "left out" not in out
     _, out, _ = run(capsys, "simulate", SAMPLE, "--context-window", 10**6)
@@ -225,22 +226,22 @@ def test_simulate_sparkline_legend_says_what_the_bars_are(capsys: pytest.Capture
 def test_simulate_flags_every_check_over_the_window(capsys: pytest.CaptureFixture[str],
                                                    before_compaction: Path) -> None:
     path = before_compaction
-    _, out, _ = run(capsys, "simulate", path, "--context-window", 64000)
-    result = _replay(path, 64000, 16384, 20000)
-    over = [t for t in result.trace if t[2] > 64000]
+    _, out, _ = run(capsys, "simulate", path, "--context-window", 40000)
+    result = _replay(path, 40000, 16384, 20000)
+    over = [t for t in result.trace if t[2] > 40000]
     largest = max(over, key=lambda t: t[2])
-    assert largest[2] == result.peak_tokens == 125_555
-    assert (f"over the window: at {len(over)} checks the context exceeds the context window 64,000 (it would not "
+    assert largest[2] == result.peak_tokens == 89_782
+    assert (f"over the window: at {len(over)} checks the context exceeds the context window 40,000 (it would not "
             f"have fit); the first after entry {over[0][1]} (at {over[0][0]}, {over[0][2]:,} tokens), the largest "
-            f"after {largest[1]} (at {largest[0]}, 125,555)") in out
-    _, out, _ = run(capsys, "simulate", path, "--context-window", "64000,1000000", "--keep-recent-tokens", 20000)
-    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith(("64,000", "1,000,000"))]
+            f"after {largest[1]} (at {largest[0]}, 89,782)") in out
+    _, out, _ = run(capsys, "simulate", path, "--context-window", "40000,1000000", "--keep-recent-tokens", 20000)
+    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith(("40,000", "1,000,000"))]
     assert [row[-1] for row in rows] == [f"{len(over):,}", "0"]
     _, out, _ = run(capsys, "simulate", path, "--context-window", 10**6)
     assert "over the window" not in out
 
 
-@pytest.mark.parametrize(("window", "reserve"), [(16384, 3000), (8000, 9000)])
+@pytest.mark.parametrize(("window", "reserve"), [(15000, 3000), (8000, 9000)])
 def test_simulate_warnings_agree_with_the_counts(capsys: pytest.CaptureFixture[str], window: int,
                                                  reserve: int) -> None:
     """keepRecentTokens 20,000 over these thresholds: nothing is ever compacted, and no line says Pi compacts."""
@@ -264,3 +265,14 @@ def test_simulate_warnings_agree_with_the_counts(capsys: pytest.CaptureFixture[s
                 "simulated compaction)") in err
     else:
         assert "the threshold is not positive, so Pi's compaction trigger fires after every assistant message" in err
+
+
+def test_a_replay_whose_reserve_exceeds_the_window_draws_its_sizes(tmp_path: Path) -> None:
+    """reserveTokens above the window: Pi's trigger fires at every check, and the sizes after the compactions
+    come from what the new context holds, so the sparkline has sizes to draw (it once met a negative one)."""
+    from tests.redaction import planted
+
+    session = planted.write(tmp_path)
+    result = run_pikit("simulate", session, "--context-window", "3000", "--keep-recent-tokens", "200")
+    assert result.returncode == 0, result.stderr
+    assert "context after each check: " in result.stdout.decode() and b"Traceback" not in result.stderr

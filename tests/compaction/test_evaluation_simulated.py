@@ -89,7 +89,7 @@ def test_a_new_summary_replaces_the_previous_one() -> None:
 def test_every_strategy_on_the_sample_is_evaluated_per_event(sample_sessions: Path) -> None:
     session = pikit.load(sample_sessions / "refactor-auth.jsonl")
     runs = simulate(session, get_summarizer("offline"), context_window=16384, settings=SETTINGS,
-                    strategy=["pi", "codex-inline", "mask-observations", "truncate"], keep_turns=2)
+                    strategy=["pi", "codex-inline", "mask-at-threshold", "truncate"], keep_turns=2)
     assert isinstance(runs, list)
     found = pikit.evaluate(session, runs)
     assert isinstance(found, list)
@@ -122,27 +122,34 @@ def test_cli_evaluate_strategy_settings_are_checked(sample_sessions: Path, flag:
     assert one_error_line(done, f"argument {flag[0]}")
 
 
-def test_tradeoff_frame_pools_each_replays_evaluations_and_the_chart_draws_a_point_each(sample_sessions: Path) -> None:
+def test_tradeoff_frame_scores_every_replay_on_common_ground_and_the_chart_draws_a_point_each(
+        sample_sessions: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     from pikit import charts, frames
+    from pikit.compaction import common_ground, ground_recall
 
     session = pikit.load(sample_sessions / "refactor-auth.jsonl")
     runs = [simulate(session, get_summarizer("offline"), context_window=16384, settings=SETTINGS, strategy=name)
-            for name in ("pi", "codex-inline")]
+            for name in ("pi", "codex-inline", "none")]
     quiet = simulate(session, get_summarizer("offline"), context_window=200_000, settings=SETTINGS, strategy="pi")
-    df = frames.strategy_tradeoff(session, [*runs, quiet], labels=["pi", "codex", "pi, large window"])
-    assert list(df["label"]) == ["pi", "codex", "pi, large window"]
-    for row, replay in zip(df.to_dict("records")[:2], runs, strict=True):
-        evaluations = pikit.evaluate(session, replay)
-        assert isinstance(evaluations, list)
-        assert row["facts"] == sum(len(e.facts) for e in evaluations) > 0
-        assert row["kept"] == sum(sum(e.kept) for e in evaluations)
-        assert row["recall"] == row["kept"] / row["facts"] and row["input_tokens"] == replay.input_tokens
-    assert df["compactions"].iloc[2] == 0 and df["recall"].isna().iloc[2]  # nothing replaced: no recall
+    df = frames.strategy_tradeoff(session, [*runs, quiet], labels=["pi", "codex", "none", "pi, large window"])
+    assert list(df["label"]) == ["pi", "codex", "none", "pi, large window"]
+    facts = set(df["facts"])
+    assert len(facts) == 1 and facts.pop() > 0  # one pool for every replay
+    for row, replay in zip(df.to_dict("records"), [*runs, quiet], strict=True):
+        assert row["recall"] == ground_recall(common_ground(session, replay))
+        assert row["input_tokens"] == replay.input_tokens and row["points"] == 8
+    assert df["recall"].iloc[2] == 1.0 and df["recall"].iloc[3] == 1.0  # nothing compacted: everything held
+    assert 0 < df["recall"].iloc[1] < df["recall"].iloc[0] < 1
     fig = charts.strategy_tradeoff(df)
     points = [c for c in fig.axes[0].collections if c.get_gid() == "tradeoff"]
-    assert [len(c.get_offsets()) for c in points] == [1, 1]  # the replay without a recall is not drawn
+    assert [len(c.get_offsets()) for c in points] == [1, 1, 1, 1]
+    names = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else \
+        [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    # grouped by strategy, a marker per setting; none's requests over the window said in its name
+    assert names == ["pi", "pi: pi, large window", "codex-inline: codex", "none (14 requests over the window)"]
+    assert not fig.axes[0].texts  # no label printed on the plot, over another
     with pytest.raises(ValueError, match="labels must name every replay"):
         frames.strategy_tradeoff(session, runs, labels=["one"])

@@ -80,7 +80,7 @@ def _pi(session: Session, leaf: Any, sizes: str) -> Any:
 
 def _strategies(session: Session, leaf: Any, sizes: str) -> Any:
     return simulate_strategies(session, OfflineSummarizer(), context_window=WINDOW, settings=SETTINGS, leaf=leaf,
-                               sizes=sizes, progress=False, strategy="codex-inline,mask-observations,truncate",
+                               sizes=sizes, progress=False, strategy="codex-inline,mask-at-threshold,truncate",
                                keep_turns=2)
 
 

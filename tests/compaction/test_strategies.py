@@ -161,7 +161,7 @@ def turns(n: int, size: int = 8_000) -> list[dict[str, Any]]:
 
 def test_mask_observations_replaces_old_tool_output_and_keeps_the_pairing() -> None:
     settings = CompactionSettings(True, 1_000, 20_000)
-    r = _run(turns(4), "mask-observations", 6_000, settings, keep_turns=1)
+    r = _run(turns(4), "mask-at-threshold", 6_000, settings, keep_turns=1)
     first = r.events[0]
     assert first.summary is None and r.summarizer_calls == 0
     assert first.masked == ("t1", "t2")  # fired at a3 (3 × 2,000 tokens > 5,000): t3 is in the last turn
@@ -174,17 +174,17 @@ def test_mask_observations_placeholder_names_the_tool_and_the_size() -> None:
     items = [ContextItem.of(e.id, e.message) for e in session.branch("b2")]
     context = ReplayContext(items, 0, 6_000, CompactionSettings(True, 1_000, 20_000),
                             Check("assistant", 7, "b2", 9_000, 6_000, 9_000))
-    outcome = compaction.MaskObservationsStrategy(keep_turns=1).compact(context, lambda r: "")
+    outcome = compaction.MaskAtThresholdStrategy(keep_turns=1).compact(context, lambda r: "")
     assert outcome is not None and outcome.masked == ["t1"]
     placeholder = outcome.items[2].message
     assert placeholder["toolCallId"] == "c1" and placeholder["toolName"] == "bash"
     assert placeholder["content"] == [{"type": "text", "text": "[output of bash removed from the context: "
                                                                 "about 2,000 tokens]"}]
-    assert compaction.MaskObservationsStrategy(keep_turns=3).compact(context, lambda r: "") is None
+    assert compaction.MaskAtThresholdStrategy(keep_turns=3).compact(context, lambda r: "") is None
 
 
 def test_mask_observations_with_no_turns_kept_masks_every_tool_result() -> None:
-    r = _run(turns(2), "mask-observations", 6_000, CompactionSettings(True, 3_500, 20_000), keep_turns=0)
+    r = _run(turns(2), "mask-at-threshold", 6_000, CompactionSettings(True, 3_500, 20_000), keep_turns=0)
     assert r.events[0].masked == ("t1", "t2")  # at b2 (t1 + t2 > 2,500), every tool result so far
 
 
@@ -238,7 +238,7 @@ def test_pi_events_carry_the_summary_the_replaced_span_and_what_is_kept() -> Non
 
 # ------------------------------------------------------------------------- requests and cost
 def test_requests_cache_reads_and_cost() -> None:
-    r = _run(turns(4), "mask-observations", 6_000, CompactionSettings(True, 1_000, 20_000), keep_turns=1)
+    r = _run(turns(4), "mask-at-threshold", 6_000, CompactionSettings(True, 1_000, 20_000), keep_turns=1)
     assert len(r.requests) == 8  # one per assistant message
     assert r.requests[0][1] == 0  # the first request reads nothing from a cache
     sizes = [size for size, _ in r.requests]
@@ -248,13 +248,29 @@ def test_requests_cache_reads_and_cost() -> None:
     assert r.requests[after][1] < sizes[after - 1]
 
     class Prices:
-        def rates(self, tokens: float) -> Any:
-            return type("R", (), {"input": 3.0, "cache_read": 0.3})()
+        def __init__(self, cache_write: float) -> None:
+            self.cache_write = cache_write
 
-    priced = _run(turns(4), "truncate", 6_000, CompactionSettings(True, 1_000, 20_000), pricing=Prices())
-    fresh = priced.input_tokens - priced.cached_input_tokens
-    expected = (fresh * 3.0 + priced.cached_input_tokens * 0.3) / 1e6
-    assert priced.totals()["cost"]["total"] == pytest.approx(expected, abs=1e-9)
+        def rates(self, tokens: float) -> Any:
+            return type("R", (), {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": self.cache_write})()
+
+    branch = turns(4)
+    for n, entry in enumerate(e for e in branch if e["message"]["role"] == "assistant"):
+        entry["message"]["usage"] = {"input": 10, "output": 100 + n, "cacheRead": 0, "cacheWrite": 0,
+                                     "totalTokens": 110 + n}
+    branch[-1]["message"]["stopReason"] = "aborted"  # sent, and billed for its input and output
+    for write in (0.0, 3.75):  # no cache-write price: fresh input at the input price; else at the write price
+        priced = _run(branch, "truncate", 6_000, CompactionSettings(True, 1_000, 20_000), pricing=Prices(write))
+        fresh = priced.input_tokens - priced.cached_input_tokens
+        output = sum(priced.outputs)
+        cost = priced.totals()["cost"]
+        assert output == sum(100 + n for n in range(8)) == priced.totals()["outputTokens"]
+        assert priced.totals()["abortedRequests"] == 1 and len(priced.requests) == 8
+        assert cost["output"] == pytest.approx(output * 15.0 / 1e6, abs=1e-9)
+        assert cost["cacheWrite" if write else "freshInput"] == pytest.approx(fresh * (write or 3.0) / 1e6, abs=1e-9)
+        assert cost["total"] == pytest.approx((fresh * (write or 3.0) + priced.cached_input_tokens * 0.3
+                                               + output * 15.0) / 1e6, abs=1e-9)
+        assert cost["leftOut"]
     assert _run(turns(4), "truncate", 6_000).totals()["cost"] is None
 
 
@@ -315,12 +331,10 @@ CHECKED = "strategy 'returns' (Returns): "
 
 @pytest.mark.parametrize(("strategy", "needle"), [
     (_declaring(checks=("asistant",)), "strategy 'declared' (Declared): checks must name check points among "
-                                       "'assistant', 'mid-turn', 'pre-turn' (did you mean 'assistant'?), not "
-                                       "('asistant',)"),
-    (_declaring(checks="pre-turn"), "strategy 'declared' (Declared): checks must be a tuple of one or more of "
-                                    "'assistant', 'mid-turn', 'pre-turn', not 'pre-turn'"),
-    (_declaring(checks=()), "strategy 'declared' (Declared): checks must be a tuple of one or more of 'assistant', "
-                            "'mid-turn', 'pre-turn', not ()"),
+                                       "'assistant', 'mid-turn', 'pre-turn', 'request' (did you mean 'assistant'?), "
+                                       "not ('asistant',)"),
+    (_declaring(checks="pre-turn"), "strategy 'declared' (Declared): checks must be a tuple of check points among "
+                                    "'assistant', 'mid-turn', 'pre-turn', 'request', not 'pre-turn'"),
     (_declaring(name=""), "strategy Declared: name must be a non-empty string, not ''"),
     (_declaring(counts_bytes="yes"), "strategy 'declared' (Declared): counts_bytes must be True or False, not 'yes'"),
     (_declaring(threshold=lambda self, window, settings: window * 0.9),
@@ -336,7 +350,7 @@ CHECKED = "strategy 'returns' (Returns): "
     (Returns(_with(replaced="t1")), CHECKED + "Outcome.replaced must be a list of entry ids, not 't1'"),
     (Returns(_with(truncated=("t1", -1))), CHECKED + "Outcome.truncated must be None or (entry id, tokens kept ≥ 0), "
                                                      "not ('t1', -1)"),
-], ids=["checks-misspelled", "checks-a-string", "checks-empty", "name", "counts_bytes", "threshold", "compact",
+], ids=["checks-misspelled", "checks-a-string", "name", "counts_bytes", "threshold", "compact",
         "a-class", "returns-a-list", "negative-tokens", "items", "item", "summary", "replaced", "truncated"])
 def test_a_user_strategy_is_checked_and_the_error_names_it_and_the_field(strategy: Any, needle: str) -> None:
     with pytest.raises(compaction.StrategyError) as caught:
@@ -352,11 +366,11 @@ def test_a_checked_user_strategy_that_returns_its_outcome_unchanged_still_runs()
 
 # -------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("kw", "needle"), [
-    ({"strategy": "codex"}, "unknown strategy 'codex'; the built-in strategies are pi, pi-percent, codex-inline, "
-                            "mask-observations, truncate"),
+    ({"strategy": "codex"}, "unknown strategy 'codex'; the built-in strategies are pi, pi-percent, none, "
+                            "codex-inline, mask-observations, mask-at-threshold, truncate"),
     ({"strategy": "pi-percent", "threshold": 0}, "threshold must be a fraction of the window in (0, 1], not 0"),
     ({"strategy": "pi-percent", "threshold": 1.5}, "threshold must be a fraction of the window in (0, 1], not 1.5"),
-    ({"strategy": "mask-observations", "keep_turns": -1}, "keep_turns must be a whole number ≥ 0, not -1"),
+    ({"strategy": "mask-at-threshold", "keep_turns": -1}, "keep_turns must be a whole number ≥ 0, not -1"),
 ])
 def test_bad_strategy_parameters_name_the_parameter(kw: dict[str, Any], needle: str) -> None:
     with pytest.raises(PikitError) as caught:
@@ -378,10 +392,10 @@ def test_strategy_totals_frame_and_sawtooth_figure() -> None:
 
     runs = compaction.simulate(session_of(HEADER, turns(4)), OFFLINE, context_window=6_000,
                                settings=CompactionSettings(True, 1_000, 2_500),
-                               strategy=["pi", "mask-observations", "truncate"], keep_turns=1)
+                               strategy=["pi", "mask-at-threshold", "truncate"], keep_turns=1)
     assert isinstance(runs, list)
     df = frames.strategy_totals(runs)
-    assert list(df["strategy"]) == ["pi", "mask-observations", "truncate"]
+    assert list(df["strategy"]) == ["pi", "mask-at-threshold", "truncate"]
     assert list(df["input_tokens"]) == [r.input_tokens for r in runs]
     assert df["cost"].isna().all()  # no prices given
     fig = charts.strategy_sawtooth(runs)
@@ -399,3 +413,35 @@ def test_codex_bytes_count_an_image_as_pi_estimates_it() -> None:
                                               {"type": "image", "data": "A" * 100_000, "mimeType": "image/png"}]}
     assert message_bytes(with_image) == message_bytes(plain) + IMAGE_BYTES
     assert message_bytes({"role": "user", "content": "é"}) == len('{"role":"user","content":"é"}'.encode())
+
+
+class EditsEveryRequest(compaction.Strategy):
+    """A continuous strategy whose edit returns what the test gives it."""
+
+    name = "edits"
+    checks = ("request",)
+    continuous = True
+
+    def __init__(self, changes: Any) -> None:
+        self.changes = changes
+
+    def edit(self, context: ReplayContext) -> Any:
+        return self.changes(context) if callable(self.changes) else self.changes
+
+
+@pytest.mark.parametrize(("strategy", "needle"), [
+    (type("NoEdit", (compaction.Strategy,), {"name": "no-edit", "checks": ("request",), "continuous": True})(),
+     "strategy 'no-edit' (NoEdit): edit must be defined by a continuous strategy"),
+    (EditsEveryRequest([]), "strategy 'edits' (EditsEveryRequest): edit() must return a dict of index → ContextItem"),
+    (EditsEveryRequest(lambda c: {len(c.items): c.items[0]}), "edit() must key its items by an index from 0 to"),
+    (EditsEveryRequest(lambda c: {0: "masked"}), "edit()[0] must be a ContextItem, not 'masked'"),
+], ids=["no-edit", "a-list", "index-out-of-range", "not-an-item"])
+def test_a_continuous_strategy_and_each_edit_are_checked(strategy: Any, needle: str) -> None:
+    with pytest.raises(compaction.StrategyError, match=None) as caught:
+        _run(turns(3), strategy, 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert needle in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_continuous_strategy_with_nothing_to_edit_runs() -> None:
+    result = _run(turns(3), EditsEveryRequest(lambda c: {}), 6_000, CompactionSettings(True, 1_000, 20_000))
+    assert result.masked_observations == 0

@@ -21,9 +21,10 @@ from tests.llm.servers import TEST_KEY, FakeLLMServer
 from tests.test_cli import assert_one_error_line, run
 
 SETTINGS = CompactionSettings(True, 3_000, 4_000)
-NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "summarizerCalls",
-              "summarizerInputTokens", "overflows", "neverFits", "cost")
-NEW_EVENT_KEYS = ("strategy", "kept", "masked", "truncated")
+NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "outputTokens",
+              "abortedRequests", "maskedObservations", "summarizerCalls", "summarizerInputTokens",
+              "summarizerOutputTokens", "overflows", "neverFits", "cost")
+NEW_EVENT_KEYS = ("strategy", "compression", "kept", "masked", "truncated")
 
 
 def _sessions(sample_sessions: Path, shared_sessions: Path) -> list[Path]:
@@ -32,7 +33,7 @@ def _sessions(sample_sessions: Path, shared_sessions: Path) -> list[Path]:
 
 def _today(run_json: dict[str, Any]) -> dict[str, Any]:
     """A ``--strategy pi`` run as a run without a strategy would show it: the new keys left out."""
-    out = {k: v for k, v in run_json.items() if k != "strategy"}
+    out = {k: v for k, v in run_json.items() if k not in ("strategy", "commonGround")}
     out["totals"] = {k: v for k, v in out["totals"].items() if k not in NEW_TOTALS}
     out["events"] = [{k: v for k, v in e.items() if k not in NEW_EVENT_KEYS} for e in out["events"]]
     return out
@@ -78,11 +79,11 @@ def test_cli_without_strategy_is_unchanged_and_pi_adds_only_keys(capsys: pytest.
 def test_cli_strategies_side_by_side(capsys: pytest.CaptureFixture[str], sample_sessions: Path) -> None:
     path = sample_sessions / "refactor-auth.jsonl"
     argv = ("simulate", path, "--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens", "4000",
-            "--strategy", "pi,codex-inline,mask-observations,truncate", "--keep-turns", "2")
+            "--strategy", "pi,codex-inline,mask-at-threshold,truncate", "--keep-turns", "2")
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert [r["strategy"] for r in data["runs"]] == ["pi", "codex-inline", "mask-observations", "truncate"]
+    assert [r["strategy"] for r in data["runs"]] == ["pi", "codex-inline", "mask-at-threshold", "truncate"]
     codex = data["runs"][1]
     assert codex["totals"]["threshold"] == 16384 * 9 // 10
     assert all(e["strategy"] == "codex-inline" and e["masked"] == [] for e in codex["events"])
@@ -92,7 +93,7 @@ def test_cli_strategies_side_by_side(capsys: pytest.CaptureFixture[str], sample_
     code, out, err = run(capsys, *argv)
     assert code == 0 and not err
     lines = out.splitlines()
-    assert lines[1].split() == ["pi", "codex-inline", "mask-observations", "truncate"]
+    assert lines[1].split() == ["pi", "codex-inline", "mask-at-threshold", "truncate"]
     assert any(line.startswith("input tokens ") and len(line.split()) == 6 for line in lines)
 
 
@@ -101,10 +102,10 @@ FRACTION = "expected a fraction of the window (above 0 and at most 1)"
 
 @pytest.mark.parametrize(("flags", "needle"), [
     (("--strategy", "pi,codex"), "unknown --strategy 'codex'; the built-in strategies are pi, pi-percent, "
-                                 "codex-inline, mask-observations, truncate"),
+                                 "none, codex-inline, mask-observations, mask-at-threshold, truncate"),
     (("--strategy", "pi-percent", "--threshold", "1.2"), f"argument --threshold: {FRACTION}"),
     (("--strategy", "pi-percent", "--threshold", "0"), f"argument --threshold: {FRACTION}"),
-    (("--strategy", "mask-observations", "--keep-turns", "-2"), "argument --keep-turns: expected a whole number (0 to"),
+    (("--strategy", "mask-at-threshold", "--keep-turns", "-2"), "argument --keep-turns: expected a whole number (0 to"),
     (("--strategy", "pi", "--context-window", "9000,10000"), "give one value of --context-window"),
 ])
 def test_cli_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], sample_sessions: Path,
@@ -129,10 +130,10 @@ def test_cli_nothing_to_compact_and_never_fits(capsys: pytest.CaptureFixture[str
     big = tmp_path / "big.jsonl"
     big.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
     code, out, err = run(capsys, "simulate", big, "--context-window", "9000", "--reserve-tokens", "1000",
-                         "--strategy", "mask-observations", "--keep-turns", "0")
+                         "--strategy", "mask-at-threshold", "--keep-turns", "0")
     assert code == 0
     (line,) = err.strip().splitlines()
-    assert line.startswith("pikit: warning: mask-observations never keeps the context under its threshold 8,000")
+    assert line.startswith("pikit: warning: mask-at-threshold never keeps the context under its threshold 8,000")
     assert "never fits" in out
 
 
@@ -146,11 +147,12 @@ def test_strategies_that_never_fire_see_the_contexts_pi_sees(sample_sessions: Pa
         if not any(e.type == "message" and e.role == "assistant" for e in session.branch(session.leaf_id)):
             continue
         runs = simulate(session, offline, context_window=10**9, settings=SETTINGS, sizes=sizes,
-                        strategy=["pi", "mask-observations", "truncate"])
+                        strategy=["pi", "none", "mask-at-threshold", "truncate"])
         assert isinstance(runs, list)
         pi, *others = runs
         for other in others:
-            assert [t[2] for t in other.trace] == [t[2] for t in pi.trace], (path.name, other.strategy)
+            if other.strategy != "none":  # none has no check point
+                assert [t[2] for t in other.trace] == [t[2] for t in pi.trace], (path.name, other.strategy)
             assert other.requests == pi.requests, (path.name, other.strategy)
             assert other.final_tokens == pi.final_tokens, (path.name, other.strategy)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..._context.fileops import format_file_lists
 from ...compaction._branch_summary import BranchPreparation
+from ...compaction._common_ground import GroundPoint, ground_recall, key_fact
 from ...compaction._entries import BranchSummaryResult, CompactionResult
 from ...compaction._preparation import Preparation
 from ...compaction._settings import CompactionSettings, Settings
@@ -66,9 +67,23 @@ def branch_summary(result: BranchSummaryResult, output: str | None) -> dict[str,
 
 
 # ----------------------------------------------------------------------------- pikit simulate
-def simulate(runs: list[SimulationResult]) -> dict[str, Any]:
-    """Every replay, and one row per replay (``threshold_table``)."""
-    return {"runs": [replay(r) for r in runs], "thresholds": threshold_table(runs)}
+def simulate(runs: list[SimulationResult], ground: list[GroundPoint] | None = None) -> dict[str, Any]:
+    """Every replay, and one row per replay (``threshold_table``); with ``ground`` (the replays of
+    ``--strategy`` on common ground), each replay's ``commonGround``."""
+    out = [replay(r) for r in runs]
+    if ground is not None:
+        for run, data in zip(runs, out, strict=True):
+            data["commonGround"] = common_ground(run.strategy or "pi", ground)
+    return {"runs": out, "thresholds": threshold_table(runs)}
+
+
+def common_ground(strategy: str, ground: list[GroundPoint]) -> dict[str, Any]:
+    """One replay on common ground: its mean key recall and recall over the branch points, and each point."""
+    points = [p for p in ground if p.strategy == strategy]
+    return {"keyRecall": ground_recall(points, key_fact), "recall": ground_recall(points),
+            "points": [{"branchIndex": p.branch_index, "entryId": p.entry_id, "contextTokens": p.context_tokens,
+                        "fits": p.fits, "facts": len(p.evaluation.facts), "kept": sum(p.evaluation.kept),
+                        "keyRecall": p.recall(key_fact), "recall": p.recall()} for p in points]}
 
 
 def replay(result: SimulationResult) -> dict[str, Any]:
@@ -91,7 +106,9 @@ def event(e: SimulationEvent, strategy: bool) -> dict[str, Any]:
                            "firstKeptEntryId": e.first_kept_entry_id, "isSplitTurn": e.is_split_turn,
                            "summarizedMessages": e.summarized_messages, "summaryTokens": e.summary_tokens}
     if strategy:
-        out.update({"strategy": e.strategy, "kept": list(e.kept), "masked": list(e.masked),
+        ratio = e.compression
+        out.update({"strategy": e.strategy, "compression": None if ratio is None else round(ratio, 3),
+                    "kept": list(e.kept), "masked": list(e.masked),
                     "truncated": None if e.truncated is None else {"entryId": e.truncated[0],
                                                                   "keptTokens": e.truncated[1]}})
     return out
