@@ -128,7 +128,7 @@ def _read_manifest(folder: str, first: str) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT or \
             not isinstance(manifest.get("files"), list) or not isinstance(manifest.get("sessions"), dict):
         raise WriteError(f"{folder}: holds {first}, a file pikit did not write (no site manifest {MANIFEST} it can "
-                         "read); give a new or empty folder, or one `pikit export-corpus --site` wrote")
+                         "read); give a new or empty folder, or one that holds a site pikit wrote")
     return manifest
 
 
@@ -150,7 +150,7 @@ def _checked_folder(out: str | os.PathLike[str]) -> tuple[str, dict[str, Any] | 
     stranger = next((name for name in present if name not in known and not _temporary(name)), None)
     if stranger is not None:
         raise WriteError(f"{folder}: holds {stranger}, a file pikit did not write; give a new or empty folder, or "
-                         "one `pikit export-corpus --site` wrote")
+                         "one that holds a site pikit wrote")
     for name in present:
         if os.path.islink(os.path.join(folder, name)):
             raise WriteError(f"{folder}: {name} is a link; pikit writes a site only into plain files and folders")

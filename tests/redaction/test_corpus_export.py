@@ -68,7 +68,7 @@ def _cut_corpus(folder: Path) -> tuple[Path, list[str]]:
     corpora.write(folder / "--home-dev-app--" / "2026-11-02T08-00-00-000Z_0f1e2d3c-0000-4000-8000-000000000001.jsonl",
                   corpora.header("0f1e2d3c-0000-4000-8000-000000000001"), corpora.user("u1", None, t.format(1), first),
                   corpora.assistant("a1", "u1", t.format(2), 100))
-    command = "echo " + "y" * (MAX_FACT_CHARS - 25) + " " + tokens[1]  # the fact's cut leaves 19 of its characters
+    command = "make " + "y" * (MAX_FACT_CHARS - 25) + " " + tokens[1]  # the fact's cut leaves 19 of its characters
     call = {"type": "message", "id": "a2", "parentId": "u2", "timestamp": t.format(4), "message": {
         "role": "assistant", "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse",
         "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11, "cost": {"total": 0}},
@@ -100,7 +100,7 @@ def test_redacted_texts_are_redacted_whole_before_they_are_cut(tmp_path: Path) -
     assert [piece for piece in pieces if piece in written] == []
     facts = duckdb.sql(f"SELECT text FROM read_parquet('{tmp_path / 'pq' / 'evaluation_facts.parquet'}') "
                        "WHERE kind = 'command'").fetchall()
-    assert facts and all(text.startswith("echo yyy") for (text,) in facts)
+    assert facts and all(text.startswith("make yyy") for (text,) in facts)
     first = duckdb.sql(f"SELECT first_user_message, title FROM read_parquet('{tmp_path / 'pq' / 'sessions.parquet'}') "
                        "WHERE first_user_message LIKE 'xxx%'").fetchall()
     assert first[0][0].startswith("x" * 100) and first[0][0].endswith(" [REDACTED:githu") and len(first[0][0]) == 4000
