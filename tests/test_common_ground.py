@@ -193,3 +193,15 @@ def test_a_request_over_the_window_holds_nothing_and_counts_in_no_mean() -> None
                         for p in over)
     assert all(p.fits for p in ground if p.strategy == "pi")
     assert compaction.ground_recall(p for p in ground if p.strategy == "none") == 1.0  # over the points that fit
+
+
+def test_the_largest_request_and_the_requests_over_the_window_agree(shared_sessions: Path) -> None:
+    """One definition beside another: the largest request exceeds the window exactly when some request does
+    (the size at a check, measured before a compaction there, may exceed it with no request over it)."""
+    session = pikit.load(shared_sessions / "before-compaction.jsonl")
+    runs = compaction.simulate(session, get_summarizer("offline"), context_window=64_000,
+                               settings=CompactionSettings(True, 16_384, 20_000), strategy=FIVE)
+    for run in runs:
+        totals = run.totals()
+        assert (totals["peakRequestTokens"] > 64_000) == (totals["overflows"] > 0), run.strategy
+    assert any(r.totals()["peakTokens"] > 64_000 and r.totals()["overflows"] == 0 for r in runs)

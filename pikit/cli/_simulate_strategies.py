@@ -97,7 +97,8 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("output tokens", "outputTokens"),
     ("summarizer calls", "summarizerCalls"), ("summarizer input", "summarizerInputTokens"),
     ("summarizer output", "summarizerOutputTokens"),
-    ("peak context", "peakTokens"), ("final context", "finalTokens"), ("over the window", "overflows"),
+    ("largest at a check", "peakTokens"), ("final context", "finalTokens"),
+    ("largest request", "peakRequestTokens"), ("over the window", "overflows"),
 )
 
 
@@ -151,7 +152,8 @@ def print_table(runs: list[SimulationResult], leaf: Any, model: str | None, summ
     for label, cells in rows:
         print(f"{label:<{label_width}}" + "".join(f"  {c:>{w}}" for c, w in zip(cells, widths, strict=True)))
     print("requests: one per assistant message, its input the context just before it; cache reads: the prefix "
-          "unchanged since the previous request")
+          "unchanged since the previous request; largest at a check: before any compaction there (never sent); "
+          "largest request and over the window: what the model would have received")
     if ground is not None:
         print("recall: the share of one fact pool per branch point (every fact the uncompacted context held there) "
               "that each strategy's context at the same request still holds, averaged over the points where its "

@@ -3,7 +3,7 @@
 A replay meters one *request* per assistant message of the branch (aborted and failed ones
 included: they were sent, and billed for their input): its input is the context the replay
 measures just before the message, split by the cache model of
-:class:`~pikit.compaction._simulate.RequestMeter` into cache reads and fresh input. The price of
+``RequestMeter`` into cache reads and fresh input. The price of
 each request follows the tier its whole input falls in, as Pi's ``calculateCost`` does:
 
 - **cache reads** at the catalog's cache-read price;

@@ -213,6 +213,12 @@ class SimulationResult:
         return self.runaway is not None
 
     @property
+    def peak_request_tokens(self) -> int:
+        """The largest request's input: the largest context the model would have received (what
+        :attr:`request_overflows` counts against the window); 0 without requests."""
+        return max((inp for inp, _ in self.requests), default=0)
+
+    @property
     def peak_tokens(self) -> int:
         """The largest simulated context size seen at a check point (for a strategy without one, ``none``:
         the largest request)."""
@@ -242,7 +248,8 @@ class SimulationResult:
                 "maskedObservations": self.masked_observations,
                 "summarizerCalls": self.summarizer_calls, "summarizerInputTokens": self.summarizer_input_tokens,
                 "summarizerOutputTokens": self.summarizer_output_tokens,
-                "overflows": self.request_overflows, "neverFits": self.never_fits,
+                "peakRequestTokens": self.peak_request_tokens, "overflows": self.request_overflows,
+                "neverFits": self.never_fits,
                 "cost": None if self.costs is None else self.costs.to_record()}
 
     def event_records(self) -> list[dict[str, Any]]:

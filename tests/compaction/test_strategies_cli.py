@@ -23,7 +23,7 @@ from tests.test_cli import assert_one_error_line, run
 SETTINGS = CompactionSettings(True, 3_000, 4_000)
 NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "outputTokens",
               "abortedRequests", "maskedObservations", "summarizerCalls", "summarizerInputTokens",
-              "summarizerOutputTokens", "overflows", "neverFits", "cost")
+              "summarizerOutputTokens", "peakRequestTokens", "overflows", "neverFits", "cost")
 NEW_EVENT_KEYS = ("strategy", "compression", "kept", "masked", "truncated")
 
 
