@@ -310,8 +310,14 @@ def check_count(value: Any, parameter: str) -> int:
     """``value`` when it is an integer ≥ 0; otherwise a :class:`StrategyError` naming ``parameter``
     (``"auto_compact_limit"``, ``"keep_turns"`` or ``"keep_observations"``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StrategyError(Wording("{" + parameter + "} must be a whole number ≥ 0, not {value!r}",
-                                    {parameter: parameter}, value=value))
+        if parameter == "auto_compact_limit":
+            raise StrategyError(Wording("{auto_compact_limit} must be a whole number ≥ 0, not {value!r}",
+                                        {"auto_compact_limit": "auto_compact_limit"}, value=value))
+        if parameter == "keep_observations":
+            raise StrategyError(Wording("{keep_observations} must be a whole number ≥ 0, not {value!r}",
+                                        {"keep_observations": "keep_observations"}, value=value))
+        raise StrategyError(Wording("{keep_turns} must be a whole number ≥ 0, not {value!r}",
+                                    {"keep_turns": "keep_turns"}, value=value))
     return value
 
 

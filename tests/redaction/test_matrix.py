@@ -69,7 +69,7 @@ def _output(source: Path, folder: Path, name: str, redact: bool) -> bytes:
     flags = FLAGS if redact or name == "redact" else []
     if redact and name != "redact":
         flags = ["--redact", *flags]
-    proc = run(args[0], source, *args[1:], *flags, extra_env=ENV)
+    proc = run(args[0], source, *args[1:], *flags, extra_env={**ENV, "COLUMNS": "100"})  # (not an inherited width)
     assert proc.returncode == 0, (name, proc.stderr[-2000:])
     return proc.stdout + proc.stderr + b"".join((folder / f).read_bytes() for f in written)
 

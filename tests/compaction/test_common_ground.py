@@ -14,8 +14,8 @@ from pikit import compaction
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import branch_points
 from pikit.llm._select import get_summarizer
+from tests.compaction.test_strategies import HEADER, turns
 from tests.entries import asst, call, session_of, text, tool_result, user
-from tests.test_strategies import HEADER, turns
 
 OFFLINE = get_summarizer("offline")
 FIVE = "pi,none,mask-observations,codex-inline,truncate"
@@ -135,7 +135,7 @@ def test_every_strategy_is_scored_on_one_pool_per_point(shared_sessions: Path) -
 
 
 def test_cli_reports_recall_over_the_same_pool(capsys: pytest.CaptureFixture[str], sample_sessions: Path) -> None:
-    from tests.test_strategies_cli import run
+    from tests.compaction.test_strategies_cli import run
 
     path = sample_sessions / "refactor-auth.jsonl"
     argv = ("simulate", path, "--context-window", "16384", "--reserve-tokens", "3000", "--keep-recent-tokens", "4000",
