@@ -329,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _corpus_args(p: argparse.ArgumentParser) -> None:
+def _source_args(p: argparse.ArgumentParser, index_note: str = "") -> None:
+    """DIR, --agent-dir and --index: the sessions a corpus command reads, and its index."""
     p.add_argument("dir", metavar="DIR", nargs="?", default=None,
                    help="a sessions directory, a glob or a file (default: Pi's, $PI_CODING_AGENT_DIR/sessions "
                         "or ~/.pi/agent/sessions)")
@@ -338,7 +339,11 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
                         "by name: pi, omp (oh-my-pi, ~/.omp/agent), openclaw (every agent in ~/.openclaw/agents); "
                         "repeat it for several")
     p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
-                   "(default: one per directory in the user's cache folder)")
+                   f"(default: one per directory in the user's cache folder){index_note}")
+
+
+def _corpus_args(p: argparse.ArgumentParser) -> None:
+    _source_args(p)
     p.add_argument("--engine", choices=["local", "dask"], default="local",
                    help="scan here (default) or on a Dask cluster")
     p.add_argument("--scheduler", metavar="ADDRESS|local", help="with --engine dask: a scheduler address "
@@ -374,13 +379,7 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
 
     p = sub.add_parser("mcp", help="a read-only MCP server over stdio: sessions, search, contexts, compactions, usage "
                        "for an agent or any MCP client")
-    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
-                   help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
-    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
-                   help="instead of DIR: an agent directory of Pi's layout, or a store by name (pi, omp, openclaw); "
-                        "repeat it for several")
-    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
-                   "(default: one per directory in the user's cache folder)")
+    _source_args(p)
     p.add_argument("--redact", action="store_true",
                    help="replace secrets by placeholders in everything the server returns (as `pikit redact`)")
     _redaction_args(p, implies=" (implies --redact)")
@@ -401,13 +400,7 @@ def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> Non
 
     p = sub.add_parser("export-corpus", help="a corpus as data sets (its index tables as Parquet, its sessions' "
                        "active branches as ATIF trajectories) or as a static site to browse")
-    p.add_argument("dir", metavar="DIR", nargs="?", default=None,
-                   help="a sessions directory, a glob or a file (default: Pi's sessions directory)")
-    p.add_argument("--agent-dir", metavar="DIR", action="append", dest="agent_dir",
-                   help="instead of DIR: an agent directory of Pi's layout, or a store by name (pi, omp, openclaw); "
-                        "repeat it for several")
-    p.add_argument("--index", metavar="PATH", help="the DuckDB index file: a new path or an index pikit made "
-                   "(default: one per directory in the user's cache folder); only read by the export")
+    _source_args(p, "; only read by the export")
     p.add_argument("--parquet", metavar="OUT", help="write each index table as OUT/TABLE.parquet")
     p.add_argument("--atif", metavar="OUT", help="write each session's active branch as an ATIF trajectory, "
                    "OUT/SESSION.json")
