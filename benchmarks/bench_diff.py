@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_growth import alternate
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -79,34 +77,13 @@ def session(count: int) -> tuple[Path, str, str]:
     return path, tips[0], tips[1]
 
 
-def run_once(cmd: list[str], out: Path) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one child running ``cmd``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with out.open("wb") as sink:
-        start = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(cmd)} exited with {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_utime + usage.ru_stime
-
-
-def measure(count: int, runs: int) -> dict[str, list[tuple[float, float]]]:
+def measure(count: int, runs: int) -> dict[str, list[tuple[float, float, float]]]:
     """Alternating runs of both commands on the file of ``count`` messages per branch, after one warm-up each."""
     path, a, b = session(count)
-    sides = {
+    return alternate({
         "diff": [sys.executable, "-m", "pikit", "diff", str(path), a, b, "--json"],
         "context": [sys.executable, "-m", "pikit", "context", str(path), "--json"],
-    }
-    figures: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
-    with tempfile.TemporaryDirectory() as tmp:
-        for cmd in sides.values():
-            run_once(cmd, Path(tmp) / "warmup.json")
-        for _ in range(runs):
-            for side, cmd in sides.items():
-                figures[side].append(run_once(cmd, Path(tmp) / "out.json"))
-    return figures
+    }, runs)
 
 
 def main(argv: list[str] | None = None) -> int:

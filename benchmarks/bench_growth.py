@@ -55,12 +55,9 @@ def run_once(cmd: list[str], out: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def measure(path: Path, runs: int, window: int) -> dict[str, list[tuple[float, float, float]]]:
-    """Alternating runs of both commands on ``path``, after one warm-up each."""
-    sides = {
-        "simulate": [sys.executable, "-m", "pikit", "simulate", str(path), "--context-window", str(window), "--json"],
-        "context": [sys.executable, "-m", "pikit", "context", str(path), "--json"],
-    }
+def alternate(sides: dict[str, list[str]], runs: int) -> dict[str, list[tuple[float, float, float]]]:
+    """``runs`` alternating runs of each command of ``sides`` (name → argv), after one warm-up each:
+    each side's figures of :func:`run_once`, run by run."""
     figures: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as tmp:
         for cmd in sides.values():
@@ -69,6 +66,14 @@ def measure(path: Path, runs: int, window: int) -> dict[str, list[tuple[float, f
             for side, cmd in sides.items():
                 figures[side].append(run_once(cmd, Path(tmp) / "out.json"))
     return figures
+
+
+def measure(path: Path, runs: int, window: int) -> dict[str, list[tuple[float, float, float]]]:
+    """Alternating runs of both commands on ``path``, after one warm-up each."""
+    return alternate({
+        "simulate": [sys.executable, "-m", "pikit", "simulate", str(path), "--context-window", str(window), "--json"],
+        "context": [sys.executable, "-m", "pikit", "context", str(path), "--json"],
+    }, runs)
 
 
 def main(argv: list[str] | None = None) -> int:
