@@ -214,8 +214,7 @@ class SimulationResult:
 
     @property
     def peak_request_tokens(self) -> int:
-        """The largest request's input: the largest context the model would have received (what
-        :attr:`request_overflows` counts against the window); 0 without requests."""
+        """The largest request's input (what :attr:`request_overflows` counts against the window); 0 without any."""
         return max((inp for inp, _ in self.requests), default=0)
 
     @property

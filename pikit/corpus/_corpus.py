@@ -191,6 +191,8 @@ class Corpus:
         try:
             return run()
         except duckdb.Error as exc:
+            if scan and self._writing_index(exc):
+                self._recover(exc)  # (raises: the index's folder has no room or no permission)
             if scan and not (is_damage(exc) and self._damaged()):
                 raise
             self._recover(exc)
@@ -217,6 +219,11 @@ class Corpus:
         finally:
             cursor.close()
         return False
+
+    def _writing_index(self, exc: Exception) -> bool:
+        """Whether ``exc`` is a write of the index's own files that failed (a query's error names other files)."""
+        path = self._index.path
+        return path != ":memory:" and is_unwritable(exc) and not is_damage(exc) and os.path.basename(path) in str(exc)
 
     def _recover(self, exc: Exception, *, again: bool = False) -> None:
         """Move a damaged index aside and open a new one in its place; raise for any other failure."""

@@ -126,11 +126,11 @@ def export_parquet(corpus: Corpus, out: str | os.PathLike[str], *, overwrite: bo
     unknown = [name for name in tables if name not in TABLES]
     if unknown:
         raise PikitError(f"no table {unknown[0]!r}; tables: {', '.join(TABLES)}")
+    if any(name in EVALUATED for name in tables):
+        corpus.evaluate()  # (before the folder is made: an index that cannot grow leaves nothing behind)
     made = not os.path.isdir(out)
     folder = prepare_folder(out, overwrite=overwrite, files=parquet_files(tables))
     done = Exported(folder)
-    if any(name in EVALUATED for name in tables):
-        corpus.evaluate()
     redacting = _Redacting(redactor, placeholders, done.redacted) if redactor is not None else None
     functions = _functions(redacting) if redacting is not None else {}
     for sql_name, (function, arguments) in functions.items():

@@ -129,7 +129,7 @@ def test_button_click_changes_python_state(ready_page: Page, jupyter_server: Jup
     wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(clicks, counter.value)", "2 2")
     # The handler's trait change comes back to the browser view too.
     page.wait_for_function(
-        "() => document.querySelector('.harness-counter input').value === '2'", timeout=10_000
+        "() => document.querySelector('.harness-counter input').value === '2'", timeout=60_000
     )
     screenshot(page, "harness-selftest")
 
@@ -150,7 +150,7 @@ def test_escaped_html_renders_as_text(ready_page: Page, jupyter_server: JupyterS
     # Control: the same payload unescaped does execute, so the check above is not vacuous.
     # (This also shows kernel_exec-driven trait changes reach the browser view.)
     kernel_exec(jupyter_server, NOTEBOOK, "escaped.value = PAYLOAD")
-    page.wait_for_function("() => window.__pwned === 2", timeout=10_000)
+    page.wait_for_function("() => window.__pwned === 2", timeout=60_000)
 
 
 @pytest.mark.browser
@@ -167,7 +167,7 @@ def test_anywidget_click_syncs_trait(ready_page: Page, jupyter_server: JupyterSe
     kernel_exec(jupyter_server, NOTEBOOK, "any_counter.value = 41")
     page.wait_for_function(
         "() => document.querySelector('.harness-any-button').textContent === 'count is 41'",
-        timeout=10_000,
+        timeout=60_000,
     )
     screenshot(page, "harness-selftest-anywidget")
 

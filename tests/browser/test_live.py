@@ -92,7 +92,7 @@ def test_the_explorer_follows_a_replayed_session(page: Page, jupyter_server: Jup
         page.wait_for_function(
             """(id) => { const l = document.querySelector('.pikit-explorer .pikit-tree-row.pikit-leaf');
                          return l && l.dataset.entryId === id; }""",
-            arg=kernel_value(jupyter_server, "explorer.leaf_id"), timeout=10_000)
+            arg=kernel_value(jupyter_server, "explorer.leaf_id"), timeout=60_000)
         assert kernel_value(jupyter_server, "explorer.live") is True
         assert kernel_value(jupyter_server, "live.engine") == "watchfiles"
         # The budget bar names the model the context names, in the kernel and on the page.
@@ -103,7 +103,7 @@ def test_the_explorer_follows_a_replayed_session(page: Page, jupyter_server: Jup
                             const c = document.querySelector('.pikit-explorer .pikit-context-header');
                             return b && c && b.textContent.includes(model) && c.textContent.includes(model)
                                    && !b.textContent.includes('model not recorded'); }""",
-            arg=model, timeout=10_000)
+            arg=model, timeout=60_000)
     finally:
         replay.terminate()
         replay.wait(timeout=10)

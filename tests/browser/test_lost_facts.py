@@ -80,7 +80,7 @@ def test_a_lost_fact_reveals_its_entry_in_the_tree(page: Page, jupyter_server: J
     wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(explorer.tree.selected_id)", source)
     explorer = page.locator(".pikit-explorer").first
     selected = explorer.locator(".pikit-tree-row.pikit-selected")
-    selected.wait_for(state="visible", timeout=15_000)
+    selected.wait_for(state="visible", timeout=60_000)
     assert selected.get_attribute("data-entry-id") == source
     box, viewport = selected.bounding_box(), explorer.locator(".pikit-tree-viewport").bounding_box()
     assert box and viewport
@@ -103,7 +103,7 @@ def test_a_lost_fact_reveals_its_entry_in_the_tree(page: Page, jupyter_server: J
     wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(explorer.tree.selected_id)", first)
     page.wait_for_function(
         "(id) => document.querySelector('.pikit-explorer .pikit-tree-row.pikit-selected')?.dataset.entryId === id",
-        arg=first, timeout=15_000)
+        arg=first, timeout=60_000)
     assert kernel_value(jupyter_server, NOTEBOOK, "[explorer.leaf_id, explorer.stepper.step]") == [leaf, 7]
     assert stepper.locator(".pikit-lost-facts .pikit-lost").is_visible()
     save_element(page, stepper, "lost-facts-stepper-step7")

@@ -45,7 +45,7 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
     # sort by cost, most expensive first: the heading click is handled in the page
     table.locator('.pikit-browser-heading[data-column="6"]').click()
     page.wait_for_function("() => document.querySelector('.pikit-browser-heading[data-column=\"6\"]')"
-                           ".textContent.includes('▼')", timeout=10_000)
+                           ".textContent.includes('▼')", timeout=60_000)
     assert _value(jupyter_server, "[browser.table.sort_column, browser.table.sort_descending]") == [6, True]
     # search keeps the sessions whose messages hold the words: those of corpus.search (and pikit sessions
     # --search), not those whose shown columns do
@@ -63,7 +63,7 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
                            timeout=20_000)
     assert count.text_content() == "0 of 37 sessions"
     table.locator(".pikit-browser-search").fill("")
-    page.wait_for_function("() => document.querySelectorAll('.pikit-browser-row').length >= 10", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.pikit-browser-row').length >= 10", timeout=60_000)
 
     first = table.locator(".pikit-browser-row").first
     path = first.get_attribute("data-path")
@@ -75,7 +75,7 @@ def test_click_a_session_row_opens_the_explorer(page: Page, jupyter_server: Jupy
     assert path == costliest
     # under the table: the session's id and the command that resumes it, in a field to select or copy
     command = table.locator(".pikit-browser-command")
-    command.wait_for(state="visible", timeout=10_000)
+    command.wait_for(state="visible", timeout=60_000)
     assert command.input_value() == f"pi --session {shlex.quote(path)}"
     assert command.get_attribute("readonly") is not None
     session_id = _value(jupyter_server, "str(corpus.sessions.set_index('path').session_id[browser.selected_path])")

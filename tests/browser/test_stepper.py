@@ -68,7 +68,7 @@ def wait_for_step(page: Page, server: JupyterServer, number: int, notebook: str 
     wait_for_kernel_output(server, notebook, "print(stepper.step)", str(number))
     page.wait_for_function(
         "(n) => !!document.querySelector(`.pikit-stepper .pikit-step[data-step=\"${n}\"]`)", arg=number,
-        timeout=15_000)
+        timeout=60_000)
 
 
 def check_highlights(page: Page, server: JupyterServer, stepper: Locator, number: int,
@@ -196,7 +196,7 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
     other = kernel_value(jupyter_server, REACH_NB, "session.branch()[-20].id")
     kernel_exec(jupyter_server, REACH_NB, f"explorer.leaf_id = {other!r}")
     page.wait_for_function("([el, t]) => el.innerText.includes(t)",
-                           arg=[stepper.locator(".pikit-step-header").element_handle(), other], timeout=15_000)
+                           arg=[stepper.locator(".pikit-step-header").element_handle(), other], timeout=60_000)
     walked = kernel_value(jupyter_server, REACH_NB, "list(explorer.stepper.highlighted)")
     shown, folded = highlighted_on_page(stepper)
     assert set(shown) <= set(walked) and len(shown) + folded == len(walked)
@@ -204,7 +204,7 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
     page.wait_for_function(
         "([scope, id]) => { const td = document.querySelector("
         "`${scope} .pikit-context-body tr[data-entry-id=\"${id}\"] > td`);"
-        " return td && getComputedStyle(td).boxShadow !== 'none'; }", arg=[".pikit-explorer", other], timeout=15_000)
+        " return td && getComputedStyle(td).boxShadow !== 'none'; }", arg=[".pikit-explorer", other], timeout=60_000)
     styled = page.evaluate(
         "(scope) => Array.from(document.querySelectorAll(`${scope} .pikit-context-body tr[data-entry-id]`))"
         ".filter((tr) => getComputedStyle(tr.cells[0]).boxShadow !== 'none').map((tr) => tr.dataset.entryId)",
@@ -228,7 +228,7 @@ def test_explorer_and_panel_open_the_stepper(page: Page, jupyter_server: Jupyter
         forward.click()
         wait_for_kernel_output(jupyter_server, REACH_NB, "print(panel.stepper.step)", str(number))
     page.wait_for_function("(el) => el.querySelector('.pikit-step[data-step=\"6\"] .pikit-step-text') !== null",
-                           arg=panel_stepper.element_handle(), timeout=15_000)
+                           arg=panel_stepper.element_handle(), timeout=60_000)
     assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.status") == "ready"
     assert kernel_value(jupyter_server, REACH_NB, "panel.stepper.result.preparation.keep_recent_tokens") == 3000
     save_element(page, panel_stepper, "stepper-from-panel-step6-summary")

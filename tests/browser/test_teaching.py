@@ -78,12 +78,12 @@ def test_two_runs_stay_in_the_chart(page: Page, jupyter_server: JupyterServer, t
     for number, (keep, reserve) in enumerate(((4_000, 3_000), (1_500, 6_000)), start=1):
         kernel_exec(jupyter_server, NOTEBOOK, f"panel.keep_recent_tokens = {keep}\npanel.reserve_tokens = {reserve}")
         page.wait_for_function("(v) => document.querySelector('.pikit-keep-slider .widget-readout')"
-                               ".textContent.replace(/[^0-9]/g, '') === v", arg=str(keep), timeout=10_000)
+                               ".textContent.replace(/[^0-9]/g, '') === v", arg=str(keep), timeout=60_000)
         run_button.click()
         wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(len(panel.runs), panel.status)", f"{number} done",
                                timeout=60)
     page.wait_for_function("() => document.querySelectorAll('.pikit-compaction-chart .pikit-chart-run').length === 2",
-                           timeout=10_000)
+                           timeout=60_000)
     labels = panel.locator(".pikit-chart-run .pikit-chart-label").all_text_contents()
     assert labels == ["run 1", "run 2"]
     chart_text = panel.locator(".pikit-compaction-chart").text_content() or ""
@@ -135,7 +135,7 @@ def test_two_runs_stay_in_the_chart(page: Page, jupyter_server: JupyterServer, t
     panel.locator(".pikit-clear-runs").click()
     wait_for_kernel_output(jupyter_server, NOTEBOOK, "print(len(panel.runs))", "0")
     page.wait_for_function("() => document.querySelectorAll('.pikit-compaction-chart .pikit-chart-run').length === 0",
-                           timeout=10_000)
+                           timeout=60_000)
 
 
 KEY_FOCUS = "() => Number(document.querySelector('.pikit-explorer .pikit-tree').dataset.focusRow)"
@@ -152,7 +152,7 @@ def test_tree_keyboard_and_layout(page: Page, jupyter_server: JupyterServer, tea
     viewport = explorer.locator(".pikit-tree-viewport")
     viewport.focus()
     anchor = kernel_value(jupyter_server, NOTEBOOK, "explorer.tree.anchor_row")
-    page.wait_for_function(f"() => ({KEY_FOCUS})() === {anchor}", timeout=5_000)
+    page.wait_for_function(f"() => ({KEY_FOCUS})() === {anchor}", timeout=60_000)
     viewport.press("Home")
     viewport.press("ArrowDown")
     viewport.press("ArrowDown")
@@ -178,13 +178,13 @@ def test_tree_keyboard_and_layout(page: Page, jupyter_server: JupyterServer, tea
     hidden = kernel_value(jupyter_server, NOTEBOOK, "explorer.hidden")
     assert hidden > 0
     page.wait_for_function("(n) => document.querySelector('.pikit-explorer .pikit-tree-status').textContent"
-                           ".includes(`${n} of `)", arg=f"{hidden:,}", timeout=10_000)
+                           ".includes(`${n} of `)", arg=f"{hidden:,}", timeout=60_000)
     save_element(page, explorer, "teaching-02-explorer-search")
 
     # Layout: the count-all button is not cut short; the left pane does not scroll sideways.
     kernel_exec(jupyter_server, NOTEBOOK, "explorer.context_view.count_button.layout.display = None")
     button = explorer.locator(".pikit-count-all")
-    button.wait_for(state="visible", timeout=10_000)
+    button.wait_for(state="visible", timeout=60_000)
     assert button.evaluate("(b) => b.scrollWidth <= b.clientWidth + 1")
     assert "count all" in (button.text_content() or "")
     for pane in explorer.locator(".pikit-explorer-pane").all():
@@ -208,7 +208,7 @@ def test_deep_rows_keep_their_text(page: Page, jupyter_server: JupyterServer, te
     tree.locator(".pikit-tree-viewport").evaluate("(el, top) => { el.scrollTop = top; }",
                                                   max(0, deepest * height - 120))
     row = tree.locator(f'.pikit-tree-row[data-row="{deepest}"]')
-    row.wait_for(state="visible", timeout=10_000)
+    row.wait_for(state="visible", timeout=60_000)
     widths = row.evaluate("""(r) => ({row: r.getBoundingClientRect().width,
         text: r.querySelector('.pikit-tree-text').getBoundingClientRect().width,
         indent: r.querySelector('.pikit-tree-indent').getBoundingClientRect().width,
@@ -258,17 +258,17 @@ def test_a_larger_summary_is_refused_then_written_on_request(page: Page, jupyter
     wait_for_kernel_output(jupyter_server, OVERSIZED_NB, "print(panel.status, os.listdir(out))", "refused []",
                            timeout=60)
     status = panel.locator(".pikit-compaction-status")
-    status.locator(".pikit-error").wait_for(state="visible", timeout=10_000)
+    status.locator(".pikit-error").wait_for(state="visible", timeout=60_000)
     text = status.text_content() or ""
     numbers = kernel_value(jupyter_server, OVERSIZED_NB,
                            "[f'{panel.refused_result.summary_tokens:,}', f'{panel.refused_result.replaced_tokens:,}']")
     assert "larger than what it replaces" in text and "nothing written" in text
     assert f"({numbers[0]} tokens)" in text and f"({numbers[1]} tokens)" in text
     calls = kernel_value(jupyter_server, OVERSIZED_NB, "Verbose.calls")
-    anyway.wait_for(state="visible", timeout=10_000)
+    anyway.wait_for(state="visible", timeout=60_000)
     save_element(page, panel, "teaching-06-larger-summary-refused")
     anyway.click()
     wait_for_kernel_output(jupyter_server, OVERSIZED_NB, "print(panel.status, len(os.listdir(out)), Verbose.calls)",
                            f"done 1 {calls}", timeout=60)
-    panel.locator(".pikit-compaction-done").wait_for(state="visible", timeout=10_000)
+    panel.locator(".pikit-compaction-done").wait_for(state="visible", timeout=60_000)
     assert not anyway.is_visible()

@@ -56,7 +56,7 @@ def test_clicks_send_back_ids_and_paths_with_lone_surrogates(page: Page, jupyter
         assert cell.evaluate(f"(el) => el.dataset.entryId === 'twin ' + String.fromCharCode({0xD800 + twin})")
         cell.click()
         page.wait_for_function("(n) => document.querySelector(`.pikit-tree-row[data-row='${n}']`)"
-                               ".classList.contains('pikit-leaf')", arg=row, timeout=10_000)
+                               ".classList.contains('pikit-leaf')", arg=row, timeout=60_000)
         assert _value(jupyter_server, f"[explorer.tree.selected_id == TWINS[{twin}], explorer.leaf_id == TWINS[{twin}]]"
                       ) == [True, True]
     shown = " ".join(tree.locator(".pikit-tree-row").all_text_contents())

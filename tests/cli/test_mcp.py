@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,10 @@ def _client(root: Path, index: Path, *extra: str) -> Callable[[Callable[[Any], A
                 with anyio.fail_after(300):
                     return await work(session)
 
-        return anyio.run(main)
+        # In a thread of its own: a test that ran before in this worker may have left an event loop
+        # running in the main thread (a notebook's kernel client does), where anyio.run would refuse.
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(anyio.run, main).result()
 
     return run
 

@@ -24,10 +24,11 @@ from tests.procs import env, one_error_line
 
 @pytest.fixture(scope="module")
 def index(sample_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An index of the sample corpus, made once (the runs below find nothing new to scan)."""
+    """An index of the sample corpus with its compactions evaluated, made once (the runs below find nothing new to
+    scan or evaluate: what they write is the Parquet tables)."""
     path = tmp_path_factory.mktemp("index") / "index.duckdb"
-    with Corpus.open(sample_corpus, index=path):
-        pass
+    with Corpus.open(sample_corpus, index=path) as corpus:
+        corpus.evaluate()
     return path
 
 
@@ -64,6 +65,20 @@ def test_a_read_only_folder_is_one_line_and_nothing_is_left(sample_corpus: Path,
         assert os.listdir(out) == []
     finally:
         out.chmod(0o755)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_an_index_that_cannot_grow_is_one_line_naming_its_folder(sample_corpus: Path, tmp_path: Path) -> None:
+    """The export evaluates the compactions into the index first: a write of the index that fails for want of
+    room is the index's one line (its folder, make room or another --index), never a database traceback."""
+    fresh = tmp_path / "index" / "fresh.duckdb"
+    fresh.parent.mkdir()
+    with Corpus.open(sample_corpus, index=fresh):
+        pass  # scanned, not evaluated
+    limit = _file_size_limit(100_000)  # the evaluations outgrow it in the write-ahead log
+    line = one_error_line(_export(sample_corpus, fresh, tmp_path / "out", preexec=limit), str(fresh.parent),
+                          "cannot write the corpus index there (File too large)", "make room")
+    assert "--index" in line and not (tmp_path / "out").exists()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
