@@ -3,22 +3,19 @@ nested without end, or malformed in a way that once took time quadratic in their
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import resource
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pikit.llm import model_catalog, usage_with_cost
 from pikit.llm._modelsjson import MAX_FACT_BYTES, strip_json_comments
 from tests.procs import env, pikit
+from tests.timing import cpu_seconds
 
 REPO = Path(__file__).resolve().parents[2]
 QUICK = REPO / "data" / "sample_sessions" / "quick-tour.jsonl"
@@ -154,21 +151,6 @@ def test_a_stored_threshold_of_infinity_is_kept_and_never_applies(agent: Path) -
 # ----------------------------------------------------------------- comments stripped in linear time
 
 
-def _best_cpu(work: Callable[[], Any], runs: int = 5) -> float:
-    """The least CPU time of ``runs`` runs of ``work`` (the collector paused while one is timed)."""
-    best = float("inf")
-    for _ in range(runs):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            work()
-            best = min(best, time.process_time() - start)
-        finally:
-            gc.enable()
-    return best
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("unit", ['\\"', '\\",}', '\\"//c\n', '\\"\u2028, ]'],
                          ids=["escaped-quotes", "trailing-commas", "comments", "line-separators"])
@@ -177,8 +159,8 @@ def test_stripping_comments_from_a_malformed_file_is_linear(unit: str) -> None:
     (stripping took time quadratic in the length: sixteen times)."""
     small = '"' + unit * (16_384 // len(unit))
     large = '"' + unit * (4 * 16_384 // len(unit))
-    small_time = _best_cpu(lambda: [strip_json_comments(small) for _ in range(8)])
-    large_time = _best_cpu(lambda: [strip_json_comments(large) for _ in range(8)])
+    small_time = cpu_seconds(lambda: [strip_json_comments(small) for _ in range(8)], repeat=5)
+    large_time = cpu_seconds(lambda: [strip_json_comments(large) for _ in range(8)], repeat=5)
     assert large_time <= 5 * small_time, f"4x the text took {large_time / small_time:.1f}x the CPU time"
 
 
