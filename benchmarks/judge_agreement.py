@@ -7,7 +7,8 @@
 Every compaction of ``tests/data/lab-gold/gold`` is evaluated, judged by the model
 (``pikit.llm.judge``) and compared, fact by fact, with the gold labels (``kept``/``lost``; facts
 the reader found to be no fact are left out), next to pikit's own rules on the same facts:
-accuracy and Cohen's κ, over all compactions and over the four real-model and sample ones.
+accuracy and Cohen's κ, over all compactions and over the real-model and sample ones (the public
+recordings among them).
 A compaction whose judge call fails is reported and left out of the judge's figures. The key
 comes from ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY``; the shared sessions from ``PIKIT_SHARED``
 (default: ``../shared`` beside the repository).
@@ -58,7 +59,9 @@ def main() -> int:
             lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
             head, gold = lines[0], {(r["kind"], r["text"]): r["label"] for r in lines[1:] if not r.get("missed")}
             reference = head["session"]
-            session = pikit.load(SHARED / reference[7:] if reference.startswith("shared:") else ROOT / reference)
+            session = pikit.load(SHARED / reference.removeprefix("shared:") if reference.startswith("shared:")
+                                 else GOLD.parent / "public" / reference.removeprefix("public:")
+                                 if reference.startswith("public:") else ROOT / reference)
             evaluation = pikit.evaluate(session, head["compaction"])
             assert isinstance(evaluation, Evaluation)
             try:
@@ -66,7 +69,8 @@ def main() -> int:
             except SummarizerError as error:
                 print(f"{path.stem}: the judge failed ({error})")
                 judged = None
-            groups = ("all", "real") if path.name.startswith(REAL) else ("all",)
+            real = path.name.startswith(REAL) or reference.startswith("public:")
+            groups = ("all", "real") if real else ("all",)
             for i, fact in enumerate(evaluation.facts):
                 label = gold.get((fact.kind, fact.text))
                 if label not in ("kept", "lost"):

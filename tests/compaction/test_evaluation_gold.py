@@ -52,7 +52,8 @@ def _session(reference: str, shared: Path) -> pikit.Session:
 def _readings(compaction: _Compaction) -> tuple[str, ...]:
     """The readings a record needs: both, except for a public recording whose second reading is still to come."""
     pending = compaction.head.get("readingB") == "pending"
-    assert not pending or compaction.head["session"].startswith("public:"), f"{compaction.name}: only a public recording may wait for reading B"
+    assert not pending or compaction.head["session"].startswith("public:"), \
+        f"{compaction.name}: only a public recording may wait for reading B"
     return ("a",) if pending else ("a", "b")
 
 
