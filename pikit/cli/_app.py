@@ -166,20 +166,24 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, cut_echoes(f"pikit: error: {_short(message)} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+        self.exit(2, cut_echoes(f"pikit: error: {message} (see `{self.prog} --help`)", self._argv or ()) + "\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # An unknown command is said here, from the value and the command names themselves (argparse's own
+        # message lists every command, and its wording is argparse's to change or translate).
+        if isinstance(action, argparse._SubParsersAction):
+            commands = list(action.choices or ())
+            if value not in commands:
+                self.error(_unknown_command(value, commands))
+        super()._check_value(action, value)
 
 
-def _short(message: str) -> str:
+def _unknown_command(given: str, commands: list[str]) -> str:
     """An unknown command said without the list of every command (``--help`` has it), a close one suggested."""
-    head, choices = "argument COMMAND: invalid choice: ", message.rfind(" (choose from ")
-    if not message.startswith(head) or choices < 0:
-        return message
     import difflib
 
-    given = message[len(head):choices]
-    commands = [c.strip("'") for c in message[choices + len(" (choose from "):-1].split(", ")]
-    close = difflib.get_close_matches(given.strip("'"), commands, n=1, cutoff=0.6)
-    return f"unknown command {given}" + (f"; did you mean {close[0]}?" if close else "")
+    close = difflib.get_close_matches(given, commands, n=1, cutoff=0.6)
+    return f"unknown command {given!r}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 class _CommandParser(_Parser):

@@ -7,7 +7,8 @@
 //   leaf_row:    row of the leaf itself (-1 when it is not shown)
 //   selected_row: the row last clicked or revealed (-1: none); scrolled into view when it changes
 //   row_height, height: pixels
-// Custom messages to Python: {event: "select", id, row}
+// Custom messages to Python: {event: "select", id, row} (a click, or a press and release on one row
+// with a repaint in between)
 // Keys: ↑/↓ move the focus, ← to the parent row, → to the first child row, PageUp/PageDown/Home/End
 // jump, Enter or Space selects (as a click), "/" focuses the explorer's search box.
 // Timing written back: render_ms (view creation to first paint), paint_epoch_ms (Date.now() then).
@@ -179,6 +180,22 @@ function render({ model, el }) {
   viewport.addEventListener("click", (event) => {
     const target = event.target.closest(".pikit-tree-row");
     if (target) select(Number(target.dataset.row));
+  });
+  // A paint replaces the row elements in view. When one comes between the press and the release
+  // (a resize, a scroll, a model change, a busy page), the element pressed is gone and the browser
+  // fires no click: a release on the row pressed (same row, same entry) selects it then.
+  let pressed = null;
+  viewport.addEventListener("mousedown", (event) => {
+    const row = event.button === 0 ? event.target.closest(".pikit-tree-row") : null;
+    pressed = row ? { node: event.target, row: row.dataset.row, id: row.dataset.entryId } : null;
+  });
+  viewport.addEventListener("mouseup", (event) => {
+    const press = pressed;
+    pressed = null;
+    const row = event.button === 0 ? event.target.closest(".pikit-tree-row") : null;
+    if (press && row && !press.node.isConnected && row.dataset.row === press.row && row.dataset.entryId === press.id) {
+      select(Number(press.row));
+    }
   });
   // Keyboard: arrows move the focus (left: to the parent row, right: to the first child row),
   // Page/Home/End jump, Enter or Space selects, "/" jumps to the explorer's search box.

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.jupyter import JupyterServer, kernel_exec, open_notebook, run_all, write_notebook
 from tests.widgets.synthetic import hostile_session_lines, write_session
@@ -39,21 +38,6 @@ def _value(server: JupyterServer, expression: str) -> Any:
     return json.loads(kernel_exec(server, NOTEBOOK, f"import json as _j; print(_j.dumps({expression}))"))
 
 
-def _click_until_leaf(page: Page, cell: Any, row: int) -> None:
-    """Click ``cell`` until its row is the leaf. In a loaded parallel run a click sent while the page is still
-    settling is now and then not seen by the kernel (a second click is); what this test checks is the id each
-    click carries, asserted exactly after it."""
-    for attempt in range(3):
-        cell.click()
-        try:
-            page.wait_for_function("(n) => document.querySelector(`.pikit-tree-row[data-row='${n}']`)"
-                                   ".classList.contains('pikit-leaf')", arg=row, timeout=20_000)
-            return
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-
-
 @pytest.mark.browser
 def test_clicks_send_back_ids_and_paths_with_lone_surrogates(page: Page, jupyter_server: JupyterServer) -> None:
     root = jupyter_server.root_dir
@@ -70,7 +54,9 @@ def test_clicks_send_back_ids_and_paths_with_lone_surrogates(page: Page, jupyter
         cell = tree.locator(f'.pikit-tree-row[data-row="{row}"]')
         # The page holds the exact id: "twin " and the lone surrogate U+D800 or U+D801.
         assert cell.evaluate(f"(el) => el.dataset.entryId === 'twin ' + String.fromCharCode({0xD800 + twin})")
-        _click_until_leaf(page, cell, row)
+        cell.click()
+        page.wait_for_function("(n) => document.querySelector(`.pikit-tree-row[data-row='${n}']`)"
+                               ".classList.contains('pikit-leaf')", arg=row, timeout=60_000)
         assert _value(jupyter_server, f"[explorer.tree.selected_id == TWINS[{twin}], explorer.leaf_id == TWINS[{twin}]]"
                       ) == [True, True]
     shown = " ".join(tree.locator(".pikit-tree-row").all_text_contents())

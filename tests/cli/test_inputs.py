@@ -278,3 +278,15 @@ def test_an_unknown_command_is_named_with_a_close_one() -> None:
     line = one_error_line(pikit("serach", "x"), "unknown command 'serach'", "did you mean search?")
     assert "choose from" not in line and "context" not in line
     assert "did you mean" not in one_error_line(pikit("zzzz"), "unknown command 'zzzz'")
+
+
+def test_an_unknown_command_is_said_whatever_argparse_words_its_error(monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The line is made from the command given and the command names, not read back from argparse's
+    message: a translated or reworded argparse says the same."""
+    monkeypatch.setattr(argparse, "_", lambda text: f"[{text}]")  # argparse's gettext: every message reworded
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["serach", "x"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == ("pikit: error: unknown command 'serach'; did you mean search? "
+                                       "(see `pikit --help`)\n")
