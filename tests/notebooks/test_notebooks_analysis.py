@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = REPO / "notebooks"
 SAMPLE = REPO / "data" / "sample_sessions" / "refactor-auth.jsonl"
 NOTEBOOKS = ["02-keep-recent-and-reserve.ipynb", "03-compaction-step-by-step.ipynb"]

@@ -20,7 +20,7 @@ from pikit.llm._offline import OfflineSummarizer
 from tests.llm.servers import TEST_KEY, FakeLLMServer
 from tests.procs import env, one_error_line, pikit as run_pikit
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample_sessions" / "refactor-auth.jsonl"
 
 

@@ -26,7 +26,7 @@ from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import SimulationResult, simulate
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
 
 

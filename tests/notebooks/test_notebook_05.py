@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "05-compaction-strategies.ipynb"
 
 pytestmark = pytest.mark.slow

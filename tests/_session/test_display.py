@@ -6,15 +6,15 @@ import re
 from pathlib import Path
 
 import pytest
-from entries import asst, user
 
 import pikit
 from pikit import Session
 from pikit.compaction._settings import CompactionSettings
 from pikit.compaction._simulate import simulate
 from pikit.llm._offline import OfflineSummarizer
+from tests.entries import asst, user
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"
 SETTINGS = CompactionSettings(True, 3000, 4000)
 
 

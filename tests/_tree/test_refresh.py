@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import pikit
 from pikit import DamagedLineError, PikitError, Session
 from pikit._format import reading
+from tests.conftest import SESSIONS
 from tests.entries import asst, usage, user
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"
 HEADER = {"type": "session", "version": 3, "id": "s-refresh", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 
 
@@ -241,7 +242,7 @@ def test_following_past_the_index_only_size_keeps_only_the_index(tmp_path: Path,
 
 
 def _sample_files() -> list[Path]:
-    shared = Path(__file__).resolve().parents[2] / "shared" / "sessions"
+    shared = SESSIONS
     files = sorted(SAMPLES.glob("*.jsonl")) + sorted(shared.glob("*.jsonl"))
     # Version-1 files get fresh ids on every migration: two loads of them never compare equal.
     return [f for f in files if f.stat().st_size < 3_000_000 and ".v1." not in f.name]
@@ -274,7 +275,7 @@ def test_any_growth_in_any_pieces_equals_one_load(tmp_path: Path, data: st.DataO
 
 
 def test_appends_to_an_old_format_file_reload_it_to_migrate(tmp_path: Path) -> None:
-    shared = Path(__file__).resolve().parents[2] / "shared" / "sessions" / "before-compaction.v1.jsonl"
+    shared = SESSIONS / "before-compaction.v1.jsonl"
     content = shared.read_bytes()
     cut = content.index(b"\n", len(content) // 2) + 1
     path = tmp_path / "old.jsonl"

@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from entries import user
 
 import pikit
 from pikit import Session
@@ -17,9 +16,11 @@ from pikit.errors import WriteError
 from pikit.export import PageSettings, render_page, write_page
 from pikit.export._page import CSP
 from pikit.export._tree import MAX_INDENT, render_tree
+from tests.conftest import SESSIONS
+from tests.entries import user
 from tests.procs import env as child_env
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"
 SETTINGS = PageSettings("anthropic/claude-sonnet-4-5", 16_384, 3_000, 4_000)
 
 
@@ -126,7 +127,7 @@ def test_cli_export(tmp_path: Path) -> None:
 
 def test_cli_export_names_the_window_and_its_source(tmp_path: Path) -> None:
     """claude-opus-4-5 is in Pi's catalog (window 200,000); a model no source knows has no window."""
-    sessions = Path(__file__).resolve().parents[1].parent / "shared" / "sessions"
+    sessions = SESSIONS
     out = tmp_path / "page.html"
     done = subprocess.run([sys.executable, "-m", "pikit", "export", str(sessions / "before-compaction.jsonl"), "-o",
                            str(out)], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,

@@ -10,15 +10,15 @@ from typing import Any
 
 import mistune
 import pytest
-from entries import asst, call, session_of, text, user
 
 import pikit
 from pikit import Session
 from pikit.export import render_markdown
 from pikit.export._mdtext import fence, inline, prose
+from tests.entries import asst, call, session_of, text, user
 from tests.procs import env as child_env
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
 INJECTION = ("</details><script>alert(1)</script>\n# Not a heading\n[click](javascript:alert(1))\n"
              "<!-- a comment\n```\nbreak out\n````\n<img src=x onerror=alert(2)> \u202eexe.txt")

@@ -24,7 +24,7 @@ from pikit import WriteError
 from pikit._format.write import Appender, append_lines, write_new
 from tests.procs import env, one_error_line, pikit as run_pikit, popen
 
-REFACTOR = Path(__file__).resolve().parent.parent / "data" / "sample_sessions" / "refactor-auth.jsonl"
+REFACTOR = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
 
 # A Pi-like writer: N entries appended one line per appendFileSync call (Pi's own way).
 NODE_WRITER = """

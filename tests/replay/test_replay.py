@@ -13,7 +13,7 @@ import pikit.replay
 from pikit import PikitError
 from pikit.replay import replay
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample_sessions" / "refactor-auth.jsonl"
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from entries import user
-
 import pikit
 from pikit import Session
 from pikit._context.describe import cut_words, display_title, first_request, session_title
+from tests.entries import user
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"
 
 
 def _info(i: str, p: str, name: object) -> dict[str, object]:

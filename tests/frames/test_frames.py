@@ -25,7 +25,7 @@ from pikit.compaction._simulate import SimulationResult, simulate, threshold_tab
 from pikit.compaction._summarizer import SummaryRequest, SummaryResult
 from pikit.frames._columns import PREVIEW_WIDTH
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
 SAMPLES = REPO / "data" / "sample_sessions"
 SHARED_NAMES = ["compaction-chain", "context-edits", "tree-basic", "usage", "unicode", "split-turn",

@@ -609,7 +609,7 @@ def test_prefixes_of_a_branch_project_as_the_branch_cut_there() -> None:
 
 
 def test_prefixes_of_a_sample_session_project_as_the_session() -> None:
-    session = pikit.load(Path(__file__).resolve().parents[1] / "data" / "sample_sessions" / "refactor-auth.jsonl")
+    session = pikit.load(Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl")
     assert any(e.type == "compaction" for e in session.entries)
     cache: dict[Any, Any] = {}
     for entry in session.entries:
