@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from pikit import Session
-from pikit._context.diff import diff_contexts
+from pikit import Session, diff_contexts
 from tests.entries import asst, session_of, text, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-diff", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

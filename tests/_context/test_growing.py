@@ -6,8 +6,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from pikit import ProjectedEntry, Projection
 from pikit._context.growing import GrowingProjection
-from pikit._context.projected import ProjectedEntry, Projection
 from pikit._context.projection import entry_messages, project_path
 from tests.compaction.test_preparation import build, conversations
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import Projection, Session, jsjson
+from pikit import Entry, Projection, Session, jsjson
 from pikit._context.projection import (
     apply_edit,
     context_entries,
@@ -26,7 +26,6 @@ from pikit._context.projection import (
     project_prefixes,
     replay_system,
 )
-from pikit._format.entry import Entry
 from pikit.cli._json import context as context_json
 from tests.entries import T0, asst, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import ContextSize, Session, estimate_tokens
-from pikit._context.tokens import IMAGE_CHARS, context_size, estimate_chars, message_usage, usage_total
+from pikit import ContextSize, Session, estimate_chars, estimate_tokens
+from pikit._context.tokens import IMAGE_CHARS, context_size, message_usage, usage_total
 from pikit.jsjson import js_truthy
 
 IMG = {"type": "image", "data": "AAAA", "mimeType": "image/png"}

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import Refresh
-from pikit._following import Follower
+from pikit import Follower, Refresh
 from pikit._tree.refresh import BranchSwitch
 from tests.entries import user
 

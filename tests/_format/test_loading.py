@@ -15,7 +15,7 @@ import pikit
 from pikit import DamagedLineError, LoadReport, NotASessionError, Problem, Session, SessionFileError, jsjson
 from pikit._format import reading as reading_module
 from pikit.cli._json import context as context_json
-from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction import prepare_compaction
 from tests.timing import grows_at_most
 
 HEADER = {"type": "session", "version": 3, "id": "sess-load", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 import pikit
+from pikit import tool_calls
 from pikit._context.counting import message_text
-from pikit._context.describe import message_preview, tool_calls
+from pikit._context.describe import message_preview
 from pikit._context.serialize import serialize_conversation
 from pikit._format.message import Bash, ImageBlock, Section, TextBlock, ThinkingBlock, Tool, ToolCall, view
 

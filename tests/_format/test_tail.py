@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pikit import SessionFileError
-from pikit._format.tail import DIGEST_BYTES, FileMark, read_appended
+from pikit import FileMark, SessionFileError, read_appended
+from pikit._format.tail import DIGEST_BYTES
 
 
 def append(path: Path, data: bytes) -> None:

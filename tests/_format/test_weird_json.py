@@ -14,10 +14,8 @@ import pytest
 
 import pikit
 from pikit import NotASessionError
-from pikit.compaction._preparation import prepare_compaction
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import simulate
-from pikit.llm._offline import OfflineSummarizer
+from pikit.compaction import CompactionSettings, prepare_compaction, simulate
+from pikit.llm import OfflineSummarizer
 from tests.procs import pikit as run_pikit
 from tests.weird import weird_sessions
 

@@ -9,9 +9,8 @@ import pytest
 
 import pikit
 from pikit import Session
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import simulate
-from pikit.llm._offline import OfflineSummarizer
+from pikit.compaction import CompactionSettings, simulate
+from pikit.llm import OfflineSummarizer
 from tests.entries import asst, user
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sample_sessions"

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import EntryError, PikitError, Session, UnknownEntryError
-from pikit._format.entry import Entry
+from pikit import Entry, EntryError, PikitError, Session, UnknownEntryError
 from tests.conftest import SESSIONS
 
 HEADER = {"type": "session", "version": 3, "id": "sess-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -440,13 +439,18 @@ def _forked_lines(s: Session, ref: Any) -> list[Any]:
 
 def _core_calls() -> dict[str, tuple[str, str, Any]]:
     """name: (shared session, target entry, call(session, ref)) of each core function taking an id or a leaf."""
-    from pikit._context.diff import diff_compaction, diff_leaves
+    from pikit import diff_compaction, diff_leaves
     from pikit._context.projection import project
-    from pikit.compaction._branch_summary import collect_branch
-    from pikit.compaction._entries import build_branch_summary, build_compaction, context_edit_entry, label_entry
-    from pikit.compaction._settings import CompactionSettings
-    from pikit.compaction._simulate import simulate
-    from pikit.llm._offline import OfflineSummarizer
+    from pikit.compaction import (
+        CompactionSettings,
+        build_branch_summary,
+        build_compaction,
+        collect_branch,
+        context_edit_entry,
+        label_entry,
+        simulate,
+    )
+    from pikit.llm import OfflineSummarizer
 
     offline = OfflineSummarizer()
     forked, chain = "tree-basic.jsonl", "compaction-chain.jsonl"

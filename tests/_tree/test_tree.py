@@ -17,8 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import pikit
-from pikit import Session, jsjson
-from pikit._format.entry import Entry
+from pikit import Entry, Session, jsjson
 from pikit._format.timestamps import parse_ms
 from pikit._tree.fork import fork_lines
 from pikit._tree.tree import FILTER_MODES, build_children, js_sort, path_to, selection, tree_json

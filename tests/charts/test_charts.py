@@ -20,11 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import pikit
-from pikit import Session, charts, frames
-from pikit._context.tokens import estimate_tokens
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import SimulationResult, simulate
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit import Session, charts, estimate_tokens, frames
+from pikit.compaction import CompactionSettings, SimulationResult, SummaryRequest, SummaryResult, simulate
 
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
@@ -242,8 +239,7 @@ def test_long_session_text_is_shortened() -> None:
 
 
 def test_evaluation_bars_kept_and_lost_per_kind(chain: Session) -> None:
-    from pikit.compaction._evaluation import Evaluation
-    from pikit.compaction._facts import Fact
+    from pikit.compaction import Evaluation, Fact
 
     made = Evaluation("c1", "pikit", 100, 10, [Fact("url", "https://a.example", "e1"), Fact("command", "ls", "e1"),
                                                Fact("command", "make", "e2"), Fact("command", "pytest", "e3")],

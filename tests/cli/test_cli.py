@@ -15,7 +15,7 @@ import pikit
 from pikit import jsjson
 from pikit.cli import main
 from pikit.cli._json import compaction as compaction_json, context as context_json
-from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction import prepare_compaction
 
 T0 = 1767225600000
 HEADER = {"type": "session", "version": 3, "id": "sess-cli", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -11,20 +11,20 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import Session
+from pikit import Entry, Session
 from pikit._context.projection import project_path
-from pikit._format.entry import Entry
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._entries import (
-    BRANCH_SUMMARY_PREAMBLE,
+from pikit.compaction import (
+    SummaryRequest,
+    SummaryResult,
     build_branch_summary,
     build_compaction,
     context_edit_entry,
     label_entry,
+    prepare_compaction,
     write_entry,
 )
-from pikit.compaction._preparation import prepare_compaction
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.compaction._entries import BRANCH_SUMMARY_PREAMBLE
 from pikit.errors import EntryError, PikitError, SummarizerError, UnknownEntryError, WriteError
 from tests.entries import asst, call, session_of, text, tool_result, usage, user
 

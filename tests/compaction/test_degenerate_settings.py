@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 import pikit
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import RUNAWAY_AFTER, simulate
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.compaction import CompactionSettings, SummaryRequest, SummaryResult, simulate
+from pikit.compaction._simulate import RUNAWAY_AFTER
 from pikit.errors import SummarizerOutputError
-from pikit.llm._offline import OfflineSummarizer
+from pikit.llm import OfflineSummarizer
 from tests.llm.servers import TEST_KEY, FakeLLMServer
 from tests.procs import env, one_error_line, pikit as run_pikit
 
@@ -33,7 +32,7 @@ def long_branch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _attempts(result: pikit.compaction._simulate.SimulationResult) -> int:
+def _attempts(result: pikit.compaction.SimulationResult) -> int:
     return len(result.events) + len(result.skipped)
 
 

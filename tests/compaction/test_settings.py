@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._settings import CompactionSettings, Settings, load_settings
+from pikit.compaction import CompactionSettings, Settings, load_settings
 from pikit.errors import PikitError, SettingsError
 
 

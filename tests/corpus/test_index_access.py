@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pikit.corpus import Corpus
-from pikit.corpus._indexfile import CorpusIndexError, IndexHeldError
+from pikit.corpus import Corpus, CorpusIndexError, IndexHeldError
 from tests.corpus.corpora import assistant, header, user, write
 from tests.corpus.test_index_file import DAY, _sessions
 from tests.procs import env, one_error_line, pikit

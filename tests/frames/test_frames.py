@@ -15,14 +15,18 @@ import pytest
 
 import pikit
 import pikit._columns
-from pikit import Session, frames
-from pikit._context.counting import get_counter
+from pikit import Session, estimate_tokens, frames, get_counter
 from pikit._context.projection import entry_messages, project_path
-from pikit._context.tokens import estimate_tokens, message_usage, usage_total
-from pikit.compaction._preparation import prepare_compaction
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import SimulationResult, simulate, threshold_table
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit._context.tokens import message_usage, usage_total
+from pikit.compaction import (
+    CompactionSettings,
+    SimulationResult,
+    SummaryRequest,
+    SummaryResult,
+    prepare_compaction,
+    simulate,
+    threshold_table,
+)
 from pikit.frames._columns import PREVIEW_WIDTH
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,10 +13,9 @@ import pytest
 
 import pikit
 from pikit._progress import BYTES, ENTRIES, WORTH_SHOWING, Line, in_notebook, reporting, tracked
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import simulate, sweep
+from pikit.compaction import CompactionSettings, simulate, sweep
 from pikit.corpus import Corpus
-from pikit.llm._select import get_summarizer
+from pikit.llm import get_summarizer
 from tests.long_work import REFACTOR, SAMPLE_CORPUS, WIDE_TREE, WIDE_TREE_BRANCH, big_corpus, big_session
 
 LONG = WORTH_SHOWING[BYTES]

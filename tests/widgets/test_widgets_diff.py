@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pikit
-from pikit import Session
-from pikit._context.diff import _content_key, _same_content, diff_compaction, diff_contexts, diff_leaves, message_keys
+from pikit import Session, diff_compaction, diff_contexts, diff_leaves
+from pikit._context.diff import _content_key, _same_content, message_keys
 from tests.entries import asst, call, user
 
 
