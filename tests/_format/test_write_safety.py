@@ -98,6 +98,7 @@ def test_appends_never_overwrite_lines_a_concurrent_writer_appends(tmp_path: Pat
     assert pikit.load(path).report.damaged_lines == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_in_place_compaction_while_pi_appends_loses_nothing(tmp_path: Path) -> None:
     outcomes = {"appended": 0, "refused": 0}

@@ -139,6 +139,7 @@ def test_a_stored_threshold_of_infinity_is_kept_and_never_applies(agent: Path) -
 # ----------------------------------------------------------------- comments stripped in linear time
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("unit", ['\\"', '\\",}', '\\"//c\n', '\\"\u2028, ]'],
                          ids=["escaped-quotes", "trailing-commas", "comments", "line-separators"])

@@ -148,6 +148,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sampled
 _MESSAGES = st.dictionaries(st.sampled_from(["role", "content", "timestamp"]), _JSON, max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_MESSAGES, _MESSAGES)
 def test_content_keys_are_equal_exactly_when_contents_are(x: dict[str, Any], y: dict[str, Any]) -> None:

@@ -54,6 +54,7 @@ def before() -> list[str]:
     return list(wire._instances)
 
 
+@pytest.mark.slow
 def test_every_widget_sends_valid_inert_state_at_every_leaf(hostile: pikit.Session, before: list[str],
                                                             tmp_path: Path) -> None:
     explorer = SessionExplorer(hostile, mode="all")
