@@ -1,4 +1,4 @@
-"""pikit._context.cards: short reprs and escaped HTML cards of the core objects."""
+"""Short reprs and escaped HTML cards of the core objects (each draws itself with pikit._card)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pikit._tree.sessiontree.Session: indexes, labels, name, look-ups, leaf moves (Pi's /tree selection)."""
+"""pikit.Session: indexes, labels, name, look-ups, leaf moves (Pi's /tree selection), ids as on the command line."""
 
 from __future__ import annotations
 
