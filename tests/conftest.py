@@ -48,9 +48,15 @@ def sample_sessions() -> Path:
 
 
 @pytest.fixture
-def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Pi agent folder that ``PI_CODING_AGENT_DIR`` points at."""
+def agent(tmp_path: Path) -> Path:
+    """An empty Pi agent folder, for the tests that pass it explicitly (the environment is left alone)."""
     folder = tmp_path / "agent"
     folder.mkdir()
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(folder))
     return folder
+
+
+@pytest.fixture
+def agent_dir(agent: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Pi agent folder that ``PI_CODING_AGENT_DIR`` points at."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    return agent

@@ -27,6 +27,13 @@ def pikit(*argv: str | os.PathLike[str], timeout: float = 60, extra_env: dict[st
                           env=env(**(extra_env or {})), **kwargs)
 
 
+def in_agent(agent: Path, *argv: str | os.PathLike[str], timeout: float = 120) -> tuple[int, str, str]:
+    """Run ``python -m pikit ARGV`` in the agent folder ``agent`` (also its ``PI_CODING_AGENT_DIR``):
+    (exit code, stdout, stderr)."""
+    done = pikit(*argv, timeout=timeout, extra_env={"PI_CODING_AGENT_DIR": str(agent)}, cwd=agent)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
 def popen(*argv: str | os.PathLike[str], extra_env: dict[str, str] | None = None,
           **kwargs: Any) -> subprocess.Popen[bytes]:
     """Start ``python -m pikit ARGV`` without waiting."""

@@ -228,6 +228,31 @@ def test_every_top_level_module_and_folder_is_on_a_floor() -> None:
             _floor_of((path.name,))
 
 
+TESTS = Path(__file__).resolve().parent
+ACROSS = {"browser": "the notebooks and pages in a real Chromium", "notebooks": "the bundled notebooks, top to bottom",
+          "data": "the test data"}
+"""The folders of tests/ that are not named after a part of the package, and what they hold."""
+PROJECT_WIDE = ("test_imports.py", "test_quality.py", "test_docs.py", "test_public_examples.py",
+                "test_conformance.py", "test_samples.py")
+"""The only test files at the top of tests/: checks of the whole project; every other test sits in a folder."""
+
+
+def test_each_test_folder_is_named_after_a_part_of_the_package() -> None:
+    parts = {path.stem for path in PACKAGE.iterdir()
+             if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists())}
+    floors = {name for name, _ in FLOORS}
+    for folder in TESTS.iterdir():
+        if folder.is_dir() and not folder.name.startswith((".", "__")) and folder.name not in ACROSS:
+            # tests/_format for pikit/_format, tests/charts for pikit/charts.py, tests/redaction for pikit/_redaction,
+            # tests/ground for the ground floor's small modules
+            assert {folder.name, f"_{folder.name}"} & parts or folder.name in floors, \
+                f"tests/{folder.name} is named after no module, folder or floor of pikit/"
+
+
+def test_only_the_project_wide_checks_sit_at_the_top_of_tests() -> None:
+    assert sorted(path.name for path in TESTS.glob("test_*.py")) == sorted(PROJECT_WIDE)
+
+
 def _core_modules() -> list[Path]:
     core = [n for n, (name, _) in enumerate(FLOORS) if name in CORE]
     return sorted(p for p in PACKAGE.rglob("*.py") if _floor_of(p.relative_to(PACKAGE).parts) in core)

@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit.compaction._branch_summary import collect_branch, prepare_branch
-from pikit.compaction._preparation import prepare_compaction
+from pikit.compaction import collect_branch, prepare_branch, prepare_compaction
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "sample_sessions"

@@ -600,6 +600,18 @@ def run_all(page: Page, timeout: float = 120.0, *, raise_on_error: bool = True) 
         )
 
 
+def open_file(page: Page, path: Path) -> tuple[list[str], list[str]]:
+    """Open the local file ``path`` in ``page``; return (console errors and warnings, every request made)."""
+    problems: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return problems, requests
+
+
 def screenshot(page: Page, name: str, *, full_page: bool = False) -> Path:
     """Save a PNG of ``page`` as ``test-artifacts/NAME.png`` at the repository root; return the path."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "screenshot"

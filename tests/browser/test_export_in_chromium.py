@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.jupyter import REPO_ROOT, screenshot
+from tests.browser.jupyter import REPO_ROOT, open_file, screenshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from playwright.sync_api import Page
@@ -38,21 +38,10 @@ def _export(session: Path, out: Path, tmp_path: Path, *extra: str) -> Path:
     return out
 
 
-def _open(page: Page, path: Path) -> tuple[list[str], list[str]]:
-    """Open ``path``; return (console messages of type error/warning, every request made)."""
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return problems, requests
-
 
 def test_exported_page_loads_nothing_and_shows_every_part(page: Page, tmp_path: Path) -> None:
     out = _export(SAMPLES / "refactor-auth.jsonl", tmp_path / "page.html", tmp_path)
-    problems, requests = _open(page, out)
+    problems, requests = open_file(page, out)
     assert problems == []
     assert requests == [out.as_uri()]  # the page itself, nothing else
     assert page.title() == "Refactor auth module (shop-api) · pikit"
@@ -89,7 +78,7 @@ def test_planted_markup_in_a_session_renders_as_text(page: Page, tmp_path: Path)
     out = _export(session, tmp_path / "planted.html", tmp_path, "--leaf", "planted2")
     html = out.read_text(encoding="utf-8")
     assert "<script" not in html and "<img" not in html
-    problems, requests = _open(page, out)
+    problems, requests = open_file(page, out)
     assert problems == [] and requests == [out.as_uri()]
     assert page.evaluate("window.__planted") is None
     assert page.title().startswith("<script>alert('session name')</script> reviews")
@@ -114,7 +103,7 @@ def test_transcript_anchors_and_no_script_from_session_text(page: Page, tmp_path
                           "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 1767225602000}}]
     session.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     out = _export(session, tmp_path / "planted.html", tmp_path)
-    problems, requests = _open(page, out)
+    problems, requests = open_file(page, out)
     assert problems == [] and requests == [out.as_uri()]
     assert page.evaluate("window.__planted") is None and page.title().endswith("· pikit")
     row = page.locator("#entry-a1")

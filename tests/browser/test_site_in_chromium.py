@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.jupyter import REPO_ROOT, screenshot
+from tests.browser.jupyter import REPO_ROOT, open_file, screenshot
 from tests.procs import env
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,17 +35,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "site"
 
 
-def _open(page: Page, path: Path) -> tuple[list[str], list[str]]:
-    """Open ``path``; return (console errors and warnings, every request made)."""
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return problems, requests
-
 
 def _search_rows(site: Path) -> list[str]:
     text = (site / "data.js").read_text(encoding="utf-8")
@@ -54,7 +43,7 @@ def _search_rows(site: Path) -> list[str]:
 
 
 def test_the_index_opens_and_its_search_filters_the_rows(page: Page, site: Path) -> None:
-    problems, requests = _open(page, site / "index.html")
+    problems, requests = open_file(page, site / "index.html")
     assert problems == []
     assert sorted(requests) == sorted((site / name).as_uri() for name in ("index.html", "data.js", "site.js"))
     rows = page.locator("#pikit-sessions tbody tr")
@@ -79,7 +68,7 @@ def test_the_index_opens_and_its_search_filters_the_rows(page: Page, site: Path)
 
 
 def test_the_headers_sort_the_rows(page: Page, site: Path) -> None:
-    problems, _ = _open(page, site / "index.html")
+    problems, _ = open_file(page, site / "index.html")
     page.get_by_role("button", name="Cost").click()
     costs = [float(c.replace("$", "").replace(",", ""))
              for c in page.locator("#pikit-sessions tbody tr td:nth-child(6)").all_inner_texts()]
@@ -106,7 +95,7 @@ def test_without_script_the_index_is_every_session_as_a_link(browser: Browser, s
 
 
 def test_a_title_opens_the_session_page_which_links_back(page: Page, site: Path) -> None:
-    problems, _ = _open(page, site / "index.html")
+    problems, _ = open_file(page, site / "index.html")
     link = page.locator("#pikit-sessions tbody tr td.pikit-title a", has_text="A faster retry in config.ts").last
     link.click()
     page.wait_for_load_state("load")
@@ -123,7 +112,7 @@ def test_a_title_opens_the_session_page_which_links_back(page: Page, site: Path)
 
 @pytest.mark.parametrize("by", ["day", "model"])
 def test_the_usage_pages_open_with_their_charts(page: Page, site: Path, by: str) -> None:
-    problems, requests = _open(page, site / "usage" / f"{by}.html")
+    problems, requests = open_file(page, site / "usage" / f"{by}.html")
     assert problems == [] and requests == [(site / "usage" / f"{by}.html").as_uri()]
     for chart in (f"cost by {by}", f"tokens by {by}"):
         box = page.locator(f'svg[aria-label="{chart}"]').bounding_box()
@@ -135,7 +124,7 @@ def test_the_usage_pages_open_with_their_charts(page: Page, site: Path, by: str)
 
 
 def test_a_compaction_count_opens_that_sessions_compactions(page: Page, site: Path) -> None:
-    problems, _ = _open(page, site / "index.html")
+    problems, _ = open_file(page, site / "index.html")
     page.locator('#pikit-sessions a[href$="#compactions"]').first.click()
     page.wait_for_load_state("load")
     assert page.url.endswith("#compactions")

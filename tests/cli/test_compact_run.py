@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import pikit
+from pikit.compaction import prepare_compaction
 from pikit.compaction._entries import SPLIT_TURN_HEADING
-from pikit.compaction._preparation import prepare_compaction
 from tests.llm.servers import (
     DEFAULT_SUMMARY,
     HANG,

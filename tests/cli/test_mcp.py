@@ -68,6 +68,7 @@ async def _answer(session: Any, name: str, arguments: dict[str, Any]) -> Any:
     return {"parts": found["parts"], "answer": json.loads("".join(pieces))}
 
 
+@pytest.mark.slow
 def test_the_tools_answer_as_the_commands_do(tmp_path: Path) -> None:
     index = tmp_path / "index.duckdb"
     leaf = _cli("info", str(SESSION_FILE))["leaf"]

@@ -5,24 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests.procs import pikit
+from tests.procs import in_agent as _run
 
 REPO = Path(__file__).resolve().parents[2]
 QUICK = REPO / "data" / "sample_sessions" / "quick-tour.jsonl"
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Path:
-    folder = tmp_path / "agent"
-    folder.mkdir()
-    return folder
-
-
-def _run(agent: Path, *argv: str) -> tuple[int, str, str]:
-    done = pikit(*argv, extra_env={"PI_CODING_AGENT_DIR": str(agent)}, cwd=agent)
-    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def test_one_model_as_json(agent: Path) -> None:

@@ -15,9 +15,8 @@ import pikit
 from pikit.cli import main
 from pikit.cli._demo import preview, project_root
 from pikit.cli._pager import pager_command
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import SimulationResult, simulate
-from pikit.llm._offline import OfflineSummarizer
+from pikit.compaction import CompactionSettings, SimulationResult, simulate
+from pikit.llm import OfflineSummarizer
 from tests.procs import on_a_terminal, pikit as run_pikit
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"

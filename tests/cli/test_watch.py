@@ -109,6 +109,7 @@ def start_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_each_new_leaf_is_reported_within_a_second(tmp_path: Path) -> None:
     path = start_file(tmp_path)
     watch = Watch(path, "--idle-exit", "3", "--context-window", "20000", "--reserve-tokens", "2000")
@@ -253,6 +254,7 @@ def test_a_move_to_another_branch_is_a_note_in_the_human_display(tmp_path: Path)
     assert "Pi moved to another branch: the new entries start a new root, not after the leaf e1" in note, block
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the CPU time from /proc")
 def test_an_idle_watch_uses_almost_no_cpu(tmp_path: Path) -> None:
     path = start_file(tmp_path)

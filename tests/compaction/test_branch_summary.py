@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from pikit import Session, UnknownEntryError, jsjson
+from pikit import Session, UnknownEntryError, estimate_tokens, jsjson
 from pikit._context.serialize import BRANCH_SUMMARY_PREFIX
-from pikit._context.tokens import estimate_tokens
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._branch_summary import collect_branch, prepare_branch, summary_details
+from pikit.compaction import collect_branch, prepare_branch
+from pikit.compaction._branch_summary import summary_details
 from tests.entries import T0, asst, call, compaction, edit, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-bs", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

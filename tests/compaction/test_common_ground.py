@@ -11,9 +11,9 @@ import pytest
 
 import pikit
 from pikit import compaction
-from pikit.compaction._settings import CompactionSettings
+from pikit.compaction import CompactionSettings
 from pikit.compaction._simulate import branch_points
-from pikit.llm._select import get_summarizer
+from pikit.llm import get_summarizer
 from tests.compaction.test_strategies import HEADER, turns
 from tests.entries import asst, call, session_of, text, tool_result, user
 

@@ -147,7 +147,7 @@ def test_bad_input_is_an_entry_error() -> None:
 
 
 def test_a_compaction_pikit_ran() -> None:
-    from pikit.llm._offline import OfflineSummarizer
+    from pikit.llm import OfflineSummarizer
 
     session = session_of(HEADER, _span())
     result = pc.build_compaction(session, keep_recent_tokens=1, summarizer=OfflineSummarizer())

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pikit import Session, jsjson
+from pikit import Session, estimate_tokens, jsjson
 from pikit._context.fileops import FileOps, format_file_lists
-from pikit._context.tokens import estimate_tokens
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._preparation import Preparation, find_cut_point, prepare_compaction
+from pikit.compaction import Preparation, find_cut_point, prepare_compaction
 from tests.entries import asst, call, compaction, edit, m, session_of, text, tool_result, ts, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-prep", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pikit
-from pikit._context.projection import ProjectedEntry, Projection
+from pikit import ProjectedEntry, Projection
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._preparation import find_cut_point, prepare_compaction, trace_compaction
+from pikit.compaction import find_cut_point, prepare_compaction, trace_compaction
 from tests.compaction.test_preparation import build, conversations
 from tests.entries import asst, compaction, edit, text, tool_result, ts, usage, user
 

@@ -11,17 +11,20 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import Session
+from pikit import Entry, Session, estimate_tokens
 from pikit._context.projection import project_path
-from pikit._context.tokens import estimate_tokens
-from pikit._format.entry import Entry
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction._entries import build_compaction
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import SimulationResult, simulate, sweep, threshold_table
-from pikit.compaction._summarizer import Summarizer
+from pikit.compaction import (
+    CompactionSettings,
+    SimulationResult,
+    Summarizer,
+    build_compaction,
+    simulate,
+    sweep,
+    threshold_table,
+)
 from pikit.errors import PikitError
-from pikit.llm._select import get_summarizer
+from pikit.llm import get_summarizer
 from tests.procs import env as child_env
 
 WINDOW, RESERVE, KEEP = 16384, 3000, 4000

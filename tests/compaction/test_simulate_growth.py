@@ -17,10 +17,8 @@ from typing import Any
 import pytest
 
 from pikit import Session
-from pikit.compaction import simulate as simulate_strategies
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._simulate import simulate
-from pikit.llm._offline import OfflineSummarizer
+from pikit.compaction import CompactionSettings, simulate, simulate as simulate_strategies
+from pikit.llm import OfflineSummarizer
 from tests.entries import asst, call, compaction, edit, session_of, text, tool_result, usage, user
 
 HEADER = {"type": "session", "version": 3, "id": "sess-growth", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

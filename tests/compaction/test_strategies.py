@@ -8,17 +8,18 @@ from typing import Any
 import pytest
 
 from pikit import compaction
-from pikit.compaction._builtin_strategies import (
-    CODEX_RESUME_PREFIX,
+from pikit.compaction import (
+    Check,
     CodexInlineStrategy,
-    codex_cut,
-    codex_cut_marker,
+    CompactionSettings,
+    ContextItem,
+    ReplayContext,
+    SummaryRequest,
+    SummaryResult,
 )
-from pikit.compaction._settings import CompactionSettings
-from pikit.compaction._strategy import Check, ContextItem, ReplayContext
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.compaction._builtin_strategies import CODEX_RESUME_PREFIX, codex_cut, codex_cut_marker
 from pikit.errors import PikitError
-from pikit.llm._select import get_summarizer
+from pikit.llm import get_summarizer
 from tests.entries import asst, call, session_of, text, tool_result, user
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

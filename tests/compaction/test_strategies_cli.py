@@ -13,12 +13,11 @@ import pytest
 
 import pikit
 from pikit.cli._json import compaction as compaction_json
-from pikit.compaction import simulate
-from pikit.compaction._settings import CompactionSettings
-from pikit.llm._select import get_summarizer
+from pikit.compaction import CompactionSettings, simulate
+from pikit.llm import get_summarizer
+from tests.cli.test_cli import assert_one_error_line, run
 from tests.entries import asst, text, user
 from tests.llm.servers import TEST_KEY, FakeLLMServer
-from tests.test_cli import assert_one_error_line, run
 
 SETTINGS = CompactionSettings(True, 3_000, 4_000)
 NEW_TOTALS = ("strategy", "requests", "inputTokens", "cachedInputTokens", "freshInputTokens", "outputTokens",

@@ -10,10 +10,18 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pikit
 from pikit._formatting import fmt_int
-from pikit.compaction._entries import build_compaction, compact_prepared
-from pikit.compaction._preparation import CompactionTrace, prepare_compaction, trace_compaction
-from pikit.compaction._walkthrough import STEP_TITLES, Fold, Step, StepRow, Walkthrough, walkthrough
-from pikit.llm._offline import OfflineSummarizer
+from pikit.compaction import (
+    CompactionTrace,
+    Step,
+    Walkthrough,
+    build_compaction,
+    compact_prepared,
+    prepare_compaction,
+    trace_compaction,
+    walkthrough,
+)
+from pikit.compaction._walkthrough import STEP_TITLES, Fold, StepRow
+from pikit.llm import OfflineSummarizer
 from tests.compaction.test_preparation import build, conversations
 from tests.entries import asst, compaction, text, usage, user
 
@@ -211,7 +219,7 @@ def test_no_cut_point_after_the_reached_entry_takes_the_last_one() -> None:
 
 
 def test_step_one_says_whether_pis_trigger_fires(refactor: pikit.Session) -> None:
-    from pikit.compaction._settings import CompactionSettings
+    from pikit.compaction import CompactionSettings
 
     trace = _trace(refactor, 4_000)
     size = trace.projection.tokens

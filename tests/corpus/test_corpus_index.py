@@ -258,7 +258,7 @@ def test_bad_input_becomes_problems_and_never_stops_a_scan(tmp_path: Path) -> No
 def test_odd_but_valid_sessions_are_indexed_with_pis_estimates(tmp_path: Path) -> None:
     """Lone surrogates, NUL, odd ids and roles, BOMs, mixed line endings: indexed, estimates as the core's."""
     import pikit
-    from pikit._context.tokens import estimate_tokens
+    from pikit import estimate_tokens
     from tests.weird import weird_sessions
 
     (tmp_path / "weird").mkdir()
@@ -587,7 +587,7 @@ def test_the_layer_imports_heavy_packages_lazily() -> None:
 def test_estimates_and_usage_equal_the_core(which: str, sample_corpus: Path, shared_sessions: Path) -> None:
     """The lean scan's per-message figures are the core's (Pi's estimate, the usage), file by file."""
     import pikit
-    from pikit._context.tokens import estimate_tokens
+    from pikit import estimate_tokens
 
     root = sample_corpus if which == "sample" else shared_sessions
     with Corpus.open(root, index=":memory:", workers=1) as corpus:

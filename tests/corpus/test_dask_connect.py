@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pikit.corpus import Corpus, _dask as dask_engine
-from pikit.corpus._dask import SchedulerError, connect
+from pikit.corpus import Corpus, SchedulerError, _dask as dask_engine, connect
 from pikit.errors import PikitError
 from tests import procs
 from tests.corpus.clusters import Answer, local_cluster, server

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 import pikit
-from pikit.corpus import ATIF_VERSION, Corpus, atif_trajectory, export_atif, export_parquet
-from pikit.corpus._schema import TABLES
+from pikit.corpus import ATIF_VERSION, TABLES, Corpus, atif_trajectory, export_atif, export_parquet
 from pikit.errors import WriteError
 from tests.corpus.atif_check import problems
 from tests.procs import pikit as run_pikit

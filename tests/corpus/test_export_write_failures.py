@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from pikit.corpus import Corpus, _export as export_module, export_parquet
-from pikit.corpus._schema import TABLES
+from pikit.corpus import TABLES, Corpus, _export as export_module, export_parquet
 from pikit.errors import WriteError
 from tests.corpus.test_index_access import _file_size_limit, _unprivileged
 from tests.procs import env, one_error_line

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pikit.corpus import Corpus
-from pikit.corpus._indexfile import CorpusIndexError, IndexHeldError
+from pikit.corpus import Corpus, CorpusIndexError, IndexHeldError
 from tests.corpus.corpora import assistant, header, user, write
 from tests.corpus.test_index_file import DAY, _sessions
 from tests.procs import env, one_error_line, pikit
@@ -116,6 +115,7 @@ def test_an_open_waits_for_a_holder_that_finishes(tmp_path: Path, hold: Hold) ->
     assert time.monotonic() - started >= 0.5  # (it waited for the holder, who held the index a while yet)
 
 
+@pytest.mark.slow
 def test_the_command_line_answers_beside_a_notebook_holding_the_index(tmp_path: Path, hold: Hold) -> None:
     """A notebook holds the index; the sessions have changed since it scanned. usage and sessions answer, up to
     date, from a copy of the index (a note says so, naming the holder); the notebook's index is not touched."""
@@ -142,6 +142,7 @@ def test_the_command_line_answers_beside_a_notebook_holding_the_index(tmp_path: 
     assert holder.poll() is None
 
 
+@pytest.mark.slow
 def test_a_holder_that_keeps_writing_gets_one_line_naming_it(tmp_path: Path, hold: Hold) -> None:
     root, index = tmp_path / "sessions", tmp_path / "index.duckdb"
     _sessions(root)

@@ -19,8 +19,8 @@ import msgspec
 import pytest
 
 from pikit import PikitError
-from pikit.corpus import TABLES, Corpus
-from pikit.corpus._indexfile import MARK, SCHEMA_VERSION, CorpusIndexError, IndexRebuiltWarning
+from pikit.corpus import TABLES, Corpus, CorpusIndexError, IndexRebuiltWarning
+from pikit.corpus._indexfile import MARK, SCHEMA_VERSION
 from tests.corpus.corpora import assistant, header, user, write
 from tests.procs import env, one_error_line, pikit
 

@@ -90,6 +90,7 @@ def test_a_grown_file_moves_its_active_branch(corpus_dir: Path, tmp_path: Path) 
     assert found == {"u1": True, "a1": True, "t1": True, "u2b": True, "c1": False, "u4": True}
 
 
+@pytest.mark.slow
 def test_the_sample_corpus_hits_are_entries_holding_the_query(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "pikit", "search", str(SAMPLE), "migration", "--json",
                           "--index", str(tmp_path / "i.duckdb"), "--limit", "5000"],

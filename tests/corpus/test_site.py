@@ -134,6 +134,7 @@ def _times(folder: Path) -> dict[str, int]:
     return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_rerun_rewrites_only_the_changed_session(sample_corpus: Path, tmp_path: Path) -> None:
     corpus = tmp_path / "sessions"
     for source in sorted(sample_corpus.rglob("*.jsonl"))[:8]:  # eight sessions of the sample, in their folders

@@ -135,6 +135,7 @@ def test_a_usage_scan_after_appends_reads_only_what_was_appended(sample_corpus: 
     assert _stored(index) == _stored(tmp_path / "full.duckdb")
 
 
+@pytest.mark.slow
 def test_pikit_usage_then_another_command_on_the_same_index(sample_corpus: Path, tmp_path: Path) -> None:
     def pikit(*args: str) -> str:
         done = subprocess.run([sys.executable, "-m", "pikit", *args], capture_output=True, text=True, check=False)

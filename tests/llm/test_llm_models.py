@@ -16,13 +16,6 @@ from pikit.llm._models import catalog_source
 SNAPSHOT = Path(__file__).resolve().parents[2] / "pikit" / "llm" / "_catalog.json.gz"
 
 
-@pytest.fixture
-def agent(tmp_path: Path) -> Path:
-    folder = tmp_path / "agent"
-    folder.mkdir()
-    return folder
-
-
 def _write(path: Path, value: Any) -> None:
     path.write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
 

@@ -14,7 +14,7 @@ import pytest
 
 from pikit.llm import model_catalog, usage_with_cost
 from pikit.llm._modelsjson import MAX_FACT_BYTES, strip_json_comments
-from tests.procs import env, pikit
+from tests.procs import env, in_agent as _run, pikit
 from tests.timing import cpu_seconds
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,18 +40,6 @@ def _custom(extra: str) -> str:
     """A ``models.json`` defining local/big with ``extra`` among its fields."""
     return ('{"providers": {"local": {"baseUrl": "http://x", "api": "openai-completions", '
             '"models": [{"id": "big", ' + extra + "}]}}}")
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Path:
-    folder = tmp_path / "agent"
-    folder.mkdir()
-    return folder
-
-
-def _run(agent: Path, *argv: str) -> tuple[int, str, str]:
-    done = pikit(*argv, extra_env={"PI_CODING_AGENT_DIR": str(agent)}, cwd=agent, timeout=120)
-    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def _no_more_than_a_gigabyte() -> None:  # (in the child: an allocation without end fails fast, not the machine)
@@ -151,6 +139,7 @@ def test_a_stored_threshold_of_infinity_is_kept_and_never_applies(agent: Path) -
 # ----------------------------------------------------------------- comments stripped in linear time
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("unit", ['\\"', '\\",}', '\\"//c\n', '\\"\u2028, ]'],
                          ids=["escaped-quotes", "trailing-commas", "comments", "line-separators"])

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pikit.compaction._summarizer import Summarizer, SummaryRequest, SummaryResult
+from pikit.compaction import Summarizer, SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError
-from pikit.llm._offline import OfflineSummarizer
+from pikit.llm import OfflineSummarizer
 from tests.timing import grows_at_most
 
 pytestmark = pytest.mark.timeout(120)
@@ -867,8 +867,8 @@ def test_opinions_are_not_constraints_and_guesses_are_not_decisions() -> None:
 
 
 def test_offline_handoff_format_is_deterministic_and_in_codex_sections() -> None:
-    from pikit.compaction._summarizer import SummaryRequest as Request
-    from pikit.llm._offline import OfflineSummarizer as Offline
+    from pikit.compaction import SummaryRequest as Request
+    from pikit.llm import OfflineSummarizer as Offline
 
     messages = [
         {"role": "user", "content": "Fix the failing login test in tests/auth.py; never touch the database schema."},

@@ -104,7 +104,8 @@ def test_three_phases_and_the_scores(server: FakeLLMServer, monkeypatch: pytest.
 
 
 def test_a_long_span_is_bounded() -> None:
-    from pikit.llm._probes import MAX_PROMPT_CHARS, bounded
+    from pikit.llm import MAX_PROMPT_CHARS
+    from pikit.llm._probes import bounded
 
     text = "a" * 10 + "b" * (3 * MAX_PROMPT_CHARS) + "c" * 10
     cut = bounded(text)

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from pikit.errors import SummarizerError
+from pikit.llm import RetryPolicy
 from pikit.llm._secrets import Secret, clean_message
-from pikit.llm._transport import RetryingClient, RetryPolicy, parse_retry_after, token_count
+from pikit.llm._transport import RetryingClient, parse_retry_after, token_count
 
 pytestmark = pytest.mark.timeout(120)  # (a hang guard: a loaded machine is slow)
 

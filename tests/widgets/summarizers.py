@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
+from pikit.compaction import SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError
 
 

@@ -17,8 +17,7 @@ import pytest
 
 import pikit
 from pikit._tree.tree import describe_hidden
-from pikit.compaction import prepare_compaction
-from pikit.compaction._settings import Settings
+from pikit.compaction import Settings, prepare_compaction
 from pikit.export import render_markdown
 from pikit.widgets import CompactionPanel, CompactionStepper, SessionExplorer
 from tests.procs import pikit as run_pikit

@@ -82,6 +82,7 @@ def _records(n: int) -> pd.DataFrame:
         for i in range(n)])
 
 
+@pytest.mark.slow
 def test_thousands_of_rows_are_cheap() -> None:
     many, few = _records(5000), _records(500)
     browser = SessionBrowser(many)

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 import pikit
-from pikit.compaction._settings import Settings
-from pikit.compaction._summarizer import Summarizer
+from pikit.compaction import Settings, Summarizer
 from pikit.errors import SummarizerError
 from pikit.widgets import CompactionPanel, compaction_history
 from pikit.widgets._views.compaction import EMPTY_CHART, ChartGroup, CompactionPoint, RunSettings, render_chart

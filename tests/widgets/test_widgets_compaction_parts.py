@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from pikit import Session, load
-from pikit.compaction._settings import Settings
+from pikit.compaction import Settings
+from pikit.widgets import CompactionRun
 from pikit.widgets._compaction_history import CompactionHistory
 from pikit.widgets._compaction_preview import CompactionPreview
 from pikit.widgets._compaction_run import CompactionRunner
 from pikit.widgets._compaction_settings import CompactionSettingsBox
-from pikit.widgets._runs import CompactionRun
 from pikit.widgets._state import state_for
 from pikit.widgets._views.budget import budget_view
 from pikit.widgets._views.compaction import RunSettings

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pikit
-from pikit import Session
-from pikit._context.diff import _content_key, _same_content, diff_compaction, diff_contexts, diff_leaves, message_keys
+from pikit import Session, diff_compaction, diff_contexts, diff_leaves
+from pikit._context.diff import _content_key, _same_content, message_keys
 from tests.entries import asst, call, user
 
 
@@ -148,6 +148,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sampled
 _MESSAGES = st.dictionaries(st.sampled_from(["role", "content", "timestamp"]), _JSON, max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_MESSAGES, _MESSAGES)
 def test_content_keys_are_equal_exactly_when_contents_are(x: dict[str, Any], y: dict[str, Any]) -> None:

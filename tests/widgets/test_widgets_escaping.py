@@ -9,9 +9,8 @@ from typing import Any
 import ipywidgets as widgets
 
 import pikit
-from pikit.compaction._settings import Settings
-from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer
-from pikit.widgets._tree import TreeView
+from pikit.compaction import Settings
+from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
 from tests.widgets.synthetic import PAYLOAD
 
 
@@ -72,7 +71,7 @@ def test_chart_and_previews_escape_ids(hostile_path: Path, tmp_path: Path) -> No
         name = "fake <img src=x onerror=1>"
 
         def summarize(self, request: Any) -> Any:
-            from pikit.compaction._summarizer import SummaryResult
+            from pikit.compaction import SummaryResult
 
             return SummaryResult("summary " + PAYLOAD, None)
 

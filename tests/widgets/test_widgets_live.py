@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit._following import Follower
+from pikit import Follower
 from pikit.widgets import SessionExplorer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"

@@ -11,9 +11,7 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
-from pikit import loads
-from pikit._following import Follower
-from pikit._tree.refresh import Refresh
+from pikit import Follower, Refresh, loads
 from pikit.widgets._live import LiveBar
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"

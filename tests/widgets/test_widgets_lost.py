@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pikit
-from pikit.compaction._evaluation import Evaluation, evaluate_span
-from pikit.compaction._facts import Fact
-from pikit.compaction._settings import Settings
+from pikit.compaction import Evaluation, Fact, Settings, evaluate_span
 from pikit.widgets import CompactionPanel, CompactionStepper, SessionExplorer
 from pikit.widgets._lost import LostFacts
 from pikit.widgets._views.lost import lost_view, render_lost

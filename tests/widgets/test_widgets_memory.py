@@ -33,6 +33,7 @@ def _held(build: object) -> int:
     return tracemalloc.get_traced_memory()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_building_the_explorer_adds_at_most_the_file_size(generated: Path, tree_basic: pikit.Session,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,16 +12,14 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit import Session
-from pikit._context.diff import diff_compaction
+from pikit import Session, diff_compaction
 from pikit._tree.tree import FILTER_MODES, describe_hidden
-from pikit.compaction._settings import Settings
-from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView
+from pikit.compaction import Settings
+from pikit.widgets import BudgetBar, CompactionPanel, ContextDiff, ContextView, SessionExplorer, TreeView, context_rows
 from pikit.widgets._views import (
     budget_view,
     context_header,
     context_page,
-    context_rows,
     cut_preview,
     diff_view,
     render_budget,
@@ -79,7 +77,7 @@ def test_before_and_after_share_a_scale(compaction_chain: Session) -> None:
 
 
 def test_preview_and_diff_render_without_widgets(compaction_chain: Session) -> None:
-    from pikit.compaction._preparation import prepare_compaction
+    from pikit.compaction import prepare_compaction
 
     branch = compaction_chain.branch()
     prep = prepare_compaction(branch, 500, compaction_chain.context())

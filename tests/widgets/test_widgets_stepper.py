@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 import pikit
-from pikit.compaction._preparation import prepare_compaction, trace_compaction
-from pikit.compaction._settings import Settings
-from pikit.compaction._summarizer import SummaryRequest, SummaryResult
-from pikit.compaction._walkthrough import Fold, StepRow, walkthrough
+from pikit.compaction import Settings, SummaryRequest, SummaryResult, prepare_compaction, trace_compaction, walkthrough
+from pikit.compaction._walkthrough import Fold, StepRow
 from pikit.errors import SummarizerError
 from pikit.widgets import CompactionStepper
 from pikit.widgets._views.stepper import render_rows, render_step, render_walkthrough
@@ -271,7 +269,7 @@ def test_the_explorer_highlights_the_step_in_its_tree_and_context(refactor: piki
 
 
 def test_highlight_css_escapes_ids() -> None:
-    from pikit.compaction._walkthrough import Step
+    from pikit.compaction import Step
     from pikit.widgets._views.stepper import highlight_css
 
     step = Step(1, "t", "s", ("ok-1", '"]</style><script>x()</script>', "é"), ())

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from entries import asst, call, session_of, text, user
-
 from pikit._format.message import ToolCall
+from pikit.widgets import context_rows
 from pikit.widgets._calls import call_parts
 from pikit.widgets._html import BODY_CHARS, message_body
-from pikit.widgets._views import context_page, context_rows, render_table
+from pikit.widgets._views import context_page, render_table
+from tests.entries import asst, call, session_of, text, user
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
 

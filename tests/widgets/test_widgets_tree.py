@@ -153,6 +153,7 @@ def test_explorer_controls_drive_the_tree(tree_basic: Session) -> None:
     assert f"{len(explorer.tree.rows)} rows" in explorer.tree_status.value
 
 
+@pytest.mark.slow
 def test_10k_tree_layout_and_leaf_moves(big: Session) -> None:
     """A 10k-entry tree lays out and its rows move the leaf (the 100 ms target: benchmarks/bench_widgets.py)."""
     explorer = SessionExplorer(big)

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 import pikit
-from pikit._following import Follower
-from pikit.compaction._settings import Settings
+from pikit import Follower
+from pikit.compaction import Settings
 from pikit.corpus import Corpus
 from pikit.widgets import (
     BudgetBar,
@@ -54,6 +54,7 @@ def before() -> list[str]:
     return list(wire._instances)
 
 
+@pytest.mark.slow
 def test_every_widget_sends_valid_inert_state_at_every_leaf(hostile: pikit.Session, before: list[str],
                                                             tmp_path: Path) -> None:
     explorer = SessionExplorer(hostile, mode="all")
@@ -165,9 +166,8 @@ def test_the_session_browser_of_a_corpus_with_a_hostile_session(hostile_path: Pa
 
 
 def test_html_cards_of_the_core_objects_are_inert(hostile: pikit.Session) -> None:
-    from pikit.compaction._settings import CompactionSettings
-    from pikit.compaction._simulate import simulate
-    from pikit.llm._offline import OfflineSummarizer
+    from pikit.compaction import CompactionSettings, simulate
+    from pikit.llm import OfflineSummarizer
 
     ctx = hostile.context(TWINS[0])
     prep = pikit.compaction.prepare_compaction(hostile.branch(TWINS[0]), 1, ctx)

@@ -10,7 +10,7 @@ import pytest
 import traitlets
 
 from pikit import Session
-from pikit.compaction._settings import Settings
+from pikit.compaction import Settings
 from pikit.widgets import (
     BudgetBar,
     CompactionPanel,
@@ -312,7 +312,8 @@ def test_pages_cover_every_row_once() -> None:
 
 
 def test_the_legend_says_what_not_itemized_is(compaction_chain: Session, context_edits: Session) -> None:
-    from pikit._context.tokens import estimate_tokens, message_usage, usage_total
+    from pikit import estimate_tokens
+    from pikit._context.tokens import message_usage, usage_total
 
     p = compaction_chain.context()
     k = p.size.usage_index
