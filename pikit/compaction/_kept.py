@@ -84,7 +84,16 @@ _CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added
 _HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
 _GENERIC = frozenset(content_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
+_FILLER = frozenset(("etc",))
 _NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
+_RANGE_WORD = re.compile(r"([a-z]+)(\d{1,3})[-\u2013]([a-z]*)(\d{1,3})")
+_RANGE_SPAN = 100
+_ITEM = re.compile(r"\b([A-Z]{1,3})(\d{1,3})(?:\s*[-\u2013]\s*\1?(\d{1,3}))?\b")
+_STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[-\u2013]|and|to)\s*(\d{1,3}))?\b",
+                   re.IGNORECASE)
+_DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
+_MADE = re.compile(r"^(?:done:\s*)?(?:create[ds]?|add(?:s|ed)?|wr[io]te)\s+(`[^`]+`|\S+)", re.IGNORECASE)
+_UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
@@ -226,12 +235,48 @@ def _path_tails(path: str) -> list[str]:
     return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
 
 
+def _ranged(words: set[str]) -> set[str]:
+    """``words``, each range of numbered items spelled out item by item (``wp1-wp3`` adds ``wp1``, ``wp2``, ``wp3``)."""
+    out = set(words)
+    for word in words:
+        match = _RANGE_WORD.fullmatch(word)
+        if match and match[3] in ("", match[1]) and int(match[2]) < int(match[4]) <= int(match[2]) + _RANGE_SPAN:
+            out.update(f"{match[1]}{n}" for n in range(int(match[2]), int(match[4]) + 1))
+    return out
+
+
+def _items(text: str) -> set[tuple[str, int]]:
+    """The numbered work items ``text`` names, ranges spelled out: ``WP1``, ``WP1-WP3``, ``step 2``, ``steps 3 and
+    4``, ``phases 1-2`` (a label of one to three capitals glued to its number, or a step, phase, stage, part or
+    milestone)."""
+    out: set[tuple[str, int]] = set()
+    for pattern in (_ITEM, _STEP):
+        for match in pattern.finditer(text):
+            first = int(match[2])
+            last = int(match[3]) if match[3] and first < int(match[3]) <= first + _RANGE_SPAN else first
+            out.update((match[1].casefold(), n) for n in range(first, last + 1))
+    return out
+
+
+def _code_names(text: str) -> list[str]:
+    """The code names of a (not yet normalized) text: names in backticks and words written as code, normalized,
+    without a call's ``()`` and arguments."""
+    return [name for name in dict.fromkeys(_CALL.sub("", _plain(name)) for name in
+                                           [*_BACKTICKED.findall(text), *_CODE_WORD.findall(text)]) if name]
+
+
+def _as_code(text: str, name: str) -> bool:
+    """Whether the plain word ``name`` occurs in ``text`` written as code: called (``name(``), qualified
+    (``.name``) or quoted (``'name'``)."""
+    return f"{name}(" in text or f".{name}" in text and _whole(text, name) or f"'{name}'" in text
+
+
 def vocabulary(facts: Iterable[Fact]) -> set[str]:
     """The content words of ``facts`` that matching looks up (those of sentences and commands)."""
     out: set[str] = set()
     for fact in facts:
         if fact.kind in _PROSE_KINDS or fact.kind == "command":
-            out |= content_words(fact.text)
+            out |= _ranged(content_words(fact.text))
             out |= content_words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
     return out
 
@@ -253,6 +298,7 @@ class Haystack:
         self._index: dict[str, list[int]] | None = None
         self._sentences: list[str] = []
         self._lines: list[tuple[str, str | None]] | None = None
+        self._done: tuple[set[tuple[str, int]], str] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
         self.vocabulary = vocabulary
         self.prose = prose if prose is not None else text
@@ -275,11 +321,11 @@ class Haystack:
             headings: dict[str, set[str]] = {}
             for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
-                words = content_words(sentence)
+                words = _ranged(content_words(sentence))
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:
-                        under = headings[heading] = content_words(heading)
+                        under = headings[heading] = _ranged(content_words(heading))
                     words |= under
                 if self.vocabulary is not None:
                     words &= self.vocabulary
@@ -306,7 +352,7 @@ class Haystack:
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
         required = content_words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
-        words = content_words(text) - _GENERIC
+        words = _ranged(content_words(text)) - _GENERIC - _FILLER
         if len(words) < 2 and not (words and words <= required):
             return False
         sequence = _TOKEN.findall(text.casefold())
@@ -323,6 +369,48 @@ class Haystack:
             if similarity >= _SAME or similarity < _VARIANT:
                 return True
         return False
+
+    @property
+    def done(self) -> tuple[set[tuple[str, int]], str]:
+        """What the context says is done: the numbered work items (:func:`_items`) of its sentences that say they are
+        done (*done*, *complete*, *finished*, ✅, ``[x]``, or under a heading that says so, and not *not*, *yet*,
+        *next* or ``[ ]``), and the normalized text of those sentences and of the sentences that say something
+        changed (:data:`_CHANGE`)."""
+        if self._done is None:
+            items: set[tuple[str, int]] = set()
+            texts = []
+            for sentence, heading in _sentences(self.prose):
+                if _UNDONE.search(sentence):
+                    continue
+                if _DONE.search(sentence) or _DONE.search(heading):
+                    items |= _items(sentence)
+                    texts.append(_plain(sentence))
+                elif _CHANGE.search(_plain(sentence)) or _CHANGE.search(_plain(heading)):
+                    texts.append(_plain(sentence))
+            self._done = (items, "\n".join(texts))
+        return self._done
+
+    def _named(self, name: str, text: str) -> bool:
+        """Whether ``text`` (normalized) names ``name``: a path in any form :meth:`_forms` allows, a qualified name
+        by its last part."""
+        forms = self._forms(name)
+        if "/" not in name:
+            forms.append(re.split(r"\.|::|#", name)[-1])
+        return any(len(form) >= 3 and (_whole(text, form) or f"/{form}" in text) for form in forms)
+
+    def _done_item(self, text: str) -> bool:
+        """Whether the context lists a progress fact as done: each numbered item it names (``WP4``, ``step 2``) is
+        among the items the context says are done; or, naming none, it says it created or added a code name (``done:
+        Create `a.ts` with `run()` ``), a sentence of the context that says something is done or changed names it, and
+        the context names each other code name of the fact."""
+        items = _items(text)
+        done, done_text = self.done
+        if items:
+            return items <= done
+        made = _MADE.match(text.strip())
+        names = _code_names(text)
+        return made is not None and bool(_code_names(made[1])) and self._named(_code_names(made[1])[0], done_text) \
+            and all(self._named(name, self.text) for name in names)
 
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
@@ -385,10 +473,15 @@ class Haystack:
                     break
         return False
 
-    def _identifier(self, needle: str) -> bool:
+    def _identifier(self, needle: str, text: str) -> bool:
+        """``needle`` (normalized) whole, without its call, or by its last part; a part that is a plain lower-case
+        word in ``text`` (the fact as written: ``Session.compact()``) only where the context writes it as code."""
         name = _CALL.sub("", needle)
         last = re.split(r"\.|::|#", name)[-1]
-        return any(len(n) >= 3 and _whole(self.text, n) for n in dict.fromkeys((needle, name, last)))
+        word = re.split(r"\.|::|#", _CALL.sub("", text.strip()))[-1]
+        plain = word.isalpha() and word.islower()
+        return any(len(n) >= 3 and (_as_code(self.text, n) if plain and n == last else _whole(self.text, n))
+                   for n in dict.fromkeys((needle, name, last)))
 
     def _command(self, needle: str) -> bool:
         if needle in self.text:
@@ -407,7 +500,7 @@ class Haystack:
         if kind == "read_file":
             return self._file(needle, self.text)
         if kind == "identifier":
-            return self._identifier(needle)
+            return self._identifier(needle, fact.text)
         if kind == "number":
             return self._word(needle)
         if kind == "url":
@@ -415,7 +508,7 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text:
+            if needle in self.text or kind == "progress" and self._done_item(fact.text):
                 return True
             return self.says(fact.text)
         return needle in self.text
