@@ -75,6 +75,12 @@ SHARE = 0.8
 """The share of a sentence's content words one sentence of the context must hold to say the same (rounded
 down: one of five words may be missing, none of four)."""
 
+def _words(text: str) -> set[str]:
+    """The content words of ``text`` (:func:`content_words`), a final ``e`` of a word of five letters or more
+    dropped, so that a word and its ``-ing`` or ``-ed`` form agree (``write``, ``writing``: ``writ``)."""
+    return {w[:-1] if len(w) > 4 and w[-1] == "e" and w.isalpha() else w for w in content_words(text)}
+
+
 _SAME = 0.95
 _VARIANT = 0.6
 _CANDIDATES = 4
@@ -82,9 +88,10 @@ _TOKEN = re.compile(r"\w[\w.\-/]*")
 _CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
                      r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
 _HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
-_GENERIC = frozenset(content_words("done add added create created method function file files update updated "
+_GENERIC = frozenset(_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
-_FILLER = frozenset(("etc",))
+_FILLER = frozenset(("etc", "yet", "don", "doesn", "didn", "isn", "aren", "wasn", "won", "shouldn", "wouldn",
+                     "couldn", "haven", "hasn"))
 _NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 _RANGE_WORD = re.compile(r"([a-z]+)(\d{1,3})[-\u2013]([a-z]*)(\d{1,3})")
 _RANGE_SPAN = 100
@@ -106,7 +113,7 @@ _READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
 _MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL)
 _CALL = re.compile(r"\(.*\)$")
 _BACKTICKED = re.compile(r"`([^`\s]{3,})`")
-_CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
+_CODE_WORD = re.compile(r"\b[A-Za-z_][\w\-]*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
 def _plain(text: str) -> str:
@@ -276,8 +283,8 @@ def vocabulary(facts: Iterable[Fact]) -> set[str]:
     out: set[str] = set()
     for fact in facts:
         if fact.kind in _PROSE_KINDS or fact.kind == "command":
-            out |= _ranged(content_words(fact.text))
-            out |= content_words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
+            out |= _ranged(_words(fact.text))
+            out |= _words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
     return out
 
 
@@ -321,11 +328,11 @@ class Haystack:
             headings: dict[str, set[str]] = {}
             for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
-                words = _ranged(content_words(sentence))
+                words = _ranged(_words(sentence))
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:
-                        under = headings[heading] = _ranged(content_words(heading))
+                        under = headings[heading] = _ranged(_words(heading))
                     words |= under
                 if self.vocabulary is not None:
                     words &= self.vocabulary
@@ -351,8 +358,10 @@ class Haystack:
 
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
-        required = content_words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
-        words = _ranged(content_words(text)) - _GENERIC - _FILLER
+        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        words = _ranged(_words(text)) - _FILLER
+        if len(words - _GENERIC) >= 2 or words - _GENERIC <= required:
+            words -= _GENERIC
         if len(words) < 2 and not (words and words <= required):
             return False
         sequence = _TOKEN.findall(text.casefold())
@@ -366,8 +375,9 @@ class Haystack:
             if matcher.real_quick_ratio() < _VARIANT or matcher.quick_ratio() < _VARIANT:
                 return True  # (bounds of the ratio from above: clearly reworded)
             similarity = matcher.ratio()
-            if similarity >= _SAME or similarity < _VARIANT:
-                return True
+            if similarity >= _SAME or similarity < _VARIANT \
+                    or sum(block.size for block in matcher.get_matching_blocks()) == len(sequence):
+                return True  # (nearly the same, clearly reworded, or the same with words added and none replaced)
         return False
 
     @property
