@@ -99,7 +99,8 @@ _ITEM = re.compile(r"\b([A-Z]{1,3})(\d{1,3})(?:\s*[-\u2013]\s*\1?(\d{1,3}))?\b")
 _STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[-\u2013]|and|to)\s*(\d{1,3}))?\b",
                    re.IGNORECASE)
 _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
-_MADE = re.compile(r"^(?:done:\s*)?(?:create[ds]?|add(?:s|ed)?|wr[io]te)\s+(`[^`]+`|\S+)", re.IGNORECASE)
+_MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
+                   re.IGNORECASE)
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
@@ -410,16 +411,15 @@ class Haystack:
 
     def _done_item(self, text: str) -> bool:
         """Whether the context lists a progress fact as done: each numbered item it names (``WP4``, ``step 2``) is
-        among the items the context says are done; or, naming none, it says it created or added a code name (``done:
-        Create `a.ts` with `run()` ``), a sentence of the context that says something is done or changed names it, and
-        the context names each other code name of the fact."""
+        among the items the context says are done; or, naming none, it says it made something (created, added, wrote,
+        copied, renamed, moved or extracted: ``done: Copy `a.ts` to `b.ts` ``), the context names each code name of
+        it, and a sentence of the context that says something is done or changed names one of them."""
         items = _items(text)
         done, done_text = self.done
         if items:
             return items <= done
-        made = _MADE.match(text.strip())
         names = _code_names(text)
-        return made is not None and bool(_code_names(made[1])) and self._named(_code_names(made[1])[0], done_text) \
+        return _MADE.match(text.strip()) is not None and any(self._named(name, done_text) for name in names) \
             and all(self._named(name, self.text) for name in names)
 
     def _word(self, needle: str) -> bool:
