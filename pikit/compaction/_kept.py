@@ -422,6 +422,12 @@ class Haystack:
         return _MADE.match(text.strip()) is not None and any(self._named(name, done_text) for name in names) \
             and all(self._named(name, self.text) for name in names)
 
+    def _names_together(self, text: str) -> bool:
+        """Whether one sentence of the context names every code name of ``text``, two or more (a choice between
+        named things is carried by the names: ``Use `B` instead of `A` `` by "rename `A` → `B`")."""
+        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        return len(required) >= 2 and bool(self._candidates(required, required))
+
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
 
@@ -518,7 +524,8 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text or kind == "progress" and self._done_item(fact.text):
+            if needle in self.text or kind == "progress" and self._done_item(fact.text) \
+                    or kind == "decision" and self._names_together(fact.text):
                 return True
             return self.says(fact.text)
         return needle in self.text
