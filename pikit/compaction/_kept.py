@@ -497,7 +497,8 @@ class Haystack:
         word = re.split(r"\.|::|#", _CALL.sub("", text.strip()))[-1]
         plain = word.isalpha() and word.islower()
         return any(len(n) >= 3 and (_as_code(self.text, n) if plain and n == last else _whole(self.text, n))
-                   for n in dict.fromkeys((needle, name, last)))
+                   for n in dict.fromkeys((needle, name, last))) \
+            or not plain and any(_whole(self.text, f"{accessor}{name}") for accessor in ("get", "set"))
 
     def _command(self, needle: str) -> bool:
         if needle in self.text:
