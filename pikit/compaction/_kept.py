@@ -274,9 +274,17 @@ def _code_names(text: str) -> list[str]:
 
 
 def _as_code(text: str, name: str) -> bool:
-    """Whether the plain word ``name`` occurs in ``text`` written as code: called (``name(``), qualified
-    (``.name``) or quoted (``'name'``)."""
-    return f"{name}(" in text or f".{name}" in text and _whole(text, name) or f"'{name}'" in text
+    """Whether the plain word ``name`` occurs in ``text`` as a whole word written as code: called (``name(``),
+    qualified (``.name``) or quoted (``'name'``)."""
+    size = len(name)
+    start = text.find(name)
+    while start >= 0:
+        before, after = text[start - 1:start] if start else "", text[start + size:start + size + 1]
+        if not _is_word_char(before or " ") and not _is_word_char(after or " ") \
+                and (after == "(" or before == "." or before == after == "'"):
+            return True
+        start = text.find(name, start + 1)
+    return False
 
 
 def vocabulary(facts: Iterable[Fact]) -> set[str]:
