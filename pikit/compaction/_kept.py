@@ -28,7 +28,10 @@ Then, per kind:
   line ending in ``:``): a ``<read-files>`` list or a mention ("`a.py`
   keeps the cache") is not a change kept;
 - ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
-  last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
+  last part after a qualifier (``Mod.getFoo()`` is kept by ``getFoo``; ``foo`` by ``foo()`` or ``Mod.foo``),
+  or behind ``get`` or ``set`` (``SessionStats`` by ``getSessionStats()``). A part that is a plain lower-case
+  word (``session.compact()``, ``branch()``) is found only where the context writes it as code: called
+  (``compact(``), qualified (``.compact``) or quoted; "we compact the log" does not keep it;
 - ``number``: the text appears as a whole word (not inside a longer name or number: ``1.2``
   does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
@@ -42,19 +45,37 @@ Then, per kind:
   that opens its list), holds:
 
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
-    verb endings dropped, a path by its base name), and at least two of them, or its only code name.
-    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted:
-    ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``;
-  - every code name of it (a name in backticks, a path, ``KeyError``, ``test_parse``, ``TS2339``: a
+    verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
+    name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``), and at least two of
+    them, or its only code name. *etc*, *yet* and the stems of contractions (*don't*) are not content.
+    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted where
+    two others are left: ``done: Add `setModel()` method`` is kept by a sentence naming
+    ``setModel(model)``, "Don't edit any files yet" by "no file edits until the user has seen the findings";
+  - every code name of it (a name in backticks, a path, hyphens and all, ``KeyError``, ``test_parse``, ``TS2339``: a
     paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept by
     ``Tests 3 failed | 16 passed``);
 
   and it is not a variant of the same sentence with other words in its slots. Word for word, the
   two sentences are either nearly the same (a similarity of 0.95 or more: a word added or dropped) or
   clearly reworded (below 0.6); in between, the sentence is the same template saying something else
-  ("Nothing else uses the index" is not kept by "Nothing else uses the session"). Nor does a text
+  ("Nothing else uses the index" is not kept by "Nothing else uses the session"), unless it holds the
+  fact word for word with words added and none replaced ("Express 4 + TypeScript on Node 20" keeps
+  "Express + TypeScript"). Nor does a text
   three times as long that happens to hold its words keep it. There is no prefix rule: a long command
   or error quoted by its first characters only is judged like any other text.
+
+  Three more ways of saying it, as a reader counts them:
+
+  - a ``progress`` fact naming numbered work items (``WP4``, ``step 2``, ``steps 3 and 4``) is kept where
+    every one of them is in a sentence of the context that says it is done (*done*, *complete*,
+    *finished*, ✅, ``[x]``, or under a heading that says so; not one saying *not*, *yet*, *next* or
+    ``[ ]``), one by one or in a range: "Completed Work (WP1-WP16)" keeps "WP15: Create InteractiveMode";
+  - a ``progress`` fact that made something (*create*, *add*, *write*, *copy*, *rename*, *move*,
+    *extract*: ``done: Copy main.ts to main-new.ts``) is kept where the context names every code name of
+    it and a sentence that says something is done or changed (*created*, *new*, ✅ …) names one of them;
+  - a ``decision`` is kept where one sentence names every code name of it, two or more: the names carry
+    a choice between named things (``InteractiveMode` instead of `TuiRenderer``` is kept by "Rename
+    class `TuiRenderer` → `InteractiveMode`").
 """
 
 from __future__ import annotations
@@ -506,7 +527,7 @@ class Haystack:
         plain = word.isalpha() and word.islower()
         return any(len(n) >= 3 and (_as_code(self.text, n) if plain and n == last else _whole(self.text, n))
                    for n in dict.fromkeys((needle, name, last))) \
-            or not plain and any(_whole(self.text, f"{accessor}{name}") for accessor in ("get", "set"))
+            or (not plain and any(_whole(self.text, f"{accessor}{name}") for accessor in ("get", "set")))
 
     def _command(self, needle: str) -> bool:
         if needle in self.text:
@@ -533,8 +554,8 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text or kind == "progress" and self._done_item(fact.text) \
-                    or kind == "decision" and self._names_together(fact.text):
+            if needle in self.text or (kind == "progress" and self._done_item(fact.text)) \
+                    or (kind == "decision" and self._names_together(fact.text)):
                 return True
             return self.says(fact.text)
         return needle in self.text

@@ -65,7 +65,8 @@ def test_a_sentence_with_words_added_and_none_replaced_keeps_it() -> None:
 
 def test_names_contractions_and_generic_words_are_read_as_a_reader_reads_them() -> None:
     # a hyphenated path is one name; "write" and "writing" agree
-    assert _holds("task", "Check both, then write the plan to docs/auth-refactor-plan.md - small steps, each one green.",
+    fact = "Check both, then write the plan to docs/auth-refactor-plan.md - small steps, each one green."
+    assert _holds("task", fact,
                   "The user agreed that the fallback has to go and asked to check `scripts/seed_users.py` and "
                   "`docs/auth.md` before writing a plan to `docs/auth-refactor-plan.md`: small steps, each one green.")
     # "Don't" and "yet" carry no content; with one word left, the generic "files" counts
