@@ -47,7 +47,8 @@ Then, per kind:
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
     verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
     name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``), and at least two of
-    them, or its only code name. *etc*, *yet* and the stems of contractions (*don't*) are not content.
+    them, or its only code name. *etc*, *yet*, prepositions (*around*, *via*) and the stems of contractions (*don't*) are
+    not content.
     Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted where
     two others are left: ``done: Add `setModel()` method`` is kept by a sentence naming
     ``setModel(model)``, "Don't edit any files yet" by "no file edits until the user has seen the findings";
@@ -112,7 +113,8 @@ _HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
 _GENERIC = frozenset(_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
 _FILLER = frozenset(("etc", "yet", "don", "doesn", "didn", "isn", "aren", "wasn", "won", "shouldn", "wouldn",
-                     "couldn", "haven", "hasn"))
+                     "couldn", "haven", "hasn", "around", "along", "across", "within", "toward", "upon", "via", "onto",
+                     "among", "beside", "beyond"))
 _NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 _RANGE_WORD = re.compile(r"([a-z]+)(\d{1,3})[-\u2013]([a-z]*)(\d{1,3})")
 _RANGE_SPAN = 100
