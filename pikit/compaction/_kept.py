@@ -47,8 +47,8 @@ Then, per kind:
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
     verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
     name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``), and at least two of
-    them, or its only code name. *etc*, *yet*, prepositions (*around*, *via*) and the stems of contractions (*don't*) are
-    not content.
+    them, or its only code name. *etc*, *yet*, prepositions (*around*, *via*) and the stems of
+    contractions (*don't*) are not content.
     Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted where
     two others are left: ``done: Add `setModel()` method`` is kept by a sentence naming
     ``setModel(model)``, "Don't edit any files yet" by "no file edits until the user has seen the findings";
@@ -86,6 +86,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 from ._factrules import command_core, content_words, sentences
@@ -100,7 +101,12 @@ down: one of five words may be missing, none of four)."""
 def _words(text: str) -> set[str]:
     """The content words of ``text`` (:func:`content_words`), a final ``e`` of a word of five letters or more
     dropped, so that a word and its ``-ing`` or ``-ed`` form agree (``write``, ``writing``: ``writ``)."""
-    return {w[:-1] if len(w) > 4 and w[-1] == "e" and w.isalpha() else w for w in content_words(text)}
+    return set(map(_root, content_words(text)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _root(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word[-1] == "e" and word.isalpha() else word
 
 
 _SAME = 0.95
@@ -124,6 +130,7 @@ _STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[
 _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
 _MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
                    re.IGNORECASE)
+_ACCESSOR = re.compile(r"\b[gs]et(\w+)")
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
@@ -270,6 +277,8 @@ def _ranged(words: set[str]) -> set[str]:
     """``words``, each range of numbered items spelled out item by item (``wp1-wp3`` adds ``wp1``, ``wp2``, ``wp3``)."""
     out = set(words)
     for word in words:
+        if "-" not in word and "\u2013" not in word:
+            continue
         match = _RANGE_WORD.fullmatch(word)
         if match and match[3] in ("", match[1]) and int(match[2]) < int(match[4]) <= int(match[2]) + _RANGE_SPAN:
             out.update(f"{match[1]}{n}" for n in range(int(match[2]), int(match[4]) + 1))
@@ -299,6 +308,8 @@ def _code_names(text: str) -> list[str]:
 def _as_code(text: str, name: str) -> bool:
     """Whether the plain word ``name`` occurs in ``text`` as a whole word written as code: called (``name(``),
     qualified (``.name``) or quoted (``'name'``)."""
+    if f"{name}(" not in text and f".{name}" not in text and f"'{name}'" not in text:
+        return False
     size = len(name)
     start = text.find(name)
     while start >= 0:
@@ -336,6 +347,8 @@ class Haystack:
         self._changes: str | None = None
         self._index: dict[str, list[int]] | None = None
         self._sentences: list[str] = []
+        self._headings: list[str] = []
+        self._accessed: set[str] | None = None
         self._lines: list[tuple[str, str | None]] | None = None
         self._done: tuple[set[tuple[str, int]], str] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
@@ -356,11 +369,14 @@ class Haystack:
         """Content word → the sentences of the context holding it (by number)."""
         if self._index is None:
             index: dict[str, list[int]] = {}
-            self._sentences = []
+            self._sentences, self._headings = [], []
             headings: dict[str, set[str]] = {}
             for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
-                words = _ranged(_words(sentence))
+                self._headings.append(heading)
+                words = _words(sentence)
+                if "-" in sentence or "\u2013" in sentence:
+                    words = _ranged(words)
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:
@@ -421,15 +437,20 @@ class Haystack:
         if self._done is None:
             items: set[tuple[str, int]] = set()
             texts = []
-            for sentence, heading in _sentences(self.prose):
+            marks: dict[str, tuple[bool, bool]] = {}  # heading → (says done, says changed), read once
+            self.index  # noqa: B018 (the sentences and their headings, split once)
+            for sentence, heading in zip(self._sentences, self._headings, strict=True):
                 if _UNDONE.search(sentence):
                     continue
-                if _DONE.search(sentence) or _DONE.search(heading):
+                mark = marks.get(heading)
+                if mark is None:
+                    mark = marks[heading] = (bool(_DONE.search(heading)), bool(_CHANGE.search(heading.casefold())))
+                if mark[0] or _DONE.search(sentence):
                     items |= _items(sentence)
-                    texts.append(_plain(sentence))
-                elif _CHANGE.search(_plain(sentence)) or _CHANGE.search(_plain(heading)):
-                    texts.append(_plain(sentence))
-            self._done = (items, "\n".join(texts))
+                    texts.append(sentence)
+                elif mark[1] or _CHANGE.search(sentence.casefold()):
+                    texts.append(sentence)
+            self._done = (items, _plain("\n".join(texts)))
         return self._done
 
     def _named(self, name: str, text: str) -> bool:
@@ -520,6 +541,13 @@ class Haystack:
                     break
         return False
 
+    @property
+    def accessed(self) -> set[str]:
+        """The names the context's getters and setters name (``getsessionstats`` → ``sessionstats``), found once."""
+        if self._accessed is None:
+            self._accessed = set(_ACCESSOR.findall(self.text))
+        return self._accessed
+
     def _identifier(self, needle: str, text: str) -> bool:
         """``needle`` (normalized) whole, without its call, or by its last part; a part that is a plain lower-case
         word in ``text`` (the fact as written: ``Session.compact()``) only where the context writes it as code."""
@@ -529,7 +557,7 @@ class Haystack:
         plain = word.isalpha() and word.islower()
         return any(len(n) >= 3 and (_as_code(self.text, n) if plain and n == last else _whole(self.text, n))
                    for n in dict.fromkeys((needle, name, last))) \
-            or (not plain and any(_whole(self.text, f"{accessor}{name}") for accessor in ("get", "set")))
+            or (not plain and name in self.accessed)
 
     def _command(self, needle: str) -> bool:
         if needle in self.text:
