@@ -91,7 +91,7 @@ def _pairs(judged: list[tuple[_Compaction, Evaluation]]) -> list[tuple[bool, boo
 
 
 @pytest.mark.parametrize(("which", "accuracy_bar", "kappa_bar"), [
-    ("all", 0.93, 0.85), ("reworded", 0.88, 0.75), ("generated", 0.99, 0.98)])
+    ("all", 0.93, 0.85), ("reworded", 0.88, 0.76), ("generated", 0.99, 0.98)])
 def test_kept_and_lost_agree_with_the_reader(judged: list[tuple[_Compaction, Evaluation]], which: str,
                                              accuracy_bar: float, kappa_bar: float) -> None:
     """On the whole set, on the summaries a model wrote or that were written for the sample (which reword), and on
