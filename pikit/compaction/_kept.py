@@ -46,7 +46,8 @@ Then, per kind:
 
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
     verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
-    name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``), and at least two of
+    name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``; in the context, a
+    camel-case name by its words as well: ``setModel(model)`` holds *set*), and at least two of
     them, or its only code name. *etc*, *yet*, prepositions (*around*, *via*) and the stems of
     contractions (*don't*) are not content.
     Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted where
@@ -130,6 +131,7 @@ _STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[
 _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
 _MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
                    re.IGNORECASE)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _ACCESSOR = re.compile(r"\b[gs]et(\w+)")
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
@@ -377,6 +379,8 @@ class Haystack:
                 words = _words(sentence)
                 if "-" in sentence or "\u2013" in sentence:
                     words = _ranged(words)
+                if _CAMEL.search(sentence):
+                    words |= _words(_CAMEL.sub(" ", sentence))
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:

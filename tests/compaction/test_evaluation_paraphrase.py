@@ -74,6 +74,9 @@ def test_names_contractions_and_generic_words_are_read_as_a_reader_reads_them() 
                                                                "the findings")
     assert not _holds("constraint", "Don't edit any files yet.", "The edit is done.")
     assert _holds("task", "what about thinking levels etc.?", "| WP6 | Thinking level + queue mode | ✅ |")
+    # a camel-case name of the context holds its words
+    assert _holds("task", "how do we set things on the agentsession?",
+                  "## AgentSession Key API\nsetModel(model), cycleModel()")
     # nor do prepositions such as "around"
     assert _holds("decision", "can we make it so we keep the old code around for reference?",
                   "**Keep old code for reference** - Create new files instead of modifying existing ones")
