@@ -22,7 +22,8 @@ def _share(value: float | None) -> str:
 def _print(item: Evaluation) -> None:
     tokens = ""
     if item.tokens_before is not None and item.tokens_after is not None:
-        ratio = f", {item.compression:.1f}× smaller" if item.compression is not None else ""
+        ratio = f", {item.compression:.1f}× smaller (Pi's estimate: {fmt_int(item.estimated_before)} → " \
+                f"{fmt_int(item.tokens_after)})" if item.compression is not None and item.estimated_before else ""
         tokens = f"; {fmt_int(item.tokens_before)} → {fmt_int(item.tokens_after)} tokens{ratio}"
     key = [k for f, k in zip(item.facts, item.kept, strict=True) if f.importance == "key"]
     judged = f", judged by {item.judged_by}" if item.judged_by else ""

@@ -11,7 +11,8 @@ before and after, and the strategy's name. Its adapters:
   the branch) up to ``firstKeptEntryId``, plus the previous compaction's summary: what an
   earlier summary carried is a fact the new one has to carry again. ``tokensBefore`` is the
   recorded one; tokens after is the context size at the compaction, as ``pikit context``
-  measures it;
+  measures it (Pi's estimate: no request has been made since); the compression ratio is
+  Pi's estimate of the context before over that, one unit on both sides;
 - a compaction pikit ran (a :class:`~pikit.compaction.CompactionResult` of
   :func:`~pikit.compaction.build_compaction`): the same, from its preparation and its entry;
 - the compactions a replay simulated (a :class:`~pikit.compaction.SimulationResult` of
@@ -66,7 +67,10 @@ class Evaluation:
     ``kept[i]`` tells whether ``facts[i]`` survives. ``key_recall``, the headline, is the
     fraction of the key facts kept (``None`` when the span has no key fact); ``recall`` maps
     ``"overall"`` (every fact) and each kind present to the fraction of facts kept (``None`` when
-    the span has no fact); ``compression`` is ``tokens_before / tokens_after``. A model judge
+    the span has no fact); ``compression`` is how many times smaller the compaction made the context, in one
+    unit: ``estimated_before / tokens_after``, Pi's estimate of the context before over Pi's estimate after
+    (``tokens_before`` is the recorded ``tokensBefore``, which may start from a request's recorded usage, so
+    ``tokens_before / tokens_after`` would mix units). A model judge
     (:func:`pikit.llm.judge`) may replace ``kept`` with its verdicts; ``judged_by`` then names it.
     """
 
@@ -79,6 +83,7 @@ class Evaluation:
     model: str | None = None
     replaced_ids: list[Any] = field(default_factory=list)
     judged_by: str | None = None
+    estimated_before: int | None = None
 
     def __repr__(self) -> str:
         """``<Evaluation of 'c1' (pi): 8/10 key facts kept (80%), 12/20 facts (60%), 9,800 → 1,200 tokens>``."""
@@ -129,10 +134,11 @@ class Evaluation:
 
     @property
     def compression(self) -> float | None:
-        """``tokens_before / tokens_after`` (``None`` when unknown or after is 0)."""
-        if self.tokens_before is None or not self.tokens_after:
+        """``estimated_before / tokens_after``: Pi's estimate before over Pi's estimate after (``None`` when either
+        is unknown or after is 0)."""
+        if self.estimated_before is None or not self.tokens_after:
             return None
-        return self.tokens_before / self.tokens_after
+        return self.estimated_before / self.tokens_after
 
     def records(self) -> list[dict[str, Any]]:
         """One dict per fact: ``kind``, ``importance``, ``text``, ``source``, ``kept``."""
@@ -142,11 +148,14 @@ class Evaluation:
 
 def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: Iterable[Mapping[str, Any]], *,
                   tokens_before: int | None, tokens_after: int | None, strategy: str, compaction_id: Any = None,
-                  model: str | None = None, cwd: str | None = None) -> Evaluation:
+                  model: str | None = None, cwd: str | None = None,
+                  estimated_before: int | None = None) -> Evaluation:
     """Evaluate any compaction: ``replaced`` holds ``(source entry id, message)`` pairs of what it
     removed, ``context`` the messages of the context after it (summary and kept messages).
 
     ``cwd`` (the session's working directory) lets a path inside it match its relative form.
+    ``estimated_before`` is the context size before in the unit of ``tokens_after`` (Pi's estimate):
+    ``compression`` is ``None`` without it.
     """
     pairs = [(source, message) for source, message in replaced]
     facts = extract_facts(pairs)
@@ -156,7 +165,7 @@ def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: It
                         vocabulary(facts), prose_text(context))
     sources = list(dict.fromkeys(source for source, _ in pairs))
     return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts,
-                      [haystack.holds(f) for f in facts], model, sources)
+                      [haystack.holds(f) for f in facts], model, sources, estimated_before=estimated_before)
 
 
 def _model_name(model: Any) -> str | None:
@@ -176,7 +185,7 @@ def _between(before: Projection, after: Projection, *, compaction_id: Any, token
     replaced = _replaced(before, after)
     return evaluate_span(replaced, after.messages, tokens_before=tokens_before, tokens_after=after.tokens,
                          strategy=strategy, compaction_id=compaction_id, model=_model_name(before.model),
-                         cwd=cwd if isinstance(cwd, str) else None)
+                         cwd=cwd if isinstance(cwd, str) else None, estimated_before=sum(before.estimates))
 
 
 def _before(session: SessionTree, entry: Entry) -> Projection:
@@ -319,7 +328,7 @@ def _simulated(session: SessionTree, result: SimulationResult, model: str | None
         out.append(evaluate_span(replaced, context, tokens_before=event.tokens_before,
                                  tokens_after=event.tokens_after, strategy=strategy,
                                  compaction_id=event.after_entry_id, model=model,
-                                 cwd=cwd if isinstance(cwd, str) else None))
+                                 cwd=cwd if isinstance(cwd, str) else None, estimated_before=event.estimated_before))
         if event.summary is not None:
             previous = event
     return out
@@ -371,7 +380,9 @@ def _evaluation_html(evaluation: Evaluation) -> str:
     if evaluation.tokens_before is not None and evaluation.tokens_after is not None:
         ratio = evaluation.compression
         rows.append(("tokens", f"{fmt_int(evaluation.tokens_before)} → {fmt_int(evaluation.tokens_after)}"
-                               + (f" ({ratio:.1f}× smaller)" if ratio is not None else "")))
+                               + (f" ({ratio:.1f}× smaller by Pi's estimate, "
+                                  f"{fmt_int(evaluation.estimated_before or 0)} → {fmt_int(evaluation.tokens_after)})"
+                                  if ratio is not None else "")))
     key = [k for f, k in zip(evaluation.facts, evaluation.kept, strict=True) if f.importance == "key"]
     rows.append(("key facts", f"{fmt_int(sum(key))} of {fmt_int(len(key))} kept ({share(evaluation.key_recall)})"))
     rows.append(("facts", f"{fmt_int(sum(evaluation.kept))} of {fmt_int(len(evaluation.facts))} kept "

@@ -28,7 +28,10 @@ Then, per kind:
   line ending in ``:``): a ``<read-files>`` list or a mention ("`a.py`
   keeps the cache") is not a change kept;
 - ``identifier``: the name appears as a whole word, with or without ``()`` and arguments, or its
-  last part after a qualifier (``Mod.foo()`` is kept by ``foo``; ``foo`` by ``foo()`` or ``Mod.foo``);
+  last part after a qualifier (``Mod.getFoo()`` is kept by ``getFoo``; ``foo`` by ``foo()`` or ``Mod.foo``),
+  or behind ``get`` or ``set`` (``SessionStats`` by ``getSessionStats()``). A part that is a plain lower-case
+  word (``session.compact()``, ``branch()``) is found only where the context writes it as code: called
+  (``compact(``), qualified (``.compact``) or quoted; "we compact the log" does not keep it;
 - ``number``: the text appears as a whole word (not inside a longer name or number: ``1.2``
   does not match ``1.2.3``), with or without thousands separators;
 - ``url``: the address appears (a trailing ``/`` ignored);
@@ -42,19 +45,39 @@ Then, per kind:
   that opens its list), holds:
 
   - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
-    verb endings dropped, a path by its base name), and at least two of them, or its only code name.
-    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted:
-    ``done: Add `setModel()` method`` is kept by a sentence naming ``setModel(model)``;
-  - every code name of it (a name in backticks, a path, ``KeyError``, ``test_parse``, ``TS2339``: a
+    verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
+    name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``; in the context, a
+    camel-case name by its words as well: ``setModel(model)`` holds *set*), and at least two of
+    them, or its only code name. *etc*, *yet*, prepositions (*around*, *via*) and the stems of
+    contractions (*don't*) are not content.
+    Words of the work itself (*done*, *add*, *create*, *method*, *file*, *update*) are not counted where
+    two others are left: ``done: Add `setModel()` method`` is kept by a sentence naming
+    ``setModel(model)``, "Don't edit any files yet" by "no file edits until the user has seen the findings";
+  - every code name of it (a name in backticks, a path, hyphens and all, ``KeyError``, ``test_parse``, ``TS2339``: a
     paraphrase keeps the names) and every number (``Tests 8 failed | 34 passed`` is not kept by
     ``Tests 3 failed | 16 passed``);
 
   and it is not a variant of the same sentence with other words in its slots. Word for word, the
   two sentences are either nearly the same (a similarity of 0.95 or more: a word added or dropped) or
   clearly reworded (below 0.6); in between, the sentence is the same template saying something else
-  ("Nothing else uses the index" is not kept by "Nothing else uses the session"). Nor does a text
+  ("Nothing else uses the index" is not kept by "Nothing else uses the session"), unless it holds the
+  fact word for word with words added and none replaced ("Express 4 + TypeScript on Node 20" keeps
+  "Express + TypeScript"). Nor does a text
   three times as long that happens to hold its words keep it. There is no prefix rule: a long command
   or error quoted by its first characters only is judged like any other text.
+
+  Three more ways of saying it, as a reader counts them:
+
+  - a ``progress`` fact naming numbered work items (``WP4``, ``step 2``, ``steps 3 and 4``) is kept where
+    every one of them is in a sentence of the context that says it is done (*done*, *complete*,
+    *finished*, ✅, ``[x]``, or under a heading that says so; not one saying *not*, *yet*, *next* or
+    ``[ ]``), one by one or in a range: "Completed Work (WP1-WP16)" keeps "WP15: Create InteractiveMode";
+  - a ``progress`` fact that made something (*create*, *add*, *write*, *copy*, *rename*, *move*,
+    *extract*: ``done: Copy main.ts to main-new.ts``) is kept where the context names every code name of
+    it and a sentence that says something is done or changed (*created*, *new*, ✅ …) names one of them;
+  - a ``decision`` is kept where one sentence names every code name of it, two or more: the names carry
+    a choice between named things (``InteractiveMode` instead of `TuiRenderer``` is kept by "Rename
+    class `TuiRenderer` → `InteractiveMode`").
 """
 
 from __future__ import annotations
@@ -64,6 +87,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 from ._factrules import command_core, content_words, sentences
@@ -75,6 +99,17 @@ SHARE = 0.8
 """The share of a sentence's content words one sentence of the context must hold to say the same (rounded
 down: one of five words may be missing, none of four)."""
 
+def _words(text: str) -> set[str]:
+    """The content words of ``text`` (:func:`content_words`), a final ``e`` of a word of five letters or more
+    dropped, so that a word and its ``-ing`` or ``-ed`` form agree (``write``, ``writing``: ``writ``)."""
+    return set(map(_root, content_words(text)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _root(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word[-1] == "e" and word.isalpha() else word
+
+
 _SAME = 0.95
 _VARIANT = 0.6
 _CANDIDATES = 4
@@ -82,9 +117,23 @@ _TOKEN = re.compile(r"\w[\w.\-/]*")
 _CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
                      r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
 _HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
-_GENERIC = frozenset(content_words("done add added create created method function file files update updated "
+_GENERIC = frozenset(_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
+_FILLER = frozenset(("etc", "yet", "don", "doesn", "didn", "isn", "aren", "wasn", "won", "shouldn", "wouldn",
+                     "couldn", "haven", "hasn", "around", "along", "across", "within", "toward", "upon", "via", "onto",
+                     "among", "beside", "beyond"))
 _NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
+_RANGE_WORD = re.compile(r"([a-z]+)(\d{1,3})[-\u2013]([a-z]*)(\d{1,3})")
+_RANGE_SPAN = 100
+_ITEM = re.compile(r"\b([A-Z]{1,3})(\d{1,3})(?:\s*[-\u2013]\s*\1?(\d{1,3}))?\b")
+_STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[-\u2013]|and|to)\s*(\d{1,3}))?\b",
+                   re.IGNORECASE)
+_DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
+_MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
+                   re.IGNORECASE)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_ACCESSOR = re.compile(r"\b[gs]et(\w+)")
+_UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
@@ -97,7 +146,7 @@ _READ_LIST = re.compile(r"<read-files>.*?</read-files>", re.DOTALL)
 _MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL)
 _CALL = re.compile(r"\(.*\)$")
 _BACKTICKED = re.compile(r"`([^`\s]{3,})`")
-_CODE_WORD = re.compile(r"\b[A-Za-z_]\w*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
+_CODE_WORD = re.compile(r"\b[A-Za-z_][\w\-]*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
 def _plain(text: str) -> str:
@@ -226,13 +275,61 @@ def _path_tails(path: str) -> list[str]:
     return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
 
 
+def _ranged(words: set[str]) -> set[str]:
+    """``words``, each range of numbered items spelled out item by item (``wp1-wp3`` adds ``wp1``, ``wp2``, ``wp3``)."""
+    out = set(words)
+    for word in words:
+        if "-" not in word and "\u2013" not in word:
+            continue
+        match = _RANGE_WORD.fullmatch(word)
+        if match and match[3] in ("", match[1]) and int(match[2]) < int(match[4]) <= int(match[2]) + _RANGE_SPAN:
+            out.update(f"{match[1]}{n}" for n in range(int(match[2]), int(match[4]) + 1))
+    return out
+
+
+def _items(text: str) -> set[tuple[str, int]]:
+    """The numbered work items ``text`` names, ranges spelled out: ``WP1``, ``WP1-WP3``, ``step 2``, ``steps 3 and
+    4``, ``phases 1-2`` (a label of one to three capitals glued to its number, or a step, phase, stage, part or
+    milestone)."""
+    out: set[tuple[str, int]] = set()
+    for pattern in (_ITEM, _STEP):
+        for match in pattern.finditer(text):
+            first = int(match[2])
+            last = int(match[3]) if match[3] and first < int(match[3]) <= first + _RANGE_SPAN else first
+            out.update((match[1].casefold(), n) for n in range(first, last + 1))
+    return out
+
+
+def _code_names(text: str) -> list[str]:
+    """The code names of a (not yet normalized) text: names in backticks and words written as code, normalized,
+    without a call's ``()`` and arguments."""
+    return [name for name in dict.fromkeys(_CALL.sub("", _plain(name)) for name in
+                                           [*_BACKTICKED.findall(text), *_CODE_WORD.findall(text)]) if name]
+
+
+def _as_code(text: str, name: str) -> bool:
+    """Whether the plain word ``name`` occurs in ``text`` as a whole word written as code: called (``name(``),
+    qualified (``.name``) or quoted (``'name'``)."""
+    if f"{name}(" not in text and f".{name}" not in text and f"'{name}'" not in text:
+        return False
+    size = len(name)
+    start = text.find(name)
+    while start >= 0:
+        before, after = text[start - 1:start] if start else "", text[start + size:start + size + 1]
+        if not _is_word_char(before or " ") and not _is_word_char(after or " ") \
+                and (after == "(" or before == "." or before == after == "'"):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
 def vocabulary(facts: Iterable[Fact]) -> set[str]:
     """The content words of ``facts`` that matching looks up (those of sentences and commands)."""
     out: set[str] = set()
     for fact in facts:
         if fact.kind in _PROSE_KINDS or fact.kind == "command":
-            out |= content_words(fact.text)
-            out |= content_words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
+            out |= _ranged(_words(fact.text))
+            out |= _words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
     return out
 
 
@@ -252,7 +349,10 @@ class Haystack:
         self._changes: str | None = None
         self._index: dict[str, list[int]] | None = None
         self._sentences: list[str] = []
+        self._headings: list[str] = []
+        self._accessed: set[str] | None = None
         self._lines: list[tuple[str, str | None]] | None = None
+        self._done: tuple[set[tuple[str, int]], str] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
         self.vocabulary = vocabulary
         self.prose = prose if prose is not None else text
@@ -271,15 +371,20 @@ class Haystack:
         """Content word → the sentences of the context holding it (by number)."""
         if self._index is None:
             index: dict[str, list[int]] = {}
-            self._sentences = []
+            self._sentences, self._headings = [], []
             headings: dict[str, set[str]] = {}
             for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
-                words = content_words(sentence)
+                self._headings.append(heading)
+                words = _words(sentence)
+                if "-" in sentence or "\u2013" in sentence:
+                    words = _ranged(words)
+                if _CAMEL.search(sentence):
+                    words |= _words(_CAMEL.sub(" ", sentence))
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:
-                        under = headings[heading] = content_words(heading)
+                        under = headings[heading] = _ranged(_words(heading))
                     words |= under
                 if self.vocabulary is not None:
                     words &= self.vocabulary
@@ -305,8 +410,10 @@ class Haystack:
 
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
-        required = content_words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
-        words = content_words(text) - _GENERIC
+        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        words = _ranged(_words(text)) - _FILLER
+        if len(words - _GENERIC) >= 2 or words - _GENERIC <= required:
+            words -= _GENERIC
         if len(words) < 2 and not (words and words <= required):
             return False
         sequence = _TOKEN.findall(text.casefold())
@@ -320,9 +427,62 @@ class Haystack:
             if matcher.real_quick_ratio() < _VARIANT or matcher.quick_ratio() < _VARIANT:
                 return True  # (bounds of the ratio from above: clearly reworded)
             similarity = matcher.ratio()
-            if similarity >= _SAME or similarity < _VARIANT:
-                return True
+            if similarity >= _SAME or similarity < _VARIANT \
+                    or sum(block.size for block in matcher.get_matching_blocks()) == len(sequence):
+                return True  # (nearly the same, clearly reworded, or the same with words added and none replaced)
         return False
+
+    @property
+    def done(self) -> tuple[set[tuple[str, int]], str]:
+        """What the context says is done: the numbered work items (:func:`_items`) of its sentences that say they are
+        done (*done*, *complete*, *finished*, ✅, ``[x]``, or under a heading that says so, and not *not*, *yet*,
+        *next* or ``[ ]``), and the normalized text of those sentences and of the sentences that say something
+        changed (:data:`_CHANGE`)."""
+        if self._done is None:
+            items: set[tuple[str, int]] = set()
+            texts = []
+            marks: dict[str, tuple[bool, bool]] = {}  # heading → (says done, says changed), read once
+            self.index  # noqa: B018 (the sentences and their headings, split once)
+            for sentence, heading in zip(self._sentences, self._headings, strict=True):
+                if _UNDONE.search(sentence):
+                    continue
+                mark = marks.get(heading)
+                if mark is None:
+                    mark = marks[heading] = (bool(_DONE.search(heading)), bool(_CHANGE.search(heading.casefold())))
+                if mark[0] or _DONE.search(sentence):
+                    items |= _items(sentence)
+                    texts.append(sentence)
+                elif mark[1] or _CHANGE.search(sentence.casefold()):
+                    texts.append(sentence)
+            self._done = (items, _plain("\n".join(texts)))
+        return self._done
+
+    def _named(self, name: str, text: str) -> bool:
+        """Whether ``text`` (normalized) names ``name``: a path in any form :meth:`_forms` allows, a qualified name
+        by its last part."""
+        forms = self._forms(name)
+        if "/" not in name:
+            forms.append(re.split(r"\.|::|#", name)[-1])
+        return any(len(form) >= 3 and (_whole(text, form) or f"/{form}" in text) for form in forms)
+
+    def _done_item(self, text: str) -> bool:
+        """Whether the context lists a progress fact as done: each numbered item it names (``WP4``, ``step 2``) is
+        among the items the context says are done; or, naming none, it says it made something (created, added, wrote,
+        copied, renamed, moved or extracted: ``done: Copy `a.ts` to `b.ts` ``), the context names each code name of
+        it, and a sentence of the context that says something is done or changed names one of them."""
+        items = _items(text)
+        done, done_text = self.done
+        if items:
+            return items <= done
+        names = _code_names(text)
+        return _MADE.match(text.strip()) is not None and any(self._named(name, done_text) for name in names) \
+            and all(self._named(name, self.text) for name in names)
+
+    def _names_together(self, text: str) -> bool:
+        """Whether one sentence of the context names every code name of ``text``, two or more (a choice between
+        named things is carried by the names: ``Use `B` instead of `A` `` by "rename `A` → `B`")."""
+        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        return len(required) >= 2 and bool(self._candidates(required, required))
 
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
@@ -385,10 +545,23 @@ class Haystack:
                     break
         return False
 
-    def _identifier(self, needle: str) -> bool:
+    @property
+    def accessed(self) -> set[str]:
+        """The names the context's getters and setters name (``getsessionstats`` → ``sessionstats``), found once."""
+        if self._accessed is None:
+            self._accessed = set(_ACCESSOR.findall(self.text))
+        return self._accessed
+
+    def _identifier(self, needle: str, text: str) -> bool:
+        """``needle`` (normalized) whole, without its call, or by its last part; a part that is a plain lower-case
+        word in ``text`` (the fact as written: ``Session.compact()``) only where the context writes it as code."""
         name = _CALL.sub("", needle)
         last = re.split(r"\.|::|#", name)[-1]
-        return any(len(n) >= 3 and _whole(self.text, n) for n in dict.fromkeys((needle, name, last)))
+        word = re.split(r"\.|::|#", _CALL.sub("", text.strip()))[-1]
+        plain = word.isalpha() and word.islower()
+        return any(len(n) >= 3 and (_as_code(self.text, n) if plain and n == last else _whole(self.text, n))
+                   for n in dict.fromkeys((needle, name, last))) \
+            or (not plain and name in self.accessed)
 
     def _command(self, needle: str) -> bool:
         if needle in self.text:
@@ -407,7 +580,7 @@ class Haystack:
         if kind == "read_file":
             return self._file(needle, self.text)
         if kind == "identifier":
-            return self._identifier(needle)
+            return self._identifier(needle, fact.text)
         if kind == "number":
             return self._word(needle)
         if kind == "url":
@@ -415,7 +588,8 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text:
+            if needle in self.text or (kind == "progress" and self._done_item(fact.text)) \
+                    or (kind == "decision" and self._names_together(fact.text)):
                 return True
             return self.says(fact.text)
         return needle in self.text

@@ -144,7 +144,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         tokens_before  Int64    the recorded tokensBefore
         tokens_after   Int64    the context size right after the compaction (as pikit context measures it)
         tokens_saved   Int64    tokens_before - tokens_after
-        compression    Float64  tokens_before / tokens_after
+        compression    Float64  Pi's estimate of the context before / tokens_after (one unit)
         facts          Int64    facts of the replaced span (pikit evaluate's rules)
         kept           Int64    facts the context after it still holds
         key_facts      Int64    the key facts among them (what a follow-up agent needs)

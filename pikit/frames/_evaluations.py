@@ -37,7 +37,7 @@ EVALUATION_COLUMNS = (*table("""
     tokens_before  Int64    context size before the compaction (the recorded tokensBefore)
     tokens_after   Int64    context size right after it
     tokens_saved   Int64    tokens_before - tokens_after
-    compression    Float64  tokens_before / tokens_after
+    compression    Float64  Pi's estimate of the context before / tokens_after (one unit)
     facts          Int64    facts extracted from the replaced span
     kept           Int64    facts the context after it still holds
     key_facts      Int64    the key facts among them

@@ -36,7 +36,8 @@ def test_json(compacted: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "evaluate", str(compacted), "--json")
     assert code == 0 and err == ""
     [item] = json.loads(out)["compactions"]
-    assert list(item) == ["id", "strategy", "model", "tokensBefore", "tokensAfter", "tokensSaved", "compression",
+    assert list(item) == ["id", "strategy", "model", "tokensBefore", "tokensAfter", "tokensSaved", "estimatedBefore",
+                          "compression",
                           "keyRecall", "recall", "judgedBy", "facts"]
     assert item["judgedBy"] is None
     key = [f["kept"] for f in item["facts"] if f["importance"] == "key"]

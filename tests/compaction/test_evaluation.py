@@ -113,7 +113,11 @@ def test_figures_and_kept_context() -> None:
     evaluation = _evaluation("nothing")
     assert evaluation.tokens_before == 5000
     assert evaluation.tokens_after == evaluation.tokens_before - evaluation.tokens_saved
-    assert evaluation.compression == pytest.approx(5000 / evaluation.tokens_after)
+    # the compression ratio is in one unit, Pi's estimate on both sides: not the recorded tokensBefore (5000)
+    # over an estimate after
+    estimated = sum(_session("nothing").context("u2").estimates)
+    assert evaluation.estimated_before == estimated != 5000
+    assert evaluation.compression == pytest.approx(estimated / evaluation.tokens_after)
     assert evaluation.replaced_ids == ["u1", "a1", "r1", "a2", "r2", "a3", "r3", "a4"]
     assert evaluation.strategy == "pi" and evaluation.model == "anthropic/claude"
     # A fact the kept messages hold survives without the summary: the constraint is kept verbatim.
@@ -180,6 +184,20 @@ def test_shared_sessions_evaluate(shared_sessions: Path, name: str) -> None:
         evaluation._repr_html_()
 
 
+def test_the_compression_ratio_is_in_one_unit(shared_sessions: Path) -> None:
+    """The recorded tokensBefore of before-compaction.jsonl starts from a request's recorded usage (system prompt and
+    tools included); the size after is Pi's estimate. The ratio divides Pi's estimate by Pi's estimate."""
+    session = pikit.load(shared_sessions / "before-compaction.jsonl")
+    evaluations = pikit.evaluate(session)
+    assert isinstance(evaluations, list) and evaluations
+    for evaluation in evaluations:
+        parent = session.by_id[evaluation.compaction_id].parent_id
+        assert evaluation.estimated_before == sum(session.context(parent).estimates)
+        assert evaluation.tokens_after == sum(session.context(evaluation.compaction_id).estimates)
+        assert evaluation.compression == evaluation.estimated_before / evaluation.tokens_after
+        assert evaluation.compression < evaluation.tokens_before / evaluation.tokens_after
+
+
 _WORDS = st.sampled_from(["fix", "the", "`parse_cfg`", "must", "never", "v1.2.3", "20,000", "4096", "src/a.py",
                           "https://x.org/a", "Error: boom", "only", ".", "\n", "!", "don't", "1.2.3.4.5", "“q”"])
 _TEXT = st.lists(_WORDS, max_size=30).map(" ".join)
@@ -221,7 +239,8 @@ def test_texts_outside_ascii_still_reach_every_rule() -> None:
 
 
 def _figures(e: Evaluation) -> tuple[Any, ...]:
-    return (e.compaction_id, e.strategy, e.model, e.tokens_before, e.tokens_after, e.facts, e.kept, e.replaced_ids)
+    return (e.compaction_id, e.strategy, e.model, e.tokens_before, e.tokens_after, e.estimated_before, e.facts, e.kept,
+            e.replaced_ids)
 
 
 def test_every_compaction_evaluated_along_its_branch_equals_its_own_evaluation() -> None:

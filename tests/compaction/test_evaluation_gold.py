@@ -20,6 +20,14 @@ from pikit.compaction import Evaluation
 from tests.conftest import REPO
 
 GOLD = Path(__file__).parents[1] / "data" / "lab-gold"
+#: The sessions whose summaries a model wrote or were written for the sample (not generated from templates).
+REWORDED = ("shared:before-compaction.jsonl", "data/sample_sessions/refactor-auth.jsonl")
+"""The sessions whose summaries reword (a model wrote them, or they were written for the sample), beside every
+public recording."""
+
+
+def _reworded(reference: str) -> bool:
+    return reference in REWORDED or reference.startswith("public:")
 
 
 @dataclass
@@ -107,13 +115,25 @@ def test_every_reported_fact_is_labelled(judged: list[tuple[_Compaction, Evaluat
     assert not unlabelled, f"label these facts (tests/data/lab-gold/README.md says how): {unlabelled[:10]}"
 
 
-def test_kept_and_lost_agree_with_the_reader(judged: list[tuple[_Compaction, Evaluation]]) -> None:
-    pairs = [(gold.facts[f.kind, f.text]["label"] == "kept", kept) for gold, evaluation in judged
-             for f, kept in zip(evaluation.facts, evaluation.kept, strict=True)
-             if gold.facts.get((f.kind, f.text), {}).get("label") in ("kept", "lost")]
+def _pairs(judged: list[tuple[_Compaction, Evaluation]]) -> list[tuple[bool, bool]]:
+    """(the reader's kept, pikit's kept) for every reported fact the reader labelled kept or lost."""
+    return [(gold.facts[f.kind, f.text]["label"] == "kept", kept) for gold, evaluation in judged
+            for f, kept in zip(evaluation.facts, evaluation.kept, strict=True)
+            if gold.facts.get((f.kind, f.text), {}).get("label") in ("kept", "lost")]
+
+
+@pytest.mark.parametrize(("which", "accuracy_bar", "kappa_bar"), [
+    ("all", 0.93, 0.85), ("reworded", 0.82, 0.63), ("generated", 0.99, 0.98)])
+def test_kept_and_lost_agree_with_the_reader(judged: list[tuple[_Compaction, Evaluation]], which: str,
+                                             accuracy_bar: float, kappa_bar: float) -> None:
+    """On the whole set, on the summaries a model wrote or that were written for the sample (which reword), and on
+    the generated ones (which repeat their templates)."""
+    chosen = [(gold, e) for gold, e in judged
+              if which == "all" or _reworded(gold.head["session"]) == (which == "reworded")]
+    pairs = _pairs(chosen)
     accuracy = sum(a == b for a, b in pairs) / len(pairs)
-    assert accuracy >= 0.93, f"accuracy {accuracy:.3f} over {len(pairs)} facts"
-    assert _kappa(pairs) >= 0.85, f"Cohen's kappa {_kappa(pairs):.3f} over {len(pairs)} facts"
+    assert accuracy >= accuracy_bar, f"accuracy {accuracy:.3f} over {len(pairs)} facts"
+    assert _kappa(pairs) >= kappa_bar, f"Cohen's kappa {_kappa(pairs):.3f} over {len(pairs)} facts"
 
 
 def test_key_recall_is_the_readers(judged: list[tuple[_Compaction, Evaluation]]) -> None:

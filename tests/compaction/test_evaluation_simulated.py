@@ -98,6 +98,10 @@ def test_every_strategy_on_the_sample_is_evaluated_per_event(sample_sessions: Pa
     codex = [e for e in found if e.strategy == "codex-inline"]
     assert codex and all(e.tokens_after is not None and e.tokens_before is not None for e in codex)
     assert all(set(e.replaced_ids) <= set(session.by_id) for e in found)
+    # each evaluation's compression is its event's, in one unit: Pi's estimate before over Pi's estimate after
+    events = [ev for r in runs for ev in r.events]
+    assert [e.compression for e in found] == [ev.compression for ev in events]
+    assert all(e.compression is not None for e in found)
 
 
 def test_cli_evaluate_strategy(sample_sessions: Path, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ def evaluation(item: Evaluation) -> dict[str, Any]:
         "tokensBefore": item.tokens_before,
         "tokensAfter": item.tokens_after,
         "tokensSaved": item.tokens_saved,
+        "estimatedBefore": item.estimated_before,
         "compression": item.compression,
         "keyRecall": item.key_recall,
         "recall": item.recall,
