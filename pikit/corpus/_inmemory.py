@@ -384,9 +384,10 @@ def _recounted_usage(results: list[FileResult]) -> dict[int, dict[str, Any]]:
     keys: dict[tuple[int, int], str] = {}
     seen: Counter[str] = Counter()
     for file_id, (_, table) in tables.items():
-        for n, countable in enumerate(table.get("countable", ())):
-            if countable:
-                key = keys[(file_id, n)] = _usage_key(table, n)  # type: ignore[assignment]
+        for n in range(len(table.get("countable", ()))):
+            key = _usage_key(table, n)  # (None: not countable)
+            if key is not None:
+                keys[(file_id, n)] = key
                 seen[key] += 1
     scoped = {(file_id, n): key for (file_id, n), key in keys.items()
               if seen[key] > 1 or tables[file_id][1]["copied"][n]}
