@@ -278,3 +278,20 @@ def test_an_unknown_command_is_named_with_a_close_one() -> None:
     line = one_error_line(pikit("serach", "x"), "unknown command 'serach'", "did you mean search?")
     assert "choose from" not in line and "context" not in line
     assert "did you mean" not in one_error_line(pikit("zzzz"), "unknown command 'zzzz'")
+
+
+# ---------------------------------------------------------------- one command's parser
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_a_command_line_builds_the_parser_of_its_command_only_and_the_same_one() -> None:
+    every = _commands(build_parser())
+    assert len(every) > 20
+    for name, full in every.items():
+        only = _commands(build_parser([name, "--json"]))
+        assert list(only) == [name]
+        assert only[name].format_help() == full.format_help()
+        assert only[name].get_default("run") is not None
+    for argv in (["--help"], ["no-such-command"], [], None):  # (help and mistakes list every command)
+        assert list(_commands(build_parser(argv))) == list(every)
