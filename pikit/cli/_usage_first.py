@@ -29,6 +29,8 @@ __all__ = ["first_sessions", "first_usage"]
 # it the files are read in this process: with two worker processes a first report took longer at every size
 # measured, 119 MB and 806 MB (benchmarks/README.md).
 _MEMORY_BYTES = 1024 * 1024 * 1024
+# The same for a full read (``pikit sessions``): it holds about 40% of what it read (the search text among it).
+_FULL_MEMORY_BYTES = 256 * 1024 * 1024
 _ROOM_BYTES = 16 * 1024 * 1024  # free bytes an index needs at least (it takes a fifth of the sessions' size or less)
 
 
@@ -148,7 +150,7 @@ def _read(args: argparse.Namespace, root: Any, path: str, answer: _Answer,
           usage_only: bool) -> tuple[list[Any], bool] | None:
     """Scan ``root`` into memory (for usage alone: ``usage_only``) and ``answer``; the results read, and whether
     they answered (not when only the index can tell); None (nothing read) when there is more to read than
-    :data:`_MEMORY_BYTES`, or too little room for the index beside ``path``."""
+    :data:`_MEMORY_BYTES` (:data:`_FULL_MEMORY_BYTES`), or too little room for the index beside ``path``."""
     from .._formatting import plural
     from .._progress import BYTES, tracked
     from ..corpus._discover import find_files
@@ -158,7 +160,8 @@ def _read(args: argparse.Namespace, root: Any, path: str, answer: _Answer,
     found = find_files(root)
     jobs: list[Job] = [(file, number, None, None, None, [], usage_only) for number, file in enumerate(found.files, 1)]
     size = sum(map(_to_read, jobs))
-    if size > _MEMORY_BYTES or not _room(os.path.dirname(os.path.abspath(path)), size):
+    bound = _MEMORY_BYTES if usage_only else _FULL_MEMORY_BYTES
+    if size > bound or not _room(os.path.dirname(os.path.abspath(path)), size):
         return None
     with terminal_progress(args) as progress:
         results = list(tracked(_local_results(jobs, 1), progress,  # (see _MEMORY_BYTES)

@@ -267,3 +267,22 @@ def test_a_first_pikit_sessions_answers_as_the_index_then_writes_a_whole_index(
     with _corpus(root, full):
         pass
     assert _stored(index) == _stored(full)
+
+
+def test_a_first_pikit_sessions_beyond_its_memory_bound_reads_into_the_index(
+        sample_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from pikit.cli import _usage_first, main
+    from pikit.corpus import _inmemory
+
+    def unused(*args: object) -> None:
+        raise AssertionError("answered in memory")
+
+    index = tmp_path / "index.duckdb"
+    assert main(["sessions", str(sample_corpus), "--json", "--index", str(tmp_path / "first.duckdb")]) == 0
+    first = capsys.readouterr().out
+    monkeypatch.setattr(_usage_first, "_FULL_MEMORY_BYTES", 0)
+    monkeypatch.setattr(_inmemory, "session_rows", unused)
+    assert main(["sessions", str(sample_corpus), "--json", "--index", str(index)]) == 0
+    assert capsys.readouterr().out == first
+    assert _partial(index) == 0
