@@ -210,16 +210,20 @@ def _counted(results: list[FileResult], sessions: dict[int, tuple[str, str, Any]
         project, file_id = session[2], result.file_id
         tokens = [_whole_numbers(table[name]) for name in ("input_tokens", "output_tokens", "cache_write_tokens",
                                                            "cache_read_tokens")]
-        for n, (ts, entry, copied, countable, provider, model, i, o, w, r, cost) in enumerate(zip(
+        for ts, entry, copied, countable, provider, model, i, o, w, r, cost, entry_id, total in zip(
                 table["timestamp"], table["entry_index"], table["copied"], table["countable"], table["provider"],
-                table["model"], *tokens, table["cost"], strict=True)):
+                table["model"], *tokens, table["cost"], table["entry_id"], table["total_tokens"], strict=True):
             if not countable:
                 continue
-            key = (same.get((file_id, entry)) if copies else None) or _usage_key(table, n)
+            key = same.get((file_id, entry)) if copies else None
+            if key is None:  # (_usage_key, inline: the common case)
+                if ts.__class__ is not str or (entry_id is None and total is None):
+                    raise _Unsure
+                key = f"{ts}#{entry_id}" if entry_id is not None else f"{ts}:{_whole(total)}"
             rank = (bool(copied), order, entry)
-            held = best.get(key)  # type: ignore[arg-type]
+            held = best.get(key)
             if held is None or rank < held[0]:
-                best[key] = (rank, (ts, provider, model, project, i, o, w, r, cost))  # type: ignore[index]
+                best[key] = (rank, (ts, provider, model, project, i, o, w, r, cost))
     return [row for _, row in best.values()]
 
 
