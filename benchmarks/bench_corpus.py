@@ -380,8 +380,6 @@ def table(figures: dict[str, list[float]], names: list[str], floor_cpu: float | 
                             ("cold", "pikit cold, the index writer included")):
             fixed, per_gb = _fit(gigabytes, [med(f"{tool}_cpu_s_{name}") for name in names])
             lines.append(f"| {label} | {fixed:.2f} s | {per_gb:.2f} s |")
-        fixed, per_gb = _fit(gigabytes, [med(f"sessions_cold_cpu_s_{name}") for name in names])
-        lines.append(f"| pikit sessions cold, the answer | {fixed:.2f} s | {per_gb:.2f} s |")
     if floor_cpu is not None:
         name = names[-1]
         lines += ["", f"Floor on the {_size(CORPORA[name][0])[1] / 1e6:,.0f} MB corpus: every line decoded by msgspec "
