@@ -196,7 +196,7 @@ def run_sessions(args: argparse.Namespace) -> int:
     _order(args.sort)
     from ._usage_first import first_sessions
 
-    if first_sessions(args, SESSION_FIELDS, lambda rows, merged: _show_sessions(args, rows, merged),
+    if first_sessions(args, SESSION_FIELDS, lambda rows: _show_sessions(args, rows, 0),
                       lambda root, files, problems: _note(args, root, files, problems)):
         return 0
     with _client(args) as client, _opened(args, client) as corpus:

@@ -34,7 +34,7 @@ _FULL_MEMORY_BYTES = 256 * 1024 * 1024
 _ROOM_BYTES = 16 * 1024 * 1024  # free bytes an index needs at least (it takes a fifth of the sessions' size or less)
 
 
-Note = Callable[[Any, int, list[tuple[str, int]]], None]
+_Note = Callable[[Any, int, list[tuple[str, int]]], None]
 # What answers from the results read: the files' results, the root, how many files, the listing's problems; False
 # when only the index can tell (nothing shown).
 _Answer = Callable[[list[Any], Any, int, list[tuple[str, str, str]]], bool]
@@ -47,7 +47,7 @@ def _eligible(args: argparse.Namespace, understood: frozenset[str]) -> bool:
     return not any(value not in (None, False) for name, value in vars(args).items() if name not in understood)
 
 
-def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]], None], note: Note) -> bool:
+def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]], None], note: _Note) -> bool:
     """Answer ``args`` (checked) from a scan in memory when its index does not exist yet: ``show`` the rows and
     ``note`` the files and problems, then write the index; False (nothing shown) when the index must answer."""
     if not _eligible(args, _USAGE_OPTIONS):
@@ -73,10 +73,10 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
 
 
 def first_sessions(args: argparse.Namespace, fields: tuple[str, ...],
-                   show: Callable[[list[tuple[Any, ...]], int], None], note: Note) -> bool:
+                   show: Callable[[list[tuple[Any, ...]]], None], note: _Note) -> bool:
     """Answer ``pikit sessions`` (checked) from a scan in memory when its index does not exist yet: ``note`` the
-    files and problems and ``show`` the rows of ``fields`` (and how many version-1 files are not listed), then write
-    the index; False (nothing shown) when the index must answer."""
+    files and problems and ``show`` the rows of ``fields``, then write the index; False (nothing shown) when the
+    index must answer (a version-1 file beside its migrated copy among them)."""
     if not _eligible(args, _SESSIONS_OPTIONS):
         return False
 
@@ -87,7 +87,7 @@ def first_sessions(args: argparse.Namespace, fields: tuple[str, ...],
         if rows is None:
             return False
         note(root, files, problem_counts(results, listing))
-        show(rows, 0)  # (a version-1 file beside its migrated copy is answered by the index)
+        show(rows)
         return True
 
     return _first(args, answer, usage_only=False)
