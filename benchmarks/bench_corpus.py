@@ -16,7 +16,8 @@ linux program are installed from npm into ``benchmarks/data/node20``.
 
 Each round runs, as whole processes, on each corpus: ccusage 20 and a cold ``pikit usage --by
 day --json`` (a fresh index), one after the other, the one that goes first alternating from round
-to round; then pikit warm (nothing changed) and after one line was appended to one file. Every
+to round; then pikit warm (nothing changed) and after one line was appended to one file; then ``pikit
+sessions --json`` cold (a fresh index) and warm, the two lists checked equal. Every
 day's tokens are checked equal to ccusage 20's in every round. A first ``pikit usage`` prints its
 answer and leaves the index to a process of its own: "answer" is the wall time to the command's
 exit (what a user waits for), "index written" the time until every process it started has ended.
@@ -194,6 +195,10 @@ def _pikit(root: Path, index: Path, *extra: str) -> list[str]:
             "--index", str(index), *extra]
 
 
+def _sessions(root: Path, index: Path) -> list[str]:
+    return [sys.executable, "-m", "pikit", "sessions", str(root), "--json", "--index", str(index)]
+
+
 def _ccusage(exe: Path, root: Path) -> list[str]:
     return [str(exe), "pi", "daily", "--json", "--offline", "--timezone", "UTC", "--pi-path", str(root)]
 
@@ -257,6 +262,14 @@ def rounds(exe: Path, runs: int, names: list[str], dask: bool) -> dict[str, list
                     add(f"appended_s_{name}", run(_pikit(root, index), env).answer)
                 finally:
                     victim.write_bytes(original)
+                listed = work / f"sessions-{number}-{name}.duckdb"
+                first, again = run(_sessions(root, listed), env), run(_sessions(root, listed), env)
+                assert json.loads(first.out) == json.loads(again.out), "the first list is not the index's"
+                for tool, done in (("sessions_cold", first), ("sessions_warm", again)):
+                    add(f"{tool}_s_{name}", done.answer)
+                    add(f"{tool}_cpu_s_{name}", done.answer_cpu)
+                add(f"sessions_written_s_{name}", first.done)
+                add(f"sessions_rss_mb_{name}", first.peak / 1e6)
                 print(f"round {number + 1}, {name} MB: ccusage 20 {node.answer:.2f}s, pikit cold {cold.answer:.2f}s "
                       f"({cold.answer / node.answer:.2f}x; index written {cold.done:.2f}s; {cold.peak / 1e6:.0f} MB), "
                       f"warm {warm.answer:.2f}s", flush=True)
@@ -351,6 +364,16 @@ def table(figures: dict[str, list[float]], names: list[str], floor_cpu: float | 
             f"{med(f'answer_cpu_s_{name}'):.2f} s, {med(f'cold_cpu_s_{name}'):.2f} s | "
             f"{med(f'node_rss_mb_{name}'):.0f} MB | "
             f"{med(f'cold_rss_mb_{name}'):.0f} MB |")
+    lines += ["", "`pikit sessions --json`, cold (a fresh index) and warm, each its own process:", "",
+              "| corpus | cold: answer (CPU) | index written | warm (CPU) | peak |", "|---|---|---|---|---|"]
+    for name in names:
+        files, size = _size(CORPORA[name][0])
+        lines.append(
+            f"| {files} files, {size / 1e6:,.0f} MB | {med(f'sessions_cold_s_{name}'):.2f} s "
+            f"({spread(f'sessions_cold_s_{name}')}; {med(f'sessions_cold_cpu_s_{name}'):.2f} CPU-s) | "
+            f"{med(f'sessions_written_s_{name}'):.2f} s | {med(f'sessions_warm_s_{name}'):.2f} s "
+            f"({spread(f'sessions_warm_s_{name}')}; {med(f'sessions_warm_cpu_s_{name}'):.2f} CPU-s) | "
+            f"{med(f'sessions_rss_mb_{name}'):.0f} MB |")
     if len(names) > 1:
         lines += ["", "| CPU time against size (least squares) | fixed | per GB |", "|---|---|---|"]
         for tool, label in (("node", "ccusage 20"), ("answer", "pikit cold, the answer (until the command exits)"),

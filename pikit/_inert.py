@@ -16,6 +16,7 @@ character exact instead (:mod:`pikit.jsjson` writes lone surrogates as escapes).
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Iterable
@@ -24,8 +25,8 @@ from typing import Any
 __all__ = ["ECHOED_WHOLE", "ECHO_LIMIT", "cut_echoes", "echo", "html_text", "inert", "shell_quote", "visible"]
 
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_FOR_TERMINALS = re.compile(f"[{_CONTROLS}\r]")
-_FOR_PAGES = re.compile(f"[{_CONTROLS}]")
+_FOR_TERMINALS = f"[{_CONTROLS}\r]"
+_FOR_PAGES = f"[{_CONTROLS}]"
 # Each of them is unprintable to Python (Cc, Cf, Cs), so printable text needs no look.
 
 
@@ -43,9 +44,16 @@ def _show(match: re.Match[str]) -> str:
     return f"<U+{code:04X}>"
 
 
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A pattern compiled when first used (their ranges of code points take milliseconds to compile, which a
+    command that shows no control character need not spend)."""
+    return re.compile(pattern)
+
+
 def inert(text: str) -> str:
     """``text`` for a terminal: control characters made visible (newlines and tabs kept)."""
-    return text if text.isprintable() else _FOR_TERMINALS.sub(_show, text)
+    return text if text.isprintable() else _compiled(_FOR_TERMINALS).sub(_show, text)
 
 
 def visible(text: str) -> str:
@@ -54,7 +62,7 @@ def visible(text: str) -> str:
     The result is valid UTF-8 (lone surrogates become U+FFFD) and holds no character that
     changes how the text around it is shown.
     """
-    return text if text.isprintable() else _FOR_PAGES.sub(_show, text)
+    return text if text.isprintable() else _compiled(_FOR_PAGES).sub(_show, text)
 
 
 def html_text(value: Any) -> str:
@@ -86,7 +94,7 @@ ECHOED_WHOLE = 256
 
 
 #: The lone surrogates that no file name decodes to (Python gives U+DC80–U+DCFF to bytes that are not UTF-8).
-_NOT_A_NAME = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_NOT_A_NAME = "[\ud800-\udc7f\udd00-\udfff]"
 
 
 def shell_quote(path: str) -> str:
@@ -99,7 +107,7 @@ def shell_quote(path: str) -> str:
     no file name decodes to (outside U+DC80–U+DCFF) is written as U+FFFD, as Node (and so Pi)
     writes it in a file name.
     """
-    if not _FOR_TERMINALS.search(path):
+    if path.isprintable() or not _compiled(_FOR_TERMINALS).search(path):
         import shlex
 
         return shlex.quote(path)
@@ -109,7 +117,7 @@ def shell_quote(path: str) -> str:
     try:
         raw = os.fsencode(path)
     except UnicodeEncodeError:  # a surrogate os.fsencode has no byte for (a path made up, not read)
-        raw = os.fsencode(_NOT_A_NAME.sub("\ufffd", path))
+        raw = os.fsencode(_compiled(_NOT_A_NAME).sub("\ufffd", path))
     for byte in raw:
         char = chr(byte)
         out.append("\\" + char if char in "'\\" else char if 0x20 <= byte < 0x7F else f"\\x{byte:02x}")

@@ -7,7 +7,7 @@ import importlib
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .._inert import echo
@@ -208,14 +208,47 @@ class _CommandParser(_Parser):
         return ""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``pikit`` argument parser."""
+class _Commands:
+    """The subcommands: every one's parser, or (``wanted``) only that command's, the others stand-ins that take
+    their arguments and keep nothing (building every parser costs a command that reads a small file a third of
+    its time in this process)."""
+
+    def __init__(self, sub: argparse._SubParsersAction[_CommandParser], wanted: str | None) -> None:
+        self.sub, self.wanted, self.found = sub, wanted, False
+
+    def add_parser(self, name: str, **options: Any) -> Any:
+        if self.wanted is None or self.wanted in (name, *options.get("aliases", ())):
+            self.found = True
+            return self.sub.add_parser(name, **options)
+        return _Unused()
+
+
+class _Unused:
+    """A parser not built: every call takes its arguments and gives itself."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return self._take
+
+    def _take(self, *args: Any, **options: Any) -> _Unused:
+        return self
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``pikit`` argument parser: with ``argv``, only the parser of the command it names (of every command
+    when it names none: help, a mistake)."""
+    wanted = argv[0] if argv and not argv[0].startswith("-") else None
+    parser, found = _build(wanted)
+    return parser if found or wanted is None else _build(None)[0]
+
+
+def _build(wanted: str | None) -> tuple[argparse.ArgumentParser, bool]:
+    """The parser (with only ``wanted``'s subcommand: see :class:`_Commands`), and whether it has ``wanted``."""
     parser = _Parser(
         prog="pikit",
         description="Look inside Pi coding-agent sessions: the tree, what the model saw, what compaction does.",
     )
     parser.add_argument("--version", action="version", version=f"pikit {__version__}")
-    sub = parser.add_subparsers(metavar="COMMAND", parser_class=_CommandParser)
+    sub = _Commands(parser.add_subparsers(metavar="COMMAND", parser_class=_CommandParser), wanted)
 
     p = sub.add_parser("context", help="what the model sees at a leaf: messages, sources, token figures")
     _session_arg(p)
@@ -330,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_compaction_commands(sub)
     _add_corpus_commands(sub)
-    return parser
+    return parser, sub.found
 
 
 def _source_args(p: argparse.ArgumentParser, index_note: str = "") -> None:
@@ -357,7 +390,7 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
     _json_arg(p)
 
 
-def _add_corpus_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+def _add_corpus_commands(sub: _Commands) -> None:
     p = sub.add_parser("sessions", help="every session of a directory, newest first (indexed, incremental)")
     _corpus_args(p)
     p.add_argument("--search", metavar="WORDS", help="only sessions whose user and assistant message text holds "
@@ -470,7 +503,7 @@ the --dry-run table, one row per keepRecentTokens value:
 """
 
 
-def _add_compaction_commands(sub: argparse._SubParsersAction[_CommandParser]) -> None:
+def _add_compaction_commands(sub: _Commands) -> None:
     p = sub.add_parser("compact", help="prepare (--dry-run) or run a compaction", epilog=_COMPACT_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _session_arg(p)

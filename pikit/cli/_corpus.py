@@ -194,14 +194,23 @@ def run_sessions(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         raise PikitError("--scheduler goes with --engine dask")
     _order(args.sort)
+    from ._usage_first import first_sessions
+
+    if first_sessions(args, SESSION_FIELDS, lambda rows: _show_sessions(args, rows, 0),
+                      lambda root, files, problems: _note(args, root, files, problems)):
+        return 0
     with _client(args) as client, _opened(args, client) as corpus:
         rows = session_rows(corpus, args.search, args.sort, args.limit)
         merged = corpus.rows("SELECT count(*) FROM sessions WHERE migrated_to IS NOT NULL")[0][0]
+    _show_sessions(args, rows, merged)
+    return 0
+
+
+def _show_sessions(args: argparse.Namespace, rows: list[tuple[Any, ...]], merged: int) -> None:
     if args.json:
         _dump(corpus_json.sessions(rows))
-        return 0
-    _print_sessions(rows, merged)
-    return 0
+    else:
+        _print_sessions(rows, merged)
 
 
 def _print_sessions(rows: list[tuple[Any, ...]], merged: int) -> None:

@@ -7,14 +7,14 @@ import sys
 from argparse import Namespace
 
 from .._context.describe import leaf_text
-from .._format import write
 from .._formatting import fmt_int, plural
-from .._tree import fork
 from ._common import V1_IDS_NOTE, open_session, print_json
 from ._json import tree as tree_json
 
 
 def run_fork(args: Namespace) -> int:
+    from .._tree import fork  # (here: pikit info writes nothing)
+
     session = open_session(args)
     leaf = session.resolve_leaf(args.leaf)
     out = fork.fork(session, leaf, args.output, overwrite=args.force)
@@ -23,6 +23,9 @@ def run_fork(args: Namespace) -> int:
 
 
 def run_migrate(args: Namespace) -> int:
+    from .._format import write
+    from .._tree import fork
+
     session = open_session(args)
     out = write.write_new(args.output, fork.migrated_lines(session), source=session.path, overwrite=args.force)
     was = session.report.migrated_from

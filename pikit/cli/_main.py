@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None, *, detach: bool = False) -> int:
     """Run the command line; return the exit status (``detach``: work left after the answer, such as writing a
     new corpus index, may go on in a process of its own after this one ends)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.detach = detach
     if not getattr(args, "run", None):

@@ -1,6 +1,7 @@
-"""A first ``pikit usage`` of a directory: answered from its scan in memory, the index written afterwards.
+"""A first ``pikit usage`` or ``pikit sessions`` of a directory: answered from its scan in memory, the index
+written afterwards.
 
-Before a directory has an index, the report comes from the files just read
+Before a directory has an index, the report or the list comes from the files just read
 (``pikit.corpus._inmemory``, the index's own rules) without DuckDB: the answer is printed,
 then the index is written from the same reads, by the ``pikit`` program in a process of its
 own that goes on after the command has ended. A lock beside the index (``INDEX.building``)
@@ -16,33 +17,85 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-# The options a first report understands; any other (at a value other than its default) takes the usual way.
-_UNDERSTOOD = frozenset(("dir", "agent_dir", "index", "engine", "scheduler", "no_progress", "json", "by", "timezone",
-                         "run", "detach"))
+# The options a first answer understands; any other (at a value other than its default) takes the usual way.
+_UNDERSTOOD = frozenset(("dir", "agent_dir", "index", "engine", "scheduler", "no_progress", "json", "run", "detach"))
+_USAGE_OPTIONS = _UNDERSTOOD | {"by", "timezone"}
+_SESSIONS_OPTIONS = _UNDERSTOOD | {"limit"}
 
-__all__ = ["first_usage"]
+__all__ = ["first_sessions", "first_usage"]
 
 # Bytes to read up to which a first report is made in memory (what it holds of them, about 12%, stays while the
 # index is written); beyond, the scan writes the index as it reads, its memory bounded whatever the size. Up to
 # it the files are read in this process: with two worker processes a first report took longer at every size
 # measured, 119 MB and 806 MB (benchmarks/README.md).
 _MEMORY_BYTES = 1024 * 1024 * 1024
+# The same for a full read (``pikit sessions``): it holds about 40% of what it read (the search text among it).
+_FULL_MEMORY_BYTES = 256 * 1024 * 1024
 _ROOM_BYTES = 16 * 1024 * 1024  # free bytes an index needs at least (it takes a fifth of the sessions' size or less)
 
 
-def _eligible(args: argparse.Namespace) -> bool:
+_Note = Callable[[Any, int, list[tuple[str, int]]], None]
+# What answers from the results read: the files' results, the root, how many files, the listing's problems; False
+# when only the index can tell (nothing shown).
+_Answer = Callable[[list[Any], Any, int, list[tuple[str, str, str]]], bool]
+
+
+def _eligible(args: argparse.Namespace, understood: frozenset[str]) -> bool:
     if os.name != "posix" or args.engine != "local" or (args.dir is not None and args.agent_dir is not None):
         return False
-    # (dates, branches, and whatever the report learns later: from the index)
-    return not any(value not in (None, False) for name, value in vars(args).items() if name not in _UNDERSTOOD)
+    # (dates, branches, searches, and whatever the command learns later: from the index)
+    return not any(value not in (None, False) for name, value in vars(args).items() if name not in understood)
 
 
-def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]], None],
-                note: Callable[[Any, int, list[tuple[str, int]]], None]) -> bool:
+def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]], None], note: _Note) -> bool:
     """Answer ``args`` (checked) from a scan in memory when its index does not exist yet: ``show`` the rows and
     ``note`` the files and problems, then write the index; False (nothing shown) when the index must answer."""
-    if not _eligible(args):
+    if not _eligible(args, _USAGE_OPTIONS):
         return False
+    from ..corpus._inmemory import QUICK_KEYS
+
+    if not set(args.by) <= QUICK_KEYS:
+        return False
+
+    def answer(results: list[Any], root: Any, files: int, listing: list[tuple[str, str, str]]) -> bool:
+        import zoneinfo
+
+        from ..corpus._inmemory import problem_counts, usage_rows
+
+        rows = usage_rows(results, args.by, zoneinfo.ZoneInfo(args.timezone) if args.timezone else None)
+        if rows is None:
+            return False
+        note(root, files, problem_counts(results, listing))
+        show(rows)
+        return True
+
+    return _first(args, answer, usage_only=True)
+
+
+def first_sessions(args: argparse.Namespace, fields: tuple[str, ...],
+                   show: Callable[[list[tuple[Any, ...]]], None], note: _Note) -> bool:
+    """Answer ``pikit sessions`` (checked) from a scan in memory when its index does not exist yet: ``note`` the
+    files and problems and ``show`` the rows of ``fields``, then write the index; False (nothing shown) when the
+    index must answer (a version-1 file beside its migrated copy among them)."""
+    if not _eligible(args, _SESSIONS_OPTIONS):
+        return False
+
+    def answer(results: list[Any], root: Any, files: int, listing: list[tuple[str, str, str]]) -> bool:
+        from ..corpus._inmemory import problem_counts, session_rows
+
+        rows = session_rows(results, fields, args.limit)
+        if rows is None:
+            return False
+        note(root, files, problem_counts(results, listing))
+        show(rows)
+        return True
+
+    return _first(args, answer, usage_only=False)
+
+
+def _first(args: argparse.Namespace, answer: _Answer, *, usage_only: bool) -> bool:
+    """Scan into memory and ``answer`` when the index does not exist yet, then write the index (a usage-only one:
+    ``usage_only``); False when the index must answer (written first from what was read, if anything was)."""
     from ..corpus._corpus import default_index_path
     from ..corpus._discover import agent_root
     from ..corpus._indexfile import building, built
@@ -51,10 +104,6 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
     path = args.index if args.index is not None else default_index_path(root)
     absolute = os.path.abspath(path)
     if path == ":memory:" or os.path.lexists(absolute) or os.path.lexists(absolute + ".wal"):
-        return False
-    from ..corpus._inmemory import QUICK_KEYS
-
-    if not set(args.by) <= QUICK_KEYS:
         return False
     try:
         os.makedirs(os.path.dirname(absolute), exist_ok=True)
@@ -67,7 +116,7 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
         built(absolute, lock)
         return False
     try:
-        read = _answer(args, root, path, show, note)
+        read = _read(args, root, path, answer, usage_only)
     except BaseException:
         built(absolute, lock)
         raise
@@ -76,9 +125,9 @@ def first_usage(args: argparse.Namespace, show: Callable[[list[dict[str, Any]]],
         return False
     results, answered = read
     if not answered:  # (the index answers: written here first, from what was read)
-        _write(args, root, path, lock, results)
+        _write(args, root, path, lock, results, usage_only)
         return False
-    _write_after(args, root, path, lock, results)
+    _write_after(args, root, path, lock, results, usage_only)
     return True
 
 
@@ -97,39 +146,35 @@ def _room(folder: str, size: int) -> bool:
     return status.f_bavail * status.f_frsize >= need and (limit == resource.RLIM_INFINITY or limit >= need)
 
 
-def _answer(args: argparse.Namespace, root: Any, path: str, show: Callable[[list[dict[str, Any]]], None],
-            note: Callable[[Any, int, list[tuple[str, int]]], None]) -> tuple[list[Any], bool] | None:
-    """Scan ``root`` into memory and answer (``note`` the root, the files and the problems, ``show`` the rows); the
-    results read, and whether they answered (not when only the index can tell); None (nothing read) when there is
-    more to read than :data:`_MEMORY_BYTES`, or too little room for the index beside ``path``."""
-    import zoneinfo
-
+def _read(args: argparse.Namespace, root: Any, path: str, answer: _Answer,
+          usage_only: bool) -> tuple[list[Any], bool] | None:
+    """Scan ``root`` into memory (for usage alone: ``usage_only``) and ``answer``; the results read, and whether
+    they answered (not when only the index can tell); None (nothing read) when there is more to read than
+    :data:`_MEMORY_BYTES` (:data:`_FULL_MEMORY_BYTES`), or too little room for the index beside ``path``."""
     from .._formatting import plural
     from .._progress import BYTES, tracked
     from ..corpus._discover import find_files
     from ..corpus._index import Job, _local_results, _to_read
-    from ..corpus._inmemory import problem_counts, usage_rows
     from ._common import terminal_progress
 
     found = find_files(root)
-    jobs: list[Job] = [(file, number, None, None, None, [], True) for number, file in enumerate(found.files, 1)]
+    jobs: list[Job] = [(file, number, None, None, None, [], usage_only) for number, file in enumerate(found.files, 1)]
     size = sum(map(_to_read, jobs))
-    if size > _MEMORY_BYTES or not _room(os.path.dirname(os.path.abspath(path)), size):
+    bound = _MEMORY_BYTES if usage_only else _FULL_MEMORY_BYTES
+    if size > bound or not _room(os.path.dirname(os.path.abspath(path)), size):
         return None
     with terminal_progress(args) as progress:
         results = list(tracked(_local_results(jobs, 1), progress,  # (see _MEMORY_BYTES)
                                f"scanning {plural(len(jobs), 'file')}", size, BYTES, lambda result: result.bytes_read))
-    rows = usage_rows(results, args.by, zoneinfo.ZoneInfo(args.timezone) if args.timezone else None)
-    if rows is None:
+    if not answer(results, root, len(found.files), found.problems):
         return results, False
-    note(root, len(found.files), problem_counts(results, found.problems))
-    show(rows)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     return results, True
 
 
-def _write_after(args: argparse.Namespace, root: Any, path: str, lock: int, results: list[Any]) -> None:
+def _write_after(args: argparse.Namespace, root: Any, path: str, lock: int, results: list[Any],
+                 usage_only: bool) -> None:
     """Write the index from ``results``: in a process of its own when the ``pikit`` program runs (``detach``),
     else here."""
     if getattr(args, "detach", False):
@@ -141,15 +186,15 @@ def _write_after(args: argparse.Namespace, root: Any, path: str, lock: int, resu
             quiet = os.open(os.devnull, os.O_RDWR)
             for stream in (0, 1, 2):
                 os.dup2(quiet, stream)
-            _write(args, root, path, lock, results)
+            _write(args, root, path, lock, results, usage_only)
         finally:
             os._exit(0)
-    _write(args, root, path, lock, results)
+    _write(args, root, path, lock, results, usage_only)
 
 
-def _write(args: argparse.Namespace, root: Any, path: str, lock: int, results: list[Any]) -> None:
-    """The index of ``root`` at ``path`` as a usage-only scan writes it, from what was read (a file changed since
-    is read again)."""
+def _write(args: argparse.Namespace, root: Any, path: str, lock: int, results: list[Any], usage_only: bool) -> None:
+    """The index of ``root`` at ``path`` as a scan writes it (a usage-only one: ``usage_only``), from what was read
+    (a file changed since is read again)."""
     from ..corpus import _index
     from ..corpus._filescan import scan_file
     from ..corpus._indexfile import built, is_unwritable, unwritable
@@ -166,7 +211,7 @@ def _write(args: argparse.Namespace, root: Any, path: str, lock: int, results: l
     try:
         index = _index.Index(path, owned=args.index is None, builder=True)
         try:
-            _index.scan(index, root, runner=reuse, usage_only=True)
+            _index.scan(index, root, runner=reuse, usage_only=usage_only)
         finally:
             index.close()
     except duckdb.Error as exc:

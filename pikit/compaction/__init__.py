@@ -63,7 +63,8 @@ if typing.TYPE_CHECKING:
         write_entry as write_entry,
     )
     from ._evaluation import Evaluation as Evaluation, evaluate_span as evaluate_span
-    from ._facts import FACT_KINDS as FACT_KINDS, Fact as Fact, extract_facts as extract_facts
+    from ._factkinds import FACT_KINDS as FACT_KINDS
+    from ._facts import Fact as Fact, extract_facts as extract_facts
     from ._preparation import (
         CompactionTrace as CompactionTrace,
         CutPoint as CutPoint,

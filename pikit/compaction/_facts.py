@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._context.fileops import FileOps
+from ._factkinds import FACT_KINDS
 from ._factrules import (
     STOP_WORDS,
     command_weight,
@@ -89,11 +90,7 @@ from ._factrules import (
     test_summary,
 )
 
-__all__ = ["FACT_KINDS", "IMPORTANCE", "MAX_FACT_CHARS", "Fact", "extract_facts"]
-
-FACT_KINDS = ("task", "decision", "finding", "progress", "constraint", "error", "modified_file", "read_file",
-              "command", "identifier", "number", "url")
-"""The kinds of fact, in the order reports list them."""
+__all__ = ["IMPORTANCE", "MAX_FACT_CHARS", "Fact", "extract_facts"]
 
 IMPORTANCE = ("key", "minor")
 """A fact's importance: what a follow-up agent needs to go on, or a detail."""

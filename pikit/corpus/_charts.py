@@ -16,7 +16,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .._formatting import fmt_int
 from .._palette import LINES, series_color
-from ..compaction._facts import FACT_KINDS
+from ..compaction._factkinds import FACT_KINDS
 
 if TYPE_CHECKING:
     from ._corpus import Corpus

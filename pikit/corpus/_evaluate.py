@@ -19,7 +19,7 @@ from typing import Any
 
 from .._session import load
 from ..compaction._evaluation import Evaluation, compaction_entry, recorded_evaluations
-from ..compaction._facts import FACT_KINDS
+from ..compaction._factkinds import FACT_KINDS
 from ..errors import PikitError
 
 __all__ = ["evaluate_files", "evaluation_rows"]

@@ -313,20 +313,34 @@ def _connect_once(path: str, owned: bool, notes: list[str], *, again: bool = Fal
 
 def _open_own(path: str, absolute: str, owned: bool) -> Any:
     """A read-write connection to the database at ``absolute`` once it is known as pikit's index (built
-    again when it is of another schema version)."""
-    found = _inspect(absolute)
-    if not found.pikits:
-        if not owned:
-            raise CorpusIndexError(path, f"is a DuckDB database pikit did not make ({found.describe()})", _ONLY_OWN)
-        raise _NotOwn(f"a database pikit did not make: {found.describe()}")
+    again when it is of another schema version).
+
+    Without a write-ahead log beside it, the database is looked at through the read-write connection itself
+    (opening it once): DuckDB writes nothing to a file it only read from. With a log, which DuckDB would replay
+    into the file, the database is looked at read-only first.
+    """
+    wal = os.path.lexists(absolute + ".wal")
+    found = _inspect(absolute) if wal else None
+    if found is not None:
+        _refuse_foreign(path, found, owned)
     con = _open(absolute)
     try:
+        if found is None:
+            found = _found(con)
+            _refuse_foreign(path, found, owned)
         if not found.current:
             _build_again(con)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _refuse_foreign(path: str, found: _Found, owned: bool) -> None:
+    if not found.pikits:
+        if not owned:
+            raise CorpusIndexError(path, f"is a DuckDB database pikit did not make ({found.describe()})", _ONLY_OWN)
+        raise _NotOwn(f"a database pikit did not make: {found.describe()}")
 
 
 def _folder(path: str) -> str:
@@ -380,19 +394,24 @@ def _inspect(absolute: str) -> _Found:
             raise
         con = duckdb.connect(absolute)
     try:
-        found = _Found([name for (name,) in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
-            "ORDER BY table_schema, table_name").fetchall()])
-        if "meta" not in found.tables or _columns(con, "meta") != ["key", "value"]:
-            return found
-        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema')").fetchall())
-        found.marked, found.version = meta.get("format") == MARK, meta.get("schema")
-        found.earlier = not found.marked and found.version in _EARLIER \
-            and {"files", "states", "messages_raw"} <= set(found.tables) \
-            and _columns(con, "files") == ["file_id", "path", "path_order"]
-        return found
+        return _found(con)
     finally:
         con.close()
+
+
+def _found(con: Any) -> _Found:
+    """What the database of ``con`` holds (read only)."""
+    found = _Found([name for (name,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+        "ORDER BY table_schema, table_name").fetchall()])
+    if "meta" not in found.tables or _columns(con, "meta") != ["key", "value"]:
+        return found
+    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema')").fetchall())
+    found.marked, found.version = meta.get("format") == MARK, meta.get("schema")
+    found.earlier = not found.marked and found.version in _EARLIER \
+        and {"files", "states", "messages_raw"} <= set(found.tables) \
+        and _columns(con, "files") == ["file_id", "path", "path_order"]
+    return found
 
 
 def _columns(con: Any, table: str) -> list[str]:

@@ -13,7 +13,9 @@ read otherwise, a token count that is not a whole number, a key that is missing)
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 from array import array
 from collections import Counter
@@ -23,7 +25,7 @@ from typing import Any
 
 from ._filescan import Columns, FileResult
 
-__all__ = ["QUICK_KEYS", "problem_counts", "usage_rows"]
+__all__ = ["QUICK_KEYS", "problem_counts", "session_rows", "usage_rows"]
 
 QUICK_KEYS = frozenset(("day", "month", "model", "project"))
 # What both Python and DuckDB read the same way (the scan's countable timestamps, but for dates out of range).
@@ -208,16 +210,20 @@ def _counted(results: list[FileResult], sessions: dict[int, tuple[str, str, Any]
         project, file_id = session[2], result.file_id
         tokens = [_whole_numbers(table[name]) for name in ("input_tokens", "output_tokens", "cache_write_tokens",
                                                            "cache_read_tokens")]
-        for n, (ts, entry, copied, countable, provider, model, i, o, w, r, cost) in enumerate(zip(
+        for ts, entry, copied, countable, provider, model, i, o, w, r, cost, entry_id, total in zip(
                 table["timestamp"], table["entry_index"], table["copied"], table["countable"], table["provider"],
-                table["model"], *tokens, table["cost"], strict=True)):
+                table["model"], *tokens, table["cost"], table["entry_id"], table["total_tokens"], strict=True):
             if not countable:
                 continue
-            key = (same.get((file_id, entry)) if copies else None) or _usage_key(table, n)
+            key = same.get((file_id, entry)) if copies else None
+            if key is None:  # (_usage_key, inline: the common case)
+                if ts.__class__ is not str or (entry_id is None and total is None):
+                    raise _Unsure
+                key = f"{ts}#{entry_id}" if entry_id is not None else f"{ts}:{_whole(total)}"
             rank = (bool(copied), order, entry)
-            held = best.get(key)  # type: ignore[arg-type]
+            held = best.get(key)
             if held is None or rank < held[0]:
-                best[key] = (rank, (ts, provider, model, project, i, o, w, r, cost))  # type: ignore[index]
+                best[key] = (rank, (ts, provider, model, project, i, o, w, r, cost))
     return [row for _, row in best.values()]
 
 
@@ -299,3 +305,123 @@ def problem_counts(results: list[FileResult], listing: list[tuple[str, str, str]
     for result in results:
         kinds.update(_table(result, "problems").get("kind", ()))
     return sorted(kinds.items())
+
+
+def session_rows(results: list[FileResult], fields: Sequence[str], limit: int | None) -> list[tuple[Any, ...]] | None:
+    """The rows of ``fields`` (columns of the sessions table) ``pikit sessions`` lists once these results, a fresh
+    full scan's in file order, are the index: newest first, then by path, the first ``limit``; None when only the
+    index can tell (a version-1 file beside its migrated copy, a value DuckDB might read otherwise)."""
+    from ._schema import TABLES
+
+    types = {name: dtype for name, dtype, _ in TABLES["sessions"]}
+    try:
+        if _sessions(results)[1]:
+            raise _Unsure  # (the copy stands for the version-1 file, whose messages count there)
+        usage = _recounted_usage(results)
+        rows = []
+        for result in results:
+            table = _table(result, "sessions")
+            if not table:
+                continue
+            row = {name: values[0] for name, values in table.items()}
+            if row.get("migrated_to") is not None:
+                raise _Unsure
+            row.update(usage.get(result.file_id, {}))
+            rows.append(tuple(_typed(row[name], types[name]) for name in fields))
+    except _Unsure:
+        return None
+    started, path = fields.index("started"), fields.index("path")
+    rows.sort(key=lambda row: row[path])
+    dated = [row for row in rows if row[started] is not None]
+    dated.sort(key=lambda row: row[started], reverse=True)  # (stable: the same instant by path)
+    rows = dated + [row for row in rows if row[started] is None]
+    return rows if limit is None else rows[:limit]
+
+
+def _typed(value: Any, dtype: str) -> Any:
+    """A scanned value as DuckDB gives it back from a column of ``dtype`` (_Unsure where it might read otherwise)."""
+    if value is None:
+        return None
+    if dtype == "string":
+        if value.__class__ is not str:
+            raise _Unsure
+        try:
+            value.encode()
+        except UnicodeEncodeError:  # (a lone surrogate)
+            raise _Unsure from None
+        return value
+    if dtype == "Int64":
+        if value.__class__ is not int:
+            raise _Unsure
+        return value
+    if dtype == "Float64":
+        if value.__class__ not in (int, float):
+            raise _Unsure
+        return float(value)
+    return _instant(value)
+
+
+def _instant(stamp: Any) -> datetime:
+    """A timestamp as DuckDB's ``TRY_CAST(… AS TIMESTAMPTZ)`` reads it, in the machine's time zone."""
+    match = _TIMESTAMP.fullmatch(stamp) if stamp.__class__ is str else None
+    if match is None or stamp[17:19] > "59":
+        raise _Unsure
+    year, month, day, hour, minute, offset = match.groups()
+    if not 1970 <= int(year) <= 9000 or offset[1:3] > "14":
+        raise _Unsure
+    zone = UTC if offset == "Z" else timezone(
+        (-1 if offset[0] == "-" else 1) * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+    millis = stamp[20:23] if stamp[19:20] == "." else "0"
+    try:
+        at = datetime(int(year), int(month), int(day), int(hour), int(minute), int(stamp[17:19]), int(millis) * 1000,
+                      tzinfo=zone)
+    except ValueError:
+        raise _Unsure from None
+    return at.astimezone()
+
+
+def _recounted_usage(results: list[FileResult]) -> dict[int, dict[str, Any]]:
+    """file id → its session row's usage columns, for the files whose messages a fresh index counts again
+    (``Index.recount`` with ``fresh``: a file holding a copied message, or one whose usage key occurs more than
+    once); the other files keep the numbers their scan derived."""
+    tables = {result.file_id: (order, _table(result, "messages")) for order, result in enumerate(results)}
+    keys: dict[tuple[int, int], str] = {}
+    seen: Counter[str] = Counter()
+    for file_id, (_, table) in tables.items():
+        for n in range(len(table.get("countable", ()))):
+            key = _usage_key(table, n)  # (None: not countable)
+            if key is not None:
+                keys[(file_id, n)] = key
+                seen[key] += 1
+    scoped = {(file_id, n): key for (file_id, n), key in keys.items()
+              if seen[key] > 1 or tables[file_id][1]["copied"][n]}
+    first: dict[str, tuple[bool, int, int]] = {}
+    for (file_id, n), key in scoped.items():
+        order, table = tables[file_id]
+        rank = (bool(table["copied"][n]), order, table["entry_index"][n])
+        if key not in first or rank < first[key]:
+            first[key] = rank
+    return {file_id: _file_usage(*tables[file_id], file_id, scoped, first) for file_id in {f for f, _ in scoped}}
+
+
+def _file_usage(order: int, table: dict[str, Sequence[Any]], file_id: int, scoped: dict[tuple[int, int], str],
+                first: dict[str, tuple[bool, int, int]]) -> dict[str, Any]:
+    """The usage columns of a file's session row from its messages that count (``_index._SESSION_USAGE``)."""
+    names = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
+    columns = [_whole_numbers(table[name]) for name in names]
+    sums = [0] * len(names)
+    costs: list[tuple[int, Any]] = []
+    for n, (role, countable, counted, copied, entry) in enumerate(zip(
+            table["role"], table["countable"], table["counted"], table["copied"], table["entry_index"], strict=True)):
+        key = scoped.get((file_id, n))
+        if key is not None:
+            counted = first[key] == (bool(copied), order, entry)
+        if role != "assistant" or columns[0][n] is None or not (counted if countable else not copied):
+            continue
+        for i, column in enumerate(columns):
+            sums[i] += column[n] or 0
+        if table["cost"][n] is None:
+            raise _Unsure
+        costs.append((entry, float(table["cost"][n])))
+    cost = functools.reduce(operator.add, [c for _, c in sorted(costs, key=lambda item: item[0])]) if costs else 0.0
+    return {**dict(zip(names, sums, strict=True)), "cost": cost}

@@ -9,7 +9,7 @@ nothing heavy: the command line reads it without pandas.
 from __future__ import annotations
 
 from .._columns import table
-from ..compaction._facts import FACT_KINDS
+from ..compaction._factkinds import FACT_KINDS
 
 __all__ = ["DUCKDB_TYPES", "TABLES"]
 

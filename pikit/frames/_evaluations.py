@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._tree.sessiontree import SessionTree
 from ..compaction._evaluation import Evaluation, compactions_on_branch, evaluate
-from ..compaction._facts import FACT_KINDS
+from ..compaction._factkinds import FACT_KINDS
 from ._columns import build, table
 
 __all__ = ["EVALUATION_COLUMNS", "EVALUATION_FACT_COLUMNS", "evaluation_facts", "evaluations"]

@@ -290,10 +290,11 @@ class ModelCatalog:
                     problems.append(f"{folder / MODELS_JSON}: provider {provider} ignored ({exc})")
             if base:
                 providers[provider] = base
-        self._models = {provider: [_info(provider, model) for model in models]
-                        for provider, models in providers.items()}
-        self._chat = {(info.provider, info.model_id): info for models in self._models.values()
-                      for info in reversed(models) if info.type == "chat"}
+        # (each model's facts are read when first asked for: a command asks for a few of some thousands)
+        self._raw = providers
+        self._infos: dict[tuple[str, int], ModelInfo] = {}
+        self._chat = {(provider, str(model["id"])): (provider, n) for provider, models in providers.items()
+                      for n, model in reversed(list(enumerate(models))) if _type(model) == "chat"}
         if unnamed:
             problems.append(f"{folder / MODELS_STORE}: stored models of {', '.join(unnamed)} left out: "
                             "their id is not a string")
@@ -314,14 +315,23 @@ class ModelCatalog:
             return {}
         return data
 
+    def _info(self, provider: str, n: int) -> ModelInfo:
+        """The facts of the ``n``-th model of ``provider``."""
+        info = self._infos.get((provider, n))
+        if info is None:
+            info = self._infos[(provider, n)] = _info(provider, self._raw[provider][n])
+        return info
+
     def __iter__(self) -> Iterator[ModelInfo]:
         """Every model, provider by provider, in Pi's order."""
-        for models in self._models.values():
-            yield from models
+        for provider, models in self._raw.items():
+            for n in range(len(models)):
+                yield self._info(provider, n)
 
     def get(self, provider: str, model_id: str) -> ModelInfo | None:
         """The chat model ``model_id`` of ``provider`` (Pi's ``getModel``), or ``None``."""
-        return self._chat.get((provider, model_id))
+        at = self._chat.get((provider, model_id))
+        return None if at is None else self._info(*at)
 
     def lookup(self, spec: str) -> ModelInfo | None:
         """The chat model ``spec`` names, or ``None`` when no source knows it.
@@ -335,8 +345,8 @@ class ModelCatalog:
             found = self.get(provider, model_id)
             if found is not None:
                 return found
-        matches = [info for (_, model_id), info in self._chat.items() if model_id == spec]
-        return matches[0] if len(matches) == 1 else None
+        matches = [at for (_, model_id), at in self._chat.items() if model_id == spec]
+        return self._info(*matches[0]) if len(matches) == 1 else None
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -290,3 +290,20 @@ def test_an_unknown_command_is_said_whatever_argparse_words_its_error(monkeypatc
     assert exit_.value.code == 2
     assert capsys.readouterr().err == ("pikit: error: unknown command 'serach'; did you mean search? "
                                        "(see `pikit --help`)\n")
+
+
+# ---------------------------------------------------------------- one command's parser
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_a_command_line_builds_the_parser_of_its_command_only_and_the_same_one() -> None:
+    every = _commands(build_parser())
+    assert len(every) > 20
+    for name, full in every.items():
+        only = _commands(build_parser([name, "--json"]))
+        assert list(only) == [name]
+        assert only[name].format_help() == full.format_help()
+        assert only[name].get_default("run") is not None
+    for argv in (["--help"], ["no-such-command"], [], None):  # (help and mistakes list every command)
+        assert list(_commands(build_parser(argv))) == list(every)

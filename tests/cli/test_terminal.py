@@ -126,3 +126,16 @@ def test_the_usage_column_follows_the_headers_rule(tmp_path: Path) -> None:
     assert "125 reported by the provider" in out
     assert " 125 " in rows["a1"]  # the parts add up, as in the header
     assert "999" not in rows["a2"]  # an aborted message's usage is not used, by the header either
+
+
+def test_text_without_control_characters_compiles_no_pattern() -> None:
+    import subprocess
+    import sys
+
+    check = ("from pikit._inert import _compiled, inert, shell_quote, visible\n"
+             "assert shell_quote('/home/dev/a b.jsonl') == \"'/home/dev/a b.jsonl'\"\n"
+             "assert inert('plain') == visible('plain') == 'plain'\n"
+             "assert _compiled.cache_info().currsize == 0\n"
+             "assert inert('a\\x1b[2J') == 'a^[[2J' and _compiled.cache_info().currsize == 1\n")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -260,3 +260,23 @@ def test_a_full_file_system_is_one_line_naming_the_folder(sample_corpus: Path, t
         pytest.skip("no mount namespace with a tmpfs here")
     one_error_line(_run(prefix, "usage", sample_corpus, "--index", folder / "index.duckdb"), str(folder),
                    "No space left on device", "--index")
+
+
+def test_an_index_without_a_log_is_opened_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckdb
+
+    from pikit.corpus._index import Index
+
+    path = str(tmp_path / "index.duckdb")
+    Index(path).close()
+    assert not os.path.exists(path + ".wal")
+    opened: list[bool] = []
+    real = duckdb.connect
+
+    def connect(*args: object, **options: object) -> duckdb.DuckDBPyConnection:
+        opened.append(bool(options.get("read_only")))
+        return real(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(duckdb, "connect", connect)
+    Index(path).close()
+    assert opened == [False]

@@ -229,3 +229,61 @@ def test_a_first_pikit_usage_beyond_its_memory_bound_reads_into_the_index(sample
     monkeypatch.setattr(_inmemory, "usage_rows", unused)
     assert main(["usage", str(sample_corpus), "--json", "--index", str(tmp_path / "index.duckdb")]) == 0
     assert _partial(tmp_path / "index.duckdb") > 0
+
+
+def test_a_first_session_list_from_memory_is_the_index_list(root: Path, tmp_path: Path,
+                                                           request: pytest.FixtureRequest) -> None:
+    from pikit.cli._corpus import session_rows as indexed_rows
+    from pikit.cli._json.corpus import SESSION_FIELDS
+    from pikit.corpus._discover import find_files
+    from pikit.corpus._filescan import scan_file
+    from pikit.corpus._inmemory import problem_counts, session_rows
+
+    found = find_files(str(root))
+    results = [scan_file(path, number) for number, path in enumerate(found.files, 1)]
+    rows = session_rows(results, SESSION_FIELDS, None)
+    with _corpus(root, tmp_path / "full.duckdb") as corpus:
+        assert problem_counts(results, found.problems) == corpus.problem_counts()
+        if request.node.callspec.params["root"] in ("shared", "legacy"):  # (a version-1 file beside its copy)
+            assert rows is None
+            return
+        assert rows == indexed_rows(corpus, None, None, None)
+        assert session_rows(results, SESSION_FIELDS, 2) == indexed_rows(corpus, None, None, 2)
+
+
+def test_a_first_pikit_sessions_answers_as_the_index_then_writes_a_whole_index(
+        root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pikit.cli import main
+
+    index, full = tmp_path / "first.duckdb", tmp_path / "full.duckdb"
+    for form in (["--json"], []):
+        answers = []
+        for _ in range(2):  # (first from memory, then from the index it wrote)
+            assert main(["sessions", str(root), *form, "--index", str(index)]) == 0
+            answers.append(capsys.readouterr())
+        assert answers[0] == answers[1]
+        assert not (tmp_path / "first.duckdb.building").exists()
+        index.unlink()
+    assert main(["sessions", str(root), "--json", "--index", str(index)]) == 0
+    with _corpus(root, full):
+        pass
+    assert _stored(index) == _stored(full)
+
+
+def test_a_first_pikit_sessions_beyond_its_memory_bound_reads_into_the_index(
+        sample_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from pikit.cli import _usage_first, main
+    from pikit.corpus import _inmemory
+
+    def unused(*args: object) -> None:
+        raise AssertionError("answered in memory")
+
+    index = tmp_path / "index.duckdb"
+    assert main(["sessions", str(sample_corpus), "--json", "--index", str(tmp_path / "first.duckdb")]) == 0
+    first = capsys.readouterr().out
+    monkeypatch.setattr(_usage_first, "_FULL_MEMORY_BYTES", 0)
+    monkeypatch.setattr(_inmemory, "session_rows", unused)
+    assert main(["sessions", str(sample_corpus), "--json", "--index", str(index)]) == 0
+    assert capsys.readouterr().out == first
+    assert _partial(index) == 0

@@ -160,3 +160,25 @@ def test_usage_with_cost_applies_pis_tiers() -> None:
     assert above["cost"]["input"] == pytest.approx(0.8) and above["cost"]["output"] == pytest.approx(0.015)
     unpriced = usage_with_cost(above, None)
     assert unpriced["cost"]["total"] == 0.0 and unpriced["input"] == 200_000
+
+
+def test_a_catalog_reads_the_facts_of_the_models_asked_for_only(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from pikit.llm import _models
+
+    read: list[str] = []
+    real = _models._info
+
+    def info(provider: str, model: dict[str, object]) -> _models.ModelInfo:
+        read.append(f"{provider}/{model['id']}")
+        return real(provider, model)
+
+    monkeypatch.setattr(_models, "_info", info)
+    catalog = _models.ModelCatalog(tmp_path)
+    assert read == []
+    spec = "anthropic/claude-sonnet-4-5"
+    found = catalog.lookup(spec)
+    assert found is not None and read == [spec]
+    assert catalog.lookup(spec) is found and read == [spec]  # (read once)
+    every = list(catalog)
+    assert len(every) > 100 and len(read) == len(every) and found in every
