@@ -89,15 +89,26 @@ def test_the_gold_set_covers_thirty_compactions_read_twice() -> None:
         for reading in ("a", "b"):
             path = GOLD / "readings" / reading / f"{compaction.name}.jsonl"
             assert path.is_file() == (reading in _readings(compaction)), f"{compaction.name}: reading {reading}"
+        if _readings(compaction) == ("a",):
+            assert _read(GOLD / "readings" / "a" / f"{compaction.name}.jsonl") == compaction, \
+                f"{compaction.name}: a record waiting for its second reading is reading A"
         for record in compaction.facts.values():
             assert record["label"] in ("kept", "lost", "not-a-fact")
             assert record["label"] == "not-a-fact" or record["importance"] in ("key", "minor")
 
 
-def test_a_record_waiting_for_its_second_reading_is_reading_a() -> None:
-    waiting = [compaction for compaction in _gold() if _readings(compaction) == ("a",)]
-    for compaction in waiting:
-        assert _read(GOLD / "readings" / "a" / f"{compaction.name}.jsonl") == compaction, compaction.name
+@pytest.mark.parametrize(("session", "readings"), [
+    ("public:recording.jsonl", ("a",)), ("shared:before-compaction.jsonl", None),
+    ("data/sample_sessions/refactor-auth.jsonl", None)])
+def test_only_a_public_recording_may_wait_for_its_second_reading(session: str,
+                                                                  readings: tuple[str, ...] | None) -> None:
+    waiting = _Compaction("waiting", {"session": session, "compaction": "c0ffee00", "readingB": "pending"}, {})
+    if readings is None:
+        with pytest.raises(AssertionError, match="only a public recording may wait"):
+            _readings(waiting)
+    else:
+        assert _readings(waiting) == readings
+    assert _readings(_Compaction("read", {"session": session, "compaction": "c0ffee00"}, {})) == ("a", "b")
 
 
 def test_every_public_recording_is_listed_with_its_licence() -> None:
