@@ -185,11 +185,8 @@ def test_repr_is_short(refactor: pikit.Session) -> None:
 
 @pytest.mark.parametrize("name", ["compaction-chain.jsonl", "context-edits.jsonl", "split-turn.jsonl",
                                   "tree-basic.jsonl", "system-replay.jsonl"])
-def test_any_leaf_of_pi_sessions(name: str) -> None:
-    path = SAMPLE.parents[3] / "shared" / "sessions" / name
-    if not path.is_file():
-        pytest.skip(f"shared session {path} is missing")
-    session = pikit.load(path)
+def test_any_leaf_of_pi_sessions(name: str, shared_sessions: Path) -> None:
+    session = pikit.load(shared_sessions / name)
     stepper = CompactionStepper(session, keep_recent_tokens=200)
     for entry in session.entries[::max(1, len(session.entries) // 30)]:
         stepper.leaf_id = entry.id
