@@ -224,10 +224,10 @@ import pikit._format.write as w
 real = w._write_new
 def slow(path, pieces, source, overwrite):
     def trickle():
-        time.sleep(0.5)  # the temporary file exists, nothing written yet: the signal lands here at the latest
-        for piece in pieces:
-            time.sleep(0.002)
-            yield piece
+        pieces_ = iter(pieces)
+        yield next(pieces_)
+        while True:  # the temporary file holds a first piece: wait here for the signal, however late it comes
+            time.sleep(0.01)
     return real(path, trickle(), source, overwrite)
 w._write_new = slow
 sys.argv = ["pikit", *sys.argv[1:]]
@@ -248,8 +248,8 @@ def test_an_interrupted_write_leaves_nothing_behind(tmp_path: Path, shared_sessi
     args = {"compact": ["compact", source, "--keep-recent-tokens", "2000", "-o", target],
             "migrate": ["migrate", source, "-o", target],
             "fork": ["fork", source, "--leaf", pikit.load(source).leaf_id, "-o", target]}[command]
-    # The write is slowed down (half a second first, then 2 ms a piece) so the signal lands while the
-    # temporary file exists.
+    # The write stops after its first piece until the signal comes, so the signal lands while the temporary
+    # file exists whatever the machine's load.
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITE, *map(str, args)], env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
