@@ -6,7 +6,6 @@ import io
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -22,9 +21,7 @@ from matplotlib.lines import Line2D
 import pikit
 from pikit import Session, charts, estimate_tokens, frames
 from pikit.compaction import CompactionSettings, SimulationResult, SummaryRequest, SummaryResult, simulate
-
-REPO = Path(__file__).resolve().parents[2]
-SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
+from tests.conftest import REPO, SESSIONS
 
 
 class StubSummarizer:

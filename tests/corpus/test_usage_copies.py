@@ -22,7 +22,6 @@ from tests.corpus.corpora import (
     write,
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "sessions"
 DAY = "2026-11-02T"
 
 
@@ -112,12 +111,11 @@ def test_a_migrated_copy_that_grew_counts_what_it_added(tmp_path: Path) -> None:
     assert rows["old"]["cost"] == pytest.approx(0.25 * 15 + 2.0)
 
 
-@pytest.mark.skipif(not (SHARED / "large-session.v1.jsonl").exists(), reason="needs ../shared/sessions")
-def test_a_real_legacy_file_beside_pis_migration(tmp_path: Path) -> None:
+def test_a_real_legacy_file_beside_pis_migration(tmp_path: Path, shared_sessions: Path) -> None:
     root = tmp_path / "sessions"
     root.mkdir()
     for name in ("large-session.v1.jsonl", "large-session.jsonl"):
-        (root / name).symlink_to(SHARED / name)
+        (root / name).symlink_to(shared_sessions / name)
     both = _usage(root)
     (root / "large-session.jsonl").unlink()
     alone = _usage(root)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -28,10 +27,8 @@ from pikit.compaction import (
     threshold_table,
 )
 from pikit.frames._columns import PREVIEW_WIDTH
+from tests.conftest import REPO, SAMPLES, SESSIONS
 
-REPO = Path(__file__).resolve().parents[2]
-SESSIONS = Path(os.environ.get("PIKIT_SHARED", REPO.parent / "shared")) / "sessions"
-SAMPLES = REPO / "data" / "sample_sessions"
 SHARED_NAMES = ["compaction-chain", "context-edits", "tree-basic", "usage", "unicode", "split-turn",
                 "retain-none", "system-replay", "multi-root", "before-compaction"]
 SAMPLE_NAMES = ["refactor-auth.jsonl", "quick-tour.jsonl", "xss-and-unicode.jsonl", "wide-tree.jsonl", "damaged.jsonl"]

@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,13 +16,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pikit.compaction import Summarizer, SummaryRequest, SummaryResult
 from pikit.errors import SummarizerError
 from pikit.llm import OfflineSummarizer
+from tests.conftest import REPO, SESSIONS
 from tests.timing import grows_at_most
 
 pytestmark = pytest.mark.timeout(120)
 
-SHARED = Path(os.environ.get("PIKIT_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-SESSIONS = SHARED / "sessions"
-REPO = Path(__file__).resolve().parents[2]
 
 HISTORY_HEADINGS = [
     "## Goal",
