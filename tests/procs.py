@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,17 @@ def env(**extra: str) -> dict[str, str]:
     out["PYTHONIOENCODING"] = "utf-8"
     out.update(extra)
     return out
+
+
+def ctrl_c_reaches_it() -> None:
+    """``preexec_fn`` of a child that a test sends Ctrl-C (SIGINT): the signal's default action, as for a
+    terminal's foreground job, whatever the test run inherited.
+
+    A test run started in the background by a non-interactive shell (``pytest … &``) ignores SIGINT, its
+    children inherit that, and Python then installs no ``KeyboardInterrupt`` handler: the signal would do
+    nothing and the test would wait for a process that never ends.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def pikit(*argv: str | os.PathLike[str], timeout: float = 60, extra_env: dict[str, str] | None = None,

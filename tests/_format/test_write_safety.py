@@ -22,7 +22,7 @@ import pytest
 import pikit
 from pikit import WriteError
 from pikit._format.write import Appender, append_lines, write_new
-from tests.procs import env, one_error_line, pikit as run_pikit, popen
+from tests.procs import ctrl_c_reaches_it, env, one_error_line, pikit as run_pikit, popen
 
 REFACTOR = Path(__file__).resolve().parents[2] / "data" / "sample_sessions" / "refactor-auth.jsonl"
 
@@ -251,7 +251,7 @@ def test_an_interrupted_write_leaves_nothing_behind(tmp_path: Path, shared_sessi
     # The write stops after its first piece until the signal comes, so the signal lands while the temporary
     # file exists whatever the machine's load.
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITE, *map(str, args)], env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 120
     while not any(out_dir.iterdir()):
         assert proc.poll() is None and time.monotonic() < deadline, "the write never started"

@@ -16,7 +16,7 @@ import pytest
 from pikit.cli._terminal import inert
 from pikit.cli._watch import render, status_of
 from tests.entries import asst, usage, user
-from tests.procs import one_error_line, pikit as run_pikit
+from tests.procs import ctrl_c_reaches_it, one_error_line, pikit as run_pikit
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = {"type": "session", "version": 3, "id": "s-watch", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -60,7 +60,8 @@ class Watch:
 
     def __init__(self, path: Path, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "pikit", "watch", str(path), "--json", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=REPO)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=REPO,
+                                     preexec_fn=ctrl_c_reaches_it)
         self.lines: list[tuple[float, dict[str, Any]]] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
