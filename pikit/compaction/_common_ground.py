@@ -32,9 +32,10 @@ from typing import Any
 
 from .._context.projection import entry_messages
 from .._tree.sessiontree import SessionTree
+from ._context_text import context_text
 from ._evaluation import Evaluation
 from ._facts import Fact, extract_facts
-from ._kept import Haystack, context_text
+from ._kept import Haystack
 from ._simulate import SimulationResult
 
 __all__ = ["GroundPoint", "common_ground", "ground_recall", "pool_recall"]

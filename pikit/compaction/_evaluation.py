@@ -45,9 +45,10 @@ from .._tree.sessiontree import CURRENT, SessionTree
 from .._tree.tree import path_to
 from ..errors import EntryError, Wording
 from ._builtin_strategies import codex_cut
+from ._context_text import context_text, prose_text
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
-from ._kept import Haystack, context_text, prose_text, vocabulary
+from ._kept import Haystack, vocabulary
 from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = [

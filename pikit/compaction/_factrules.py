@@ -46,8 +46,9 @@ STOP_WORDS = frozenset([
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|Mr|Ms|Dr|No|viz)\.$", re.IGNORECASE)
+_LONGEST_ABBREVIATION = len("approx.") + 1  # (with the character before it, for the word boundary)
 _LIST_NUMBER = re.compile(r"\d{1,3}\.|[a-z]\.")
-_BOUNDARY = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+|\n+")
+_BOUNDARY = re.compile(r"[.!?]([)\]\"'”’]*\s+)|\n+")
 _WORD = re.compile(r"[A-Za-z][\w.\-/]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|alright|all right|so|now|then|and|also|btw|great|cool|good|nice|perfect|yes|"
@@ -125,9 +126,11 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
-        piece = text[start:match.start()]
-        if match.group().strip() == "" and "\n" not in match.group() and (
-                _ABBREVIATIONS.search(piece.rstrip()) or _LIST_NUMBER.fullmatch(text[start:match.start()].strip())):
+        gap = match.group(1)  # (after a full stop: the closing brackets and quotes and the space; a newline: None)
+        end = match.start() if gap is None else match.start(1)
+        piece = text[start:end]
+        if gap is not None and gap.isspace() and "\n" not in gap and text[end - 1] == "." and (
+                _ABBREVIATIONS.search(piece[-_LONGEST_ABBREVIATION:]) or _LIST_NUMBER.fullmatch(piece.strip())):
             continue
         out.append(piece)
         start = match.end()
@@ -247,6 +250,7 @@ def _programs(core: str) -> list[list[str]]:
     return [words for words in out if words]
 
 
+@lru_cache(maxsize=1 << 12)
 def command_weight(command: str) -> str | None:
     """``"key"``, ``"minor"`` or ``None`` (noise) for a shell command.
 

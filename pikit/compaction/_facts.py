@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .._context.fileops import FileOps
@@ -213,6 +214,65 @@ def _failure_line(text: str) -> str | None:
     return lines[-1] if lines else None
 
 
+def _urls(text: str) -> Iterator[tuple[str, str]]:
+    if "http" in text:
+        for match in _URL.findall(text):
+            yield "url", _cut(match.rstrip(_URL_TAIL))
+
+
+def _numbers(text: str) -> Iterator[tuple[str, str]]:
+    if _may_hold_number(text):
+        for match in _NUMBER.finditer(text):
+            if not _LINE_REF.search(text[max(0, match.start() - 8):match.start()]):
+                yield "number", re.sub(r"(?<=\d)[,_](?=\d{3})", "", match.group())
+
+
+def _identifiers(text: str) -> Iterator[tuple[str, str]]:
+    if "`" in text:
+        for span in _BACKTICK.findall(text):
+            span = span.strip()
+            if _code_name(span):
+                yield "identifier", span
+
+
+def _read_prose(text: str, role: str) -> tuple[tuple[str, str], ...]:
+    """The ``(kind, text)`` facts of a user's or the agent's prose (``role`` ``"user"`` or ``"assistant"``), in
+    order."""
+    text = strip_code(text)
+    out = [*_identifiers(text), *_numbers(text), *_urls(text)]
+    for sentence in sentences(text[:20_000]):
+        out += _sentence_facts(sentence, role)
+    return tuple(out)
+
+
+#: A text of this many characters or fewer is read once however often it is said (a forked session holds its
+#: parent's messages; an agent repeats itself): :func:`_read_prose`'s answers are kept for the last few thousand.
+_CACHED_CHARS = 8_000
+_prose_facts = lru_cache(maxsize=1 << 12)(_read_prose)
+
+
+@lru_cache(maxsize=1 << 14)
+def _sentence_facts(sentence: str, role: str) -> tuple[tuple[str, str], ...]:
+    """The ``(kind, text)`` facts one sentence of a user's or the agent's prose states (a sentence said again
+    is read once)."""
+    sentence = _LIST_MARK.sub("", sentence)
+    if sentence.endswith(":") or (len(content_words(sentence)) < 2
+                                  and not (role == "user" and task_sentence(sentence))):
+        return ()
+    out = []
+    if decision_sentence(sentence):
+        out.append(("decision", _one_line(sentence)))
+    elif role == "user" and task_sentence(sentence):
+        out.append(("task", _one_line(sentence)))
+    if role == "user" and _CONSTRAINT.search(sentence):
+        out.append(("constraint", _one_line(sentence)))
+    elif role == "assistant" and finding_sentence(sentence):
+        out.append(("finding", _one_line(sentence)))
+    elif role == "assistant" and progress_sentence(sentence):
+        out.append(("progress", _one_line(sentence)))
+    return tuple(out)
+
+
 class _Collector:
     def __init__(self) -> None:
         self.facts: dict[tuple[str, str], Fact] = {}
@@ -232,47 +292,21 @@ class _Collector:
             self.modified.setdefault(path, source)
 
     def urls(self, text: str, source: Any) -> None:
-        if "http" not in text:
-            return
-        for match in _URL.findall(text):
-            self.add("url", _cut(match.rstrip(_URL_TAIL)), source)
+        for kind, fact in _urls(text):
+            self.add(kind, fact, source)
 
     def numbers(self, text: str, source: Any) -> None:
-        if not _may_hold_number(text):
-            return
-        for match in _NUMBER.finditer(text):
-            if not _LINE_REF.search(text[max(0, match.start() - 8):match.start()]):
-                self.add("number", re.sub(r"(?<=\d)[,_](?=\d{3})", "", match.group()), source)
+        for kind, fact in _numbers(text):
+            self.add(kind, fact, source)
 
     def identifiers(self, text: str, source: Any) -> None:
-        if "`" not in text:
-            return
-        for span in _BACKTICK.findall(text):
-            span = span.strip()
-            if _code_name(span):
-                self.add("identifier", span, source)
+        for kind, fact in _identifiers(text):
+            self.add(kind, fact, source)
 
     def prose(self, text: str, source: Any, role: str) -> None:
         """The facts of a user's or the agent's prose (``role`` ``"user"`` or ``"assistant"``)."""
-        text = strip_code(text)
-        self.identifiers(text, source)
-        self.numbers(text, source)
-        self.urls(text, source)
-        for sentence in sentences(text[:20_000]):
-            sentence = _LIST_MARK.sub("", sentence)
-            if sentence.endswith(":") or (len(content_words(sentence)) < 2
-                                          and not (role == "user" and task_sentence(sentence))):
-                continue
-            if decision_sentence(sentence):
-                self.add("decision", _one_line(sentence), source)
-            elif role == "user" and task_sentence(sentence):
-                self.add("task", _one_line(sentence), source)
-            if role == "user" and _CONSTRAINT.search(sentence):
-                self.add("constraint", _one_line(sentence), source)
-            elif role == "assistant" and finding_sentence(sentence):
-                self.add("finding", _one_line(sentence), source)
-            elif role == "assistant" and progress_sentence(sentence):
-                self.add("progress", _one_line(sentence), source)
+        for kind, fact in (_prose_facts if len(text) <= _CACHED_CHARS else _read_prose)(text, role):
+            self.add(kind, fact, source)
 
     def output(self, text: str, source: Any, failed: bool, minor: bool = False) -> None:
         """The facts of a tool's output: what failed, error lines, test summaries, addresses."""

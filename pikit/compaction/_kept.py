@@ -58,7 +58,8 @@ Then, per kind:
     ``Tests 3 failed | 16 passed``);
 
   and it is not a variant of the same sentence with other words in its slots. Word for word, the
-  two sentences are either nearly the same (a similarity of 0.95 or more: a word added or dropped) or
+  two sentences are either nearly the same (a similarity of 0.95 or more, the similarity being twice the
+  most words they share in the same order, adjacent or not, over the words of both: a word added or dropped) or
   clearly reworded (below 0.6); in between, the sentence is the same template saying something else
   ("Nothing else uses the index" is not kept by "Nothing else uses the session"), unless it holds the
   fact word for word with words added and none replaced ("Express 4 + TypeScript on Node 20" keeps
@@ -83,17 +84,18 @@ Then, per kind:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from difflib import SequenceMatcher
+from collections.abc import Iterable, Iterator, Set as AbstractSet
 from functools import lru_cache
-from typing import Any
+from itertools import chain
 
+from rapidfuzz.distance import Indel
+
+from ._context_text import _CHANGE, ContextLines, _plain
 from ._factrules import command_core, content_words, sentences
-from ._facts import Fact, _is_mapping, _strings, _texts
+from ._facts import Fact
 
-__all__ = ["SHARE", "Haystack", "context_text", "normalize", "prose_text", "vocabulary"]
+__all__ = ["SHARE", "Haystack", "normalize", "vocabulary"]
 
 SHARE = 0.8
 """The share of a sentence's content words one sentence of the context must hold to say the same (rounded
@@ -114,9 +116,6 @@ _SAME = 0.95
 _VARIANT = 0.6
 _CANDIDATES = 4
 _TOKEN = re.compile(r"\w[\w.\-/]*")
-_CHANGE = re.compile(r"\b(?:modified|changed?|edited|wrote|written|created|added|updated|fixed|renamed|moved|deleted|"
-                     r"removed|rewr\w+|new)\b|\blocal to\b|✅|\[x\]")
-_HEADING = re.compile(r"^(?:#.*|\*\*[^*]+\*\*:?|[^()=]{1,60}:)$")
 _GENERIC = frozenset(_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
 _FILLER = frozenset(("etc", "yet", "don", "doesn", "didn", "isn", "aren", "wasn", "won", "shouldn", "wouldn",
@@ -136,8 +135,6 @@ _ACCESSOR = re.compile(r"\b[gs]et(\w+)")
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
-_QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201a", "'"), ("\u201b", "'"), ("\u201c", "'"), ("\u201d", "'"),
-           ("\u201e", "'"), ("\u00b4", "'"), ("`", "'"), ('"', "'"), ("\\", "/"))
 _DOT_SLASH = re.compile(r"(?<![\w.])\./")
 _SLASHES = re.compile(r"(?<!:)/{2,}")
 _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
@@ -147,15 +144,6 @@ _MODIFIED_LIST = re.compile(r"<modified-files>(.*?)</modified-files>", re.DOTALL
 _CALL = re.compile(r"\(.*\)$")
 _BACKTICKED = re.compile(r"`([^`\s]{3,})`")
 _CODE_WORD = re.compile(r"\b[A-Za-z_][\w\-]*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
-
-
-def _plain(text: str) -> str:
-    """The normalization the context and facts share (NFKC, case, quotes, backslashes, whitespace)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    for quote, plain in _QUOTES:  # (str.replace: much faster than str.translate on a long text)
-        if quote in text:
-            text = text.replace(quote, plain)
-    return " ".join(text.split())
 
 
 def normalize(text: str, kind: str | None = None) -> str:
@@ -180,53 +168,6 @@ def _spellings(needle: str) -> list[str]:
     if not _DIGITS.fullmatch(needle):
         return [needle]
     return [needle, _grouped(needle, ","), _grouped(needle, "_")]
-
-
-def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
-    role = message.get("role")
-    if role in ("compactionSummary", "branchSummary"):
-        yield from _strings(message.get("summary"))
-    elif role == "bashExecution":
-        yield from _strings([message.get("command"), message.get("output")])
-    else:
-        yield from _texts(message.get("content"))
-    if role == "assistant":
-        content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            if _is_mapping(block) and block.get("type") == "toolCall":
-                yield from _strings([block.get("name"), block.get("arguments")])
-                arguments = block.get("arguments")
-                path = arguments.get("path") if _is_mapping(arguments) else None
-                if block.get("name") in ("write", "edit") and isinstance(path, str):
-                    yield f"<modified-files>\n{path}\n</modified-files>"
-
-
-def _prose_texts(message: Mapping[str, Any]) -> Iterator[str]:
-    role = message.get("role")
-    if role in ("compactionSummary", "branchSummary"):
-        yield from _strings(message.get("summary"))
-    elif role == "bashExecution":
-        yield from _strings(message.get("command"))
-    elif role in ("user", "assistant", "custom"):
-        yield from _texts(message.get("content"))
-    if role == "assistant":
-        content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            if _is_mapping(block) and block.get("type") == "toolCall" and _is_mapping(block.get("arguments")):
-                yield from _strings(block["arguments"].get("command"))
-
-
-def prose_text(messages: Iterable[Mapping[str, Any]]) -> str:
-    """What the context says in words, where a reworded fact is looked for: summaries, user, assistant and
-    custom text, and the commands run (not tool outputs or files' text, which hold facts word for word)."""
-    return "\n\n".join(text for message in messages if _is_mapping(message)
-                       for text in _prose_texts(message))
-
-
-def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
-    """The text of a context, as matching reads it (not yet normalized)."""
-    return "\n\n".join(text for message in messages if _is_mapping(message)
-                       for text in _message_texts(message))
 
 
 def _is_word_char(char: str) -> bool:
@@ -323,13 +264,24 @@ def _as_code(text: str, name: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 14)
+def _terms(text: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+    """What :meth:`Haystack.says` and :func:`vocabulary` read of a sentence (a fact's text is read several
+    times): its content words, ranges spelled out (:func:`_ranged`), those of its code names, its words (case
+    folded) and its numbers."""
+    code = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+    return (frozenset(_ranged(_words(text))), frozenset(code), tuple(_TOKEN.findall(text.casefold())),
+            frozenset(_NUMBER_WORD.findall(text)))
+
+
 def vocabulary(facts: Iterable[Fact]) -> set[str]:
     """The content words of ``facts`` that matching looks up (those of sentences and commands)."""
     out: set[str] = set()
     for fact in facts:
         if fact.kind in _PROSE_KINDS or fact.kind == "command":
-            out |= _ranged(_words(fact.text))
-            out |= _words(" ".join([*_CODE_WORD.findall(fact.text), *_BACKTICKED.findall(fact.text)]))
+            words, code, _, _ = _terms(fact.text)
+            out |= words
+            out |= code
     return out
 
 
@@ -350,8 +302,10 @@ class Haystack:
         self._index: dict[str, list[int]] | None = None
         self._sentences: list[str] = []
         self._headings: list[str] = []
+        self._split: dict[int, tuple[list[str], frozenset[str]]] = {}
         self._accessed: set[str] | None = None
-        self._lines: list[tuple[str, str | None]] | None = None
+        self._lines: ContextLines | None = None
+        self._modified_lists: list[str] | None = None
         self._done: tuple[set[tuple[str, int]], str] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
         self.vocabulary = vocabulary
@@ -393,7 +347,7 @@ class Haystack:
             self._index = index
         return self._index
 
-    def _candidates(self, words: set[str], required: set[str]) -> list[tuple[int, int]]:
+    def _candidates(self, words: AbstractSet[str], required: AbstractSet[str]) -> list[tuple[int, int]]:
         """``(share of words held × 1000, sentence number)`` of the sentences holding every ``required`` word and
         :data:`SHARE` of ``words``, best first."""
         index = self.index
@@ -403,32 +357,35 @@ class Haystack:
             holding = set(numbers) if holding is None else holding.intersection(numbers)
             if not holding:
                 return []
-        counts = Counter(number for word in words for number in index.get(word, ())
-                         if holding is None or number in holding)
+        counts = Counter(chain.from_iterable(index.get(word, ()) for word in words))
         least = len(words) - int((1 - SHARE) * len(words) + 1e-9)
-        return sorted(((1000 * c // len(words), n) for n, c in counts.items() if c >= least), reverse=True)
+        return sorted(((1000 * c // len(words), n) for n, c in counts.items()
+                       if c >= least and (holding is None or n in holding)), reverse=True)
+
+    def _tokens(self, number: int) -> tuple[list[str], frozenset[str]]:
+        """The words (case folded) and the numbers of sentence ``number``, split once."""
+        found = self._split.get(number)
+        if found is None:
+            sentence = self._sentences[number]
+            found = self._split[number] = (_TOKEN.findall(sentence.casefold()),
+                                           frozenset(_NUMBER_WORD.findall(sentence)))
+        return found
 
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
-        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
-        words = _ranged(_words(text)) - _FILLER
+        ranged, required, sequence, numbers = _terms(text)
+        words = ranged - _FILLER
         if len(words - _GENERIC) >= 2 or words - _GENERIC <= required:
             words -= _GENERIC
         if len(words) < 2 and not (words and words <= required):
             return False
-        sequence = _TOKEN.findall(text.casefold())
-        numbers = set(_NUMBER_WORD.findall(text))
         for _, number in self._candidates(words, required)[:_CANDIDATES]:
-            tokens = _TOKEN.findall(self._sentences[number].casefold())
-            if len(tokens) > 3 * len(sequence) + 10 or not numbers <= set(_NUMBER_WORD.findall(
-                    self._sentences[number])):
+            tokens, held = self._tokens(number)
+            if len(tokens) > 3 * len(sequence) + 10 or not numbers <= held:
                 continue
-            matcher = SequenceMatcher(None, sequence, tokens, autojunk=False)
-            if matcher.real_quick_ratio() < _VARIANT or matcher.quick_ratio() < _VARIANT:
-                return True  # (bounds of the ratio from above: clearly reworded)
-            similarity = matcher.ratio()
-            if similarity >= _SAME or similarity < _VARIANT \
-                    or sum(block.size for block in matcher.get_matching_blocks()) == len(sequence):
+            total = len(sequence) + len(tokens)
+            apart = Indel.distance(sequence, tokens)  # (words to drop or add: total - 2 × the common subsequence)
+            if apart <= (1 - _SAME) * total or apart > (1 - _VARIANT) * total or total - apart == 2 * len(sequence):
                 return True  # (nearly the same, clearly reworded, or the same with words added and none replaced)
         return False
 
@@ -481,7 +438,7 @@ class Haystack:
     def _names_together(self, text: str) -> bool:
         """Whether one sentence of the context names every code name of ``text``, two or more (a choice between
         named things is carried by the names: ``Use `B` instead of `A` `` by "rename `A` → `B`")."""
-        required = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
+        required = set(_terms(text)[1])
         return len(required) >= 2 and bool(self._candidates(required, required))
 
     def _word(self, needle: str) -> bool:
@@ -504,45 +461,32 @@ class Haystack:
                    for i, form in enumerate(self._forms(needle)))
 
     @property
-    def lines(self) -> list[tuple[str, str | None]]:
-        """Each line of the context, case folded (normalized where it is read), with the file list it is in
-        (``None``: none)."""
-        if self._lines is None:
-            self._lines = []
-            block: str | None = None
-            for line in self.raw.casefold().split("\n"):
-                tag = line.strip()
-                if tag in ("<read-files>", "<modified-files>"):
-                    block = tag[1:-1]
-                elif tag in ("</read-files>", "</modified-files>"):
-                    block = None
-                self._lines.append((line, block))
-        return self._lines
+    def modified_lists(self) -> list[str]:
+        """The bodies of the context's ``<modified-files>`` lists (normalized), found once."""
+        if self._modified_lists is None:
+            self._modified_lists = _MODIFIED_LIST.findall(self.text) if "<modified-files>" in self.text else []
+        return self._modified_lists
 
     def _changed(self, needle: str) -> bool:
         """Whether the context names ``needle`` as changed: in a ``<modified-files>`` list (a kept ``write`` or
         ``edit`` call counts as one), or on a line, or under a heading, that says so (see the module docstring)."""
         forms = self._forms(needle)
-        if "<modified-files>" in self.text and any(form in block for block in _MODIFIED_LIST.findall(self.text)
-                                                   for form in forms):
+        if any(form in block for block in self.modified_lists for form in forms):
             return True
-        lines = self.lines
-        base = needle.rsplit("/", 1)[-1]  # (every form ends with it)
-        for i, (raw, block) in enumerate(lines):
-            if block == "read-files" or base not in raw:
+        if self._lines is None:
+            self._lines = ContextLines(self.raw)
+        lines = self._lines
+        for i in lines.holding(needle.rsplit("/", 1)[-1]):  # (every form ends with the base name)
+            block = lines.block(i)
+            if block == "read-files":
                 continue
-            line = _plain(raw)
+            line = _plain(lines[i])
             if not any(form in line for form in forms):
                 continue
             if block == "modified-files" or any(_CHANGE.search(sentence) for sentence in sentences(line)
-                                                 if any(form in sentence for form in forms)):
+                                                 if any(form in sentence for form in forms)) \
+                    or lines.under_change(i):
                 return True
-            for above, _ in reversed(lines[max(0, i - 40):i]):
-                above = _plain(above)
-                if _HEADING.match(above):
-                    if _CHANGE.search(above):
-                        return True
-                    break
         return False
 
     @property

@@ -85,11 +85,17 @@ def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1) -> Iterat
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][1]))
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            done = dict(zip(order, pool.map(_rows, [jobs[i] for i in order]), strict=True))
-        results = (done[i] for i in range(len(jobs)))
+        done: dict[int, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+                for i, rows in zip(order, pool.map(_rows, [jobs[i] for i in order]), strict=False):
+                    done[i] = rows
+        except BrokenProcessPool:  # (a worker could not start, as in a script without a main guard, or died)
+            pass  # what is left is evaluated here
+        results = (done[i] if i in done else _rows(jobs[i]) for i in range(len(jobs)))
     for evaluations, facts in results:
         yield "evaluations", evaluations
         yield "evaluation_facts", facts

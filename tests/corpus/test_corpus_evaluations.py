@@ -66,7 +66,6 @@ def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
         assert kept == [(True,)]
 
 
-
 def test_workers_give_the_rows_in_the_jobs_order(sample_corpus: Path, sample_sessions: Path,
                                                  shared_sessions: Path) -> None:
     """The workers take the largest files first; the rows still come in the jobs' order, as this process
@@ -77,3 +76,31 @@ def test_workers_give_the_rows_in_the_jobs_order(sample_corpus: Path, sample_ses
     here = list(evaluate_files(jobs, workers=1))
     assert sum(len(rows) for table, rows in here if table == "evaluations") > 10
     assert list(evaluate_files(jobs, workers=2)) == here
+
+
+NO_MAIN_GUARD = """
+import json, sys
+from pikit.corpus._evaluate import evaluate_files
+jobs = [tuple(job) for job in json.loads(sys.argv[1])]
+print(json.dumps(list(evaluate_files(jobs, workers=2))))
+"""
+
+
+def test_workers_that_cannot_start_leave_the_work_to_this_process(sample_corpus: Path, tmp_path: Path) -> None:
+    """A script without a main guard: each worker runs the script again, cannot start workers of its own and
+    dies; the evaluation goes on in the script's process, with the same rows."""
+    import subprocess
+    import sys
+
+    from tests.procs import env
+
+    paths = sorted(sample_corpus.rglob("*.jsonl"))
+    jobs = [(number, str(path), f"s{number}") for number, path in enumerate(paths, 1)]
+    script = tmp_path / "script.py"
+    script.write_text(NO_MAIN_GUARD, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), json.dumps(jobs)], capture_output=True, text=True,
+                          timeout=300, env=env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    here = json.loads(json.dumps(list(evaluate_files(jobs, workers=1))))
+    assert sum(len(rows) for table, rows in here if table == "evaluations") > 3
+    assert json.loads(done.stdout) == here
