@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -105,12 +105,15 @@ _MINOR_KINDS = frozenset(("read_file", "identifier", "number", "url"))
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One fact of a replaced span: ``kind`` (one of :data:`FACT_KINDS`), ``text``, ``source`` (entry id) and
-    ``importance`` (``"key"`` or ``"minor"``, :data:`IMPORTANCE`)."""
+    ``importance`` (``"key"`` or ``"minor"``, :data:`IMPORTANCE`). ``outline``: for a checklist item ticked in a
+    file (``done: …``), the headings it is under in that file, nearest first (``("WP5: Model management", "Work
+    packages")``), where the span shows the file."""
 
     kind: str
     text: str
     source: Any
     importance: str = "key"
+    outline: tuple[str, ...] = ()
 
 
 _WS = re.compile(r"\s+")
@@ -185,6 +188,14 @@ def _tool_calls(message: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, 
         if _is_mapping(block) and block.get("type") == "toolCall":
             arguments = block.get("arguments")
             yield block.get("name"), arguments if _is_mapping(arguments) else {}
+
+
+def _tool_call_ids(message: Mapping[str, Any]) -> Iterator[Any]:
+    """The ``id`` of each tool call of ``message``, in :func:`_tool_calls`'s order."""
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if _is_mapping(block) and block.get("type") == "toolCall":
+            yield block.get("id")
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -273,12 +284,79 @@ def _sentence_facts(sentence: str, role: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+class _Checklists:
+    """The text of each file with a checklist (``- [ ]`` or ``- [x]``) that the span writes whole or reads, kept up
+    to date by its edits (Pi's ``write`` ``content``; ``edit``'s ``oldText``/``newText``, one pair or a list of
+    ``edits``; a ``read``'s result)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.reading: dict[Any, tuple[str, bool]] = {}  # (the tool call id of a read → its path, and whether in part)
+
+    def _keep(self, path: str, text: str) -> None:
+        if ("[ ]" in text or "[x]" in text or "[X]" in text) and len(text) <= _CHECKLIST_CHARS:
+            self.texts[path] = text
+        else:
+            self.texts.pop(path, None)
+
+    def read(self, call: Any, content: Any) -> None:
+        """A read's result: the file's text, where it is not known yet or the read is whole (a part read with
+        ``offset`` or ``limit`` does not replace a whole text)."""
+        path, part = self.reading.pop(call, (None, False)) if isinstance(call, str) else (None, False)
+        text = "\n".join(_texts(content)) if path is not None else ""
+        if path is not None and text and not (part and path in self.texts):
+            self._keep(path, text)
+
+    def write(self, path: str, arguments: Mapping[str, Any]) -> None:
+        content = arguments.get("content")
+        if isinstance(content, str):
+            self._keep(path, content)
+            return
+        text = self.texts.get(path)
+        edits = arguments.get("edits")
+        for pair in edits if isinstance(edits, list) else [arguments]:
+            old, new = (pair.get("oldText"), pair.get("newText")) if _is_mapping(pair) else (None, None)
+            if text is None or not isinstance(old, str) or not isinstance(new, str) or old not in text:
+                self.texts.pop(path, None)  # (an edit this text does not explain: the file is no longer known)
+                return
+            text = text.replace(old, new, 1)
+        if text is not None:
+            self.texts[path] = text
+
+
+#: A file's text is followed for its checklist up to this size.
+_CHECKLIST_CHARS = 1_000_000
+_HEADING_LINE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def _outline(text: str, item: str) -> tuple[str, ...]:
+    """The Markdown headings the ticked ``item`` is under in ``text``, nearest first (its heading, that heading's
+    parent, …; not a ``#`` line of a fenced code block); none where the item is not in the text, or is there more
+    than once (which one was ticked?)."""
+    found = [at for mark in "xX" if (at := text.find(f"[{mark}] {item}")) >= 0]
+    if len(found) != 1 or any(text.find(f"[{mark}] {item}", found[0] + 1) >= 0 for mark in "xX"):
+        return ()
+    stack: list[tuple[int, str]] = []
+    fenced = False
+    for line in text[:found[0]].split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING_LINE.match(line)):
+            while stack and stack[-1][0] >= len(match[1]):
+                stack.pop()
+            stack.append((len(match[1]), match[2]))
+    return tuple(heading for _, heading in reversed(stack))
+
+
 class _Collector:
     def __init__(self) -> None:
         self.facts: dict[tuple[str, str], Fact] = {}
         self.read: dict[str, Any] = {}
         self.modified: dict[str, Any] = {}
         self.runs: list[list[str]] = []  # (the summary lines of each test run, in order)
+        self.checklists = _Checklists()
+        #: A done item's text → the file and the item ticked in it, and its outline there when it was ticked.
+        self.ticked: dict[str, tuple[str, str, tuple[str, ...]]] = {}
 
     def add(self, kind: str, text: str, source: Any, importance: str | None = None) -> None:
         if text and (kind, text) not in self.facts:
@@ -351,6 +429,8 @@ class _Collector:
                 self.file_ops(source, message)
             failed = message.get("isError") is True
             tool = message.get("toolName")
+            if tool == "read" and not failed and self.checklists.reading:
+                self.checklists.read(message.get("toolCallId"), message.get("content"))
             for text in _texts(message.get("content")):
                 if failed or tool != "read":
                     self.output(text, source, failed, tool in _TOOL_ERRORS_MINOR)
@@ -380,7 +460,10 @@ class _Collector:
         calls = list(_tool_calls(message))
         if calls:  # (without a tool call, a message records no file operation)
             self.file_ops(source, message)
-        for name, arguments in calls:
+        for call, (name, arguments) in zip(_tool_call_ids(message), calls, strict=True):
+            if name == "read" and isinstance(arguments.get("path"), str):
+                part = arguments.get("offset") is not None or arguments.get("limit") is not None
+                self.checklists.reading[call] = (arguments["path"], part)
             command = arguments.get("command")
             if name == "bash" and isinstance(command, str):
                 self.command(command, source)
@@ -390,9 +473,13 @@ class _Collector:
                 self.urls(value, source)
 
     def written(self, arguments: Mapping[str, Any], source: Any) -> None:
-        """The names a write or edit defines, and the checklist items it ticks."""
+        """The names a write or edit defines, and the checklist items it ticks (each with its heading in the file,
+        where the file's text is known from a write of it in the span)."""
         strings = list(_strings({k: v for k, v in arguments.items() if k != "path"}))
         before = "\n".join(strings[:-1]) if len(strings) > 1 else ""
+        path = arguments.get("path")
+        if isinstance(path, str):
+            self.checklists.write(path, arguments)
         for value in strings:
             for defined in _DEFINED.findall(value):
                 if defined.lower() not in STOP_WORDS:
@@ -400,7 +487,11 @@ class _Collector:
             if "[x]" in value or "[X]" in value:
                 for item in _TICKED.findall(value):
                     if f"[ ] {item}" in before:
-                        self.add("progress", _one_line(f"done: {item}"), source, "minor")
+                        fact = _one_line(f"done: {item}")
+                        self.add("progress", fact, source, "minor")
+                        if isinstance(path, str) and fact not in self.ticked:
+                            text = self.checklists.texts.get(path)  # (the file after this edit, where it is known)
+                            self.ticked[fact] = (path, item, _outline(text, item) if text is not None else ())
 
     def bash(self, source: Any, message: Mapping[str, Any]) -> None:
         command = message.get("command")
@@ -411,6 +502,11 @@ class _Collector:
             self.output(output, source, message.get("exitCode") not in (0, None))
 
     def result(self) -> list[Fact]:
+        for done, (path, item, outline) in self.ticked.items():  # (else the file as the span last shows it)
+            text = self.checklists.texts.get(path)
+            outline = outline or (_outline(text, item) if text is not None else ())
+            if outline:
+                self.facts["progress", done] = replace(self.facts["progress", done], outline=outline)
         files = [Fact("modified_file", _cut(p), s) for p, s in self.modified.items()]
         files += [Fact("read_file", _cut(p), s, "minor") for p, s in self.read.items() if p not in self.modified]
         last = set(self.runs[-1]) if self.runs else set()

@@ -422,12 +422,14 @@ class Haystack:
             forms.append(re.split(r"\.|::|#", name)[-1])
         return any(len(form) >= 3 and (_whole(text, form) or f"/{form}" in text) for form in forms)
 
-    def _done_item(self, text: str) -> bool:
+    def _done_item(self, text: str, outline: tuple[str, ...] = ()) -> bool:
         """Whether the context lists a progress fact as done: each numbered item it names (``WP4``, ``step 2``) is
-        among the items the context says are done; or, naming none, it says it made something (created, added, wrote,
-        copied, renamed, moved or extracted: ``done: Copy `a.ts` to `b.ts` ``), the context names each code name of
-        it, and a sentence of the context that says something is done or changed names one of them."""
-        items = _items(text)
+        among the items the context says are done, or, naming none, each one the nearest heading it was ticked under
+        that names some names (``done: Add `setModel()` method`` under ``### WP5: Model management`` is done where
+        WP5 is); or, naming none, it says it made something (created, added, wrote, copied, renamed, moved or
+        extracted: ``done: Copy `a.ts` to `b.ts` ``), the context names each code name of it, and a sentence of the
+        context that says something is done or changed names one of them."""
+        items = _items(text) or next((named for heading in outline if (named := _items(heading))), set())
         done, done_text = self.done
         if items:
             return items <= done
@@ -532,7 +534,7 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text or (kind == "progress" and self._done_item(fact.text)) \
+            if needle in self.text or (kind == "progress" and self._done_item(fact.text, fact.outline)) \
                     or (kind == "decision" and self._names_together(fact.text)):
                 return True
             return self.says(fact.text)

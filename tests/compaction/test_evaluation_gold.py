@@ -134,7 +134,7 @@ def _pairs(judged: list[tuple[_Compaction, Evaluation]]) -> list[tuple[bool, boo
 
 
 @pytest.mark.parametrize(("which", "accuracy_bar", "kappa_bar"), [
-    ("all", 0.93, 0.85), ("reworded", 0.82, 0.63), ("generated", 0.99, 0.98)])
+    ("all", 0.96, 0.90), ("reworded", 0.87, 0.73), ("generated", 0.99, 0.98)])
 def test_kept_and_lost_agree_with_the_reader(judged: list[tuple[_Compaction, Evaluation]], which: str,
                                              accuracy_bar: float, kappa_bar: float) -> None:
     """On the whole set, on the summaries a model wrote or that were written for the sample (which reword), and on

@@ -81,6 +81,67 @@ def test_a_ticked_checklist_item_is_progress() -> None:
         ("progress", "done: Add the parser", "minor")]
 
 
+PLAN = """# Plan
+
+```bash
+# Run it
+npx tsx src/cli.ts
+```
+
+## Work packages
+
+### WP5: Model management
+
+- [ ] Add `setModel()` method
+- [ ] Verify with `npm run check`
+
+### WP6: Thinking level
+
+- [ ] Verify with `npm run check`
+"""
+
+
+def _call(call: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": name, "arguments": arguments}]}
+
+
+def _outlines(*messages: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    return {f.text: f.outline for f in _facts(*messages) if f.kind == "progress"}
+
+
+def test_a_ticked_item_knows_the_headings_it_is_under_in_the_file() -> None:
+    """From a write of the file in the span, or a whole read of it (before or after the tick), followed through its
+    edits; not a ``#`` line of a fenced block."""
+    tick = _assistant(name="edit", path="PLAN.md", oldText="- [ ] Add `setModel()` method",
+                      newText="- [x] Add `setModel()` method")
+    wp6 = _assistant(name="edit", path="PLAN.md", oldText="level\n\n- [ ] Verify with `npm run check`",
+                     newText="level\n\n- [x] Verify with `npm run check`")
+    wp5 = ("WP5: Model management", "Work packages", "Plan")
+    assert _outlines(_call("w", "write", path="PLAN.md", content=PLAN), tick) == {"done: Add `setModel()` method": wp5}
+    read = [_call("r", "read", path="PLAN.md"), {"role": "toolResult", "toolCallId": "r", "toolName": "read",
+                                                 "content": [{"type": "text", "text": PLAN}]}]
+    assert _outlines(*read, tick, wp6) == {"done: Add `setModel()` method": wp5,
+                                           "done: Verify with `npm run check`": ("WP6: Thinking level", *wp5[1:])}
+    ticked = PLAN.replace("- [ ] Add", "- [x] Add")
+    read_after = [_call("r", "read", path="PLAN.md"), {"role": "toolResult", "toolCallId": "r", "toolName": "read",
+                                                       "content": [{"type": "text", "text": ticked}]}]
+    assert _outlines(tick, *read_after) == {"done: Add `setModel()` method": wp5}
+    part = [_call("p", "read", path="PLAN.md", offset=1, limit=3),
+            {"role": "toolResult", "toolCallId": "p", "toolName": "read",
+             "content": [{"type": "text", "text": "# Plan"}]}]
+    assert _outlines(_call("w", "write", path="PLAN.md", content=PLAN), *part, tick) == {
+        "done: Add `setModel()` method": wp5}  # (a part read does not replace the whole text)
+    assert _outlines(tick) == {"done: Add `setModel()` method": ()}
+
+
+def test_a_ticked_item_is_done_where_its_work_package_is() -> None:
+    done = Fact("progress", "done: Add `setModel()` method", "x", "minor", ("WP5: Model management", "Plan"))
+    assert Haystack("## Completed (WP1-WP6)\nAll green.").holds(done)
+    assert Haystack("| WP5 | Model management | ✅ |").holds(done)
+    assert not Haystack("## Next\nWP5: Model management").holds(done)
+    assert not Haystack("## Completed (WP1-WP4)").holds(done)
+
+
 def test_exploratory_commands_are_noise_and_builds_are_key() -> None:
     assert command_weight('cd /repo && grep -n "a\\|b" src/x.ts | head -20') is None
     assert command_weight("tail -30 log.txt") is None and command_weight("mkdir -p src/core") is None
