@@ -308,6 +308,7 @@ class _Checklists:
             self._keep(path, text)
 
     def write(self, path: str, arguments: Mapping[str, Any]) -> None:
+        """A write (the file's whole text) or an edit of ``path`` (applied to the text where it is known)."""
         content = arguments.get("content")
         if isinstance(content, str):
             self._keep(path, content)
