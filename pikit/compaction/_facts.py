@@ -182,20 +182,13 @@ def _texts(content: Any) -> Iterator[str]:
                 yield block["text"]
 
 
-def _tool_calls(message: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
+def _tool_calls(message: Mapping[str, Any]) -> Iterator[tuple[Any, Any, Mapping[str, Any]]]:
+    """``(id, name, arguments)`` of each tool call of ``message``."""
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if _is_mapping(block) and block.get("type") == "toolCall":
             arguments = block.get("arguments")
-            yield block.get("name"), arguments if _is_mapping(arguments) else {}
-
-
-def _tool_call_ids(message: Mapping[str, Any]) -> Iterator[Any]:
-    """The ``id`` of each tool call of ``message``, in :func:`_tool_calls`'s order."""
-    content = message.get("content")
-    for block in content if isinstance(content, list) else ():
-        if _is_mapping(block) and block.get("type") == "toolCall":
-            yield block.get("id")
+            yield block.get("id"), block.get("name"), arguments if _is_mapping(arguments) else {}
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -461,7 +454,7 @@ class _Collector:
         calls = list(_tool_calls(message))
         if calls:  # (without a tool call, a message records no file operation)
             self.file_ops(source, message)
-        for call, (name, arguments) in zip(_tool_call_ids(message), calls, strict=True):
+        for call, name, arguments in calls:
             if name == "read" and isinstance(arguments.get("path"), str):
                 part = arguments.get("offset") is not None or arguments.get("limit") is not None
                 self.checklists.reading[call] = (arguments["path"], part)
@@ -474,8 +467,8 @@ class _Collector:
                 self.urls(value, source)
 
     def written(self, arguments: Mapping[str, Any], source: Any) -> None:
-        """The names a write or edit defines, and the checklist items it ticks (each with its heading in the file,
-        where the file's text is known from a write of it in the span)."""
+        """The names a write or edit defines, and the checklist items it ticks (each with the headings it is under
+        in the file, where the span shows the file: :class:`_Checklists`)."""
         strings = list(_strings({k: v for k, v in arguments.items() if k != "path"}))
         before = "\n".join(strings[:-1]) if len(strings) > 1 else ""
         path = arguments.get("path")

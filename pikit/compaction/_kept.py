@@ -264,14 +264,18 @@ def _as_code(text: str, name: str) -> bool:
     return False
 
 
+def _sequence(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The words of a sentence (case folded), in order, and its numbers: what two sentences are compared by."""
+    return tuple(_TOKEN.findall(text.casefold())), frozenset(_NUMBER_WORD.findall(text))
+
+
 @lru_cache(maxsize=1 << 14)
 def _terms(text: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
     """What :meth:`Haystack.says` and :func:`vocabulary` read of a sentence (a fact's text is read several
-    times): its content words, ranges spelled out (:func:`_ranged`), those of its code names, its words (case
-    folded) and its numbers."""
+    times): its content words, ranges spelled out (:func:`_ranged`), those of its code names, and its
+    :func:`_sequence`."""
     code = _words(" ".join([*_CODE_WORD.findall(text), *_BACKTICKED.findall(text)]))
-    return (frozenset(_ranged(_words(text))), frozenset(code), tuple(_TOKEN.findall(text.casefold())),
-            frozenset(_NUMBER_WORD.findall(text)))
+    return (frozenset(_ranged(_words(text))), frozenset(code), *_sequence(text))
 
 
 def vocabulary(facts: Iterable[Fact]) -> set[str]:
@@ -302,7 +306,7 @@ class Haystack:
         self._index: dict[str, list[int]] | None = None
         self._sentences: list[str] = []
         self._headings: list[str] = []
-        self._split: dict[int, tuple[list[str], frozenset[str]]] = {}
+        self._split: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._accessed: set[str] | None = None
         self._lines: ContextLines | None = None
         self._modified_lists: list[str] | None = None
@@ -362,13 +366,11 @@ class Haystack:
         return sorted(((1000 * c // len(words), n) for n, c in counts.items()
                        if c >= least and (holding is None or n in holding)), reverse=True)
 
-    def _tokens(self, number: int) -> tuple[list[str], frozenset[str]]:
-        """The words (case folded) and the numbers of sentence ``number``, split once."""
+    def _tokens(self, number: int) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The :func:`_sequence` of sentence ``number``, split once."""
         found = self._split.get(number)
         if found is None:
-            sentence = self._sentences[number]
-            found = self._split[number] = (_TOKEN.findall(sentence.casefold()),
-                                           frozenset(_NUMBER_WORD.findall(sentence)))
+            found = self._split[number] = _sequence(self._sentences[number])
         return found
 
     def says(self, text: str) -> bool:
