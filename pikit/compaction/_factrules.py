@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any, TypeVar, cast
 
 __all__ = [
     "STOP_WORDS",
@@ -25,7 +27,24 @@ __all__ = [
     "summary_sections",
     "task_sentence",
     "test_summary",
+    "text_cache",
 ]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def text_cache(maxsize: int, chars: int) -> Callable[[_F], _F]:
+    """A least-recently-used cache of ``maxsize`` answers for a pure function of a text (its first argument) and
+    hashable others, kept only for a text of ``chars`` characters or fewer: the cache holds ``maxsize × chars``
+    characters at most, however long the texts it is given."""
+    def wrap(function: _F) -> _F:
+        cached = lru_cache(maxsize=maxsize)(function)
+
+        @wraps(function)
+        def call(text: str, *args: Any) -> Any:
+            return (cached if len(text) <= chars else function)(text, *args)
+        return cast(_F, call)
+    return wrap
 
 STOP_WORDS = frozenset([
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
@@ -250,7 +269,7 @@ def _programs(core: str) -> list[list[str]]:
     return [words for words in out if words]
 
 
-@lru_cache(maxsize=1 << 12)
+@text_cache(maxsize=1 << 12, chars=1_000)
 def command_weight(command: str) -> str | None:
     """``"key"``, ``"minor"`` or ``None`` (noise) for a shell command.
 

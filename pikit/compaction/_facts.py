@@ -71,7 +71,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from .._context.fileops import FileOps
@@ -89,6 +88,7 @@ from ._factrules import (
     summary_sections,
     task_sentence,
     test_summary,
+    text_cache,
 )
 
 __all__ = ["IMPORTANCE", "MAX_FACT_CHARS", "Fact", "extract_facts"]
@@ -239,9 +239,10 @@ def _identifiers(text: str) -> Iterator[tuple[str, str]]:
                 yield "identifier", span
 
 
-def _read_prose(text: str, role: str) -> tuple[tuple[str, str], ...]:
+@text_cache(maxsize=1 << 12, chars=2_000)  # (a forked session holds its parent's messages; an agent repeats itself)
+def _prose_facts(text: str, role: str) -> tuple[tuple[str, str], ...]:
     """The ``(kind, text)`` facts of a user's or the agent's prose (``role`` ``"user"`` or ``"assistant"``), in
-    order."""
+    order (a short text said again is read once)."""
     text = strip_code(text)
     out = [*_identifiers(text), *_numbers(text), *_urls(text)]
     for sentence in sentences(text[:20_000]):
@@ -249,13 +250,7 @@ def _read_prose(text: str, role: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-#: A text of this many characters or fewer is read once however often it is said (a forked session holds its
-#: parent's messages; an agent repeats itself): :func:`_read_prose`'s answers are kept for the last few thousand.
-_CACHED_CHARS = 8_000
-_prose_facts = lru_cache(maxsize=1 << 12)(_read_prose)
-
-
-@lru_cache(maxsize=1 << 14)
+@text_cache(maxsize=1 << 14, chars=1_000)
 def _sentence_facts(sentence: str, role: str) -> tuple[tuple[str, str], ...]:
     """The ``(kind, text)`` facts one sentence of a user's or the agent's prose states (a sentence said again
     is read once)."""
@@ -377,7 +372,7 @@ class _Collector:
 
     def prose(self, text: str, source: Any, role: str) -> None:
         """The facts of a user's or the agent's prose (``role`` ``"user"`` or ``"assistant"``)."""
-        for kind, fact in (_prose_facts if len(text) <= _CACHED_CHARS else _read_prose)(text, role):
+        for kind, fact in _prose_facts(text, role):
             self.add(kind, fact, source)
 
     def output(self, text: str, source: Any, failed: bool, minor: bool = False) -> None:

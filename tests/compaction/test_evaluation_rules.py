@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pikit.compaction import Fact, evaluate_span, extract_facts
-from pikit.compaction._factrules import command_weight, sentences, summary_sections, task_sentence
+from pikit.compaction._factrules import command_weight, sentences, summary_sections, task_sentence, text_cache
 from pikit.compaction._kept import Haystack
 
 
@@ -246,3 +246,18 @@ def test_key_recall_is_over_key_facts() -> None:
     assert evaluation.key_recall == 0.0 and evaluation.recall["overall"] == 0.5
     assert "0/1 key facts kept (0%), 1/2 facts (50%)" in repr(evaluation)
     assert evaluation.records()[0]["importance"] == "key"
+
+
+def test_a_text_cache_keeps_short_texts_only() -> None:
+    """Its memory is bounded in characters: a text longer than ``chars`` is read every time it is given."""
+    reads: list[str] = []
+
+    @text_cache(maxsize=2, chars=5)
+    def length(text: str, extra: int) -> int:
+        reads.append(text)
+        return len(text) + extra
+
+    assert [length("abc", 1), length("abc", 1), length("abcdefgh", 0), length("abcdefgh", 0)] == [4, 4, 8, 8]
+    assert reads == ["abc", "abcdefgh", "abcdefgh"]
+    length("x", 0), length("y", 0), length("abc", 1)  # (two answers kept: "abc" was the least recently used)
+    assert reads[-1] == "abc"
