@@ -9,25 +9,34 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+
+def cpu_seconds_each(calls: Sequence[Callable[[], Any]], repeat: int = 3) -> list[float]:
+    """The least CPU time of each of ``calls`` over ``repeat`` rounds, the calls taking turns within a round (so a
+    change in the machine's load falls on all of them alike); the collector paused during each run."""
+    best = [float("inf")] * len(calls)
+    for _ in range(repeat):
+        for i, call in enumerate(calls):
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.process_time()
+                call()
+                best[i] = min(best[i], time.process_time() - start)
+            finally:
+                gc.enable()
+    return best
 
 
 def cpu_seconds(call: Callable[[], Any], repeat: int = 3) -> float:
     """The least CPU time of ``repeat`` runs of ``call`` (the collector paused during each)."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            call()
-            best = min(best, time.process_time() - start)
-        finally:
-            gc.enable()
-    return best
+    return cpu_seconds_each([call], repeat)[0]
 
 
 def grows_at_most(small: Callable[[], Any], large: Callable[[], Any], factor: float, floor: float = 0.02) -> bool:
-    """Whether ``large`` costs at most ``factor`` times ``small`` in CPU time (``floor`` seconds: the clock's grain)."""
-    return cpu_seconds(large) <= factor * max(cpu_seconds(small), floor)
+    """Whether ``large`` costs at most ``factor`` times ``small`` in CPU time (``floor`` seconds: the clock's grain),
+    the two measured in turns."""
+    small_seconds, large_seconds = cpu_seconds_each([small, large])
+    return large_seconds <= factor * max(small_seconds, floor)

@@ -4,13 +4,11 @@ The session is made of identical turns (a prompt, a tool call, its output, an an
 recorded usage), a context edit every other turn and a recorded compaction every 25 turns, so
 the first quarter of its branch is the same work as each of the other three. Both replays run in
 this process and are timed in CPU time (``time.process_time``, the collector paused), the best of
-several runs each, so that other work on the machine does not decide the ratio.
+several runs each, the two taking turns, so that other work on the machine does not decide the ratio.
 """
 
 from __future__ import annotations
 
-import gc
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +18,7 @@ from pikit import Session
 from pikit.compaction import CompactionSettings, simulate, simulate as simulate_strategies
 from pikit.llm import OfflineSummarizer
 from tests.entries import asst, call, compaction, edit, session_of, text, tool_result, usage, user
+from tests.timing import cpu_seconds_each
 
 HEADER = {"type": "session", "version": 3, "id": "sess-growth", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 TURNS = 2400  # the whole branch; the small replay stops after a quarter of it
@@ -82,27 +81,6 @@ def _strategies(session: Session, leaf: Any, sizes: str) -> Any:
                                keep_turns=2)
 
 
-def _best(replay: Callable[[], Any]) -> tuple[float, Any]:
-    """The least CPU time of :data:`RUNS` runs of ``replay``, and its result.
-
-    The cyclic garbage collector is paused while a run is timed, as the ``pikit`` command runs:
-    its passes over the whole loaded session would otherwise be timed with whichever run they
-    fall in.
-    """
-    best = float("inf")
-    result = None
-    for _ in range(RUNS):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            result = replay()
-            best = min(best, time.process_time() - start)
-        finally:
-            gc.enable()
-    return best, result
-
-
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("replay", "sizes"), [(_pi, "usage"), (_pi, "estimate"), (_strategies, "usage")],
                          ids=["pi-usage", "pi-estimate", "strategies"])
@@ -110,8 +88,10 @@ def _best(replay: Callable[[], Any]) -> tuple[float, Any]:
 def test_four_times_the_branch_costs_at_most_five_times_the_time(
         grown: tuple[Session, Any, Any], replay: Callable[[Session, Any, str], Any], sizes: str) -> None:
     session, quarter, leaf = grown
-    small, small_result = _best(lambda: replay(session, quarter, sizes))
-    large, large_result = _best(lambda: replay(session, leaf, sizes))
+    results: dict[str, Any] = {}
+    small, large = cpu_seconds_each([lambda: results.update(small=replay(session, quarter, sizes)),
+                                     lambda: results.update(large=replay(session, leaf, sizes))], RUNS)
+    small_result, large_result = results["small"], results["large"]
     runs = [small_result, large_result] if replay is _pi else [*small_result, *large_result]
     assert all(r.events for r in runs), "every replay compacts (the test measures compacting replays)"
     assert large <= 5 * small, f"a branch 4x as long took {large / small:.1f}x the CPU time ({large:.3f} s " \
