@@ -30,11 +30,6 @@ def cpu_seconds_each(calls: Sequence[Callable[[], Any]], repeat: int = 3) -> lis
     return best
 
 
-def cpu_seconds(call: Callable[[], Any], repeat: int = 3) -> float:
-    """The least CPU time of ``repeat`` runs of ``call`` (the collector paused during each)."""
-    return cpu_seconds_each([call], repeat)[0]
-
-
 def grows_at_most(small: Callable[[], Any], large: Callable[[], Any], factor: float, floor: float = 0.02) -> bool:
     """Whether ``large`` costs at most ``factor`` times ``small`` in CPU time (``floor`` seconds: the clock's grain),
     the two measured in turns."""
