@@ -33,10 +33,13 @@ the rules.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from .._context.projected import ProjectedEntry, Projection
 from .._context.projection import entry_messages, project, project_path, project_prefixes
@@ -53,6 +56,7 @@ from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = [
     "Evaluation",
+    "SpanMemo",
     "compaction_entry",
     "compaction_span",
     "evaluate",
@@ -159,14 +163,42 @@ def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: It
     ``compression`` is ``None`` without it.
     """
     pairs = [(source, message) for source, message in replaced]
+    context = list(context)
+    facts, kept = _facts_kept(pairs, context, cwd)
+    return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts, kept, model,
+                      list(dict.fromkeys(source for source, _ in pairs)), estimated_before=estimated_before)
+
+
+def _facts_kept(pairs: list[tuple[Any, Mapping[str, Any]]], context: Sequence[Mapping[str, Any]], cwd: str | None
+                ) -> tuple[list[Fact], list[bool]]:
+    """The facts of the span and whether the context keeps each: all of an evaluation but its figures."""
     facts = extract_facts(pairs)
     names = Counter(f.text.rsplit("/", 1)[-1] for f in facts if f.kind in ("read_file", "modified_file"))
-    context = list(context)
     haystack = Haystack(context_text(context), cwd, [name for name, count in names.items() if count > 1],
                         vocabulary(facts), prose_text(context))
-    sources = list(dict.fromkeys(source for source, _ in pairs))
-    return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts,
-                      [haystack.holds(f) for f in facts], model, sources, estimated_before=estimated_before)
+    return facts, [haystack.holds(f) for f in facts]
+
+
+class SpanMemo:
+    """The facts and verdicts of compactions that several sessions hold (a session and its forks), so that each
+    is worked out once: ``ids`` names the compactions worth remembering. The key is a hash of everything the
+    facts and verdicts are read from (the replaced messages with their sources, the context after, the working
+    directory), so a copy whose span or context differs in any byte is evaluated on its own."""
+
+    def __init__(self, ids: AbstractSet[Any]) -> None:
+        self.ids = ids
+        self.found: dict[bytes, tuple[list[Fact], list[bool]]] = {}
+
+    @staticmethod
+    def key(pairs: list[tuple[Any, Mapping[str, Any]]], context: Sequence[Mapping[str, Any]], cwd: str | None
+            ) -> bytes | None:
+        """The hash of what the facts and verdicts are read from (``None`` for what JSON cannot hold, such as
+        an integer wider than 64 bits or a lone surrogate: not remembered)."""
+        try:
+            text = orjson.dumps([cwd, pairs, context])
+        except TypeError:
+            return None
+        return hashlib.blake2b(text, digest_size=20).digest()
 
 
 def _model_name(model: Any) -> str | None:
@@ -182,11 +214,23 @@ def _replaced(before: Projection, after: Projection) -> list[tuple[Any, Mapping[
 
 
 def _between(before: Projection, after: Projection, *, compaction_id: Any, tokens_before: int | None,
-             strategy: str, cwd: Any) -> Evaluation:
-    replaced = _replaced(before, after)
-    return evaluate_span(replaced, after.messages, tokens_before=tokens_before, tokens_after=after.tokens,
-                         strategy=strategy, compaction_id=compaction_id, model=_model_name(before.model),
-                         cwd=cwd if isinstance(cwd, str) else None, estimated_before=sum(before.estimates))
+             strategy: str, cwd: Any, memo: SpanMemo | None = None) -> Evaluation:
+    if memo is None or compaction_id not in memo.ids:
+        return evaluate_span(_replaced(before, after), after.messages, tokens_before=tokens_before,
+                             tokens_after=after.tokens, strategy=strategy, compaction_id=compaction_id,
+                             model=_model_name(before.model), cwd=cwd if isinstance(cwd, str) else None,
+                             estimated_before=sum(before.estimates))
+    pairs, context, folder = _replaced(before, after), list(after.messages), cwd if isinstance(cwd, str) else None
+    key = memo.key(pairs, context, folder)
+    found = memo.found.get(key) if key is not None else None
+    if found is None:
+        found = _facts_kept(pairs, context, folder)
+        if key is not None:
+            memo.found[key] = found
+    facts, kept = found
+    return Evaluation(compaction_id, strategy, tokens_before, after.tokens, list(facts), list(kept),
+                      _model_name(before.model), list(dict.fromkeys(source for source, _ in pairs)),
+                      estimated_before=sum(before.estimates))
 
 
 def _before(session: SessionTree, entry: Entry) -> Projection:
@@ -194,14 +238,14 @@ def _before(session: SessionTree, entry: Entry) -> Projection:
     return project(session, parent) if parent is not None and parent in session.by_id else project_path([])
 
 
-def _recorded(session: SessionTree, entry: Entry, projections: tuple[Projection, Projection] | None = None
-              ) -> Evaluation:
+def _recorded(session: SessionTree, entry: Entry, projections: tuple[Projection, Projection] | None = None,
+              memo: SpanMemo | None = None) -> Evaluation:
     before, after = projections or (_before(session, entry), project(session, entry.id))
     recorded = entry.data.get("tokensBefore")
     tokens_before = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else before.tokens
     strategy = "pi (hook)" if entry.data.get("fromHook") is True else "pi"
     return _between(before, after, compaction_id=entry.id, tokens_before=tokens_before,
-                    strategy=strategy, cwd=session.header.get("cwd"))
+                    strategy=strategy, cwd=session.header.get("cwd"), memo=memo)
 
 
 def _rooted(by_id: Mapping[Any, Entry], path: list[Entry]) -> bool:
@@ -238,11 +282,13 @@ def _along_branches(session: SessionTree, entries: list[Entry]) -> dict[int, tup
     return out
 
 
-def recorded_evaluations(session: SessionTree, entries: list[Entry]) -> list[Evaluation]:
+def recorded_evaluations(session: SessionTree, entries: list[Entry], memo: SpanMemo | None = None
+                         ) -> list[Evaluation]:
     """The evaluation of each compaction entry of ``entries`` (each ``session.by_id``'s), as
-    :func:`evaluate` gives it for the entry's id, with the branches walked once (see :func:`_along_branches`)."""
+    :func:`evaluate` gives it for the entry's id, with the branches walked once (see :func:`_along_branches`);
+    ``memo`` carries the verdicts of compactions other sessions share with this one (:class:`SpanMemo`)."""
     along = _along_branches(session, entries)
-    return [_recorded(session, e, along.get(id(e))) for e in entries]
+    return [_recorded(session, e, along.get(id(e)), memo) for e in entries]
 
 
 def _ran(result: CompactionResult, cwd: Any) -> Evaluation:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .._session import load
-from ..compaction._evaluation import Evaluation, compaction_entry, recorded_evaluations
+from ..compaction._evaluation import Evaluation, SpanMemo, compaction_entry, recorded_evaluations
 from ..compaction._factkinds import FACT_KINDS
 from ..errors import PikitError
 
@@ -33,8 +33,10 @@ def _row(file_id: int, session_id: Any, path: str, item: Evaluation) -> tuple[An
             sum(key), item.key_recall, recall["overall"], *(recall.get(kind) for kind in FACT_KINDS))
 
 
-def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file."""
+def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | None = None
+                    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file;
+    ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`)."""
     try:
         session = load(path)
     except (PikitError, OSError, ValueError):
@@ -42,7 +44,7 @@ def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tupl
     evaluations: list[tuple[Any, ...]] = []
     facts: list[tuple[Any, ...]] = []
     compactions = [e for e in session.entries if e.type == "compaction" and isinstance(e.id, str)]
-    items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions])
+    items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions], memo)
     for entry, item in zip(compactions, items, strict=True):
         evaluations.append(_row(file_id, session_id, path, item))
         facts.extend((file_id, session_id, path, entry.id, f.kind, f.importance, f.text,
@@ -51,15 +53,19 @@ def evaluation_rows(path: str, file_id: int, session_id: Any) -> tuple[list[tupl
     return evaluations, facts
 
 
-def _rows(job: tuple[int, str, Any]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """One job's rows, with the cyclic garbage collector paused (as the ``pikit`` command runs): a loaded
-    file is acyclic parsed JSON, which the collector would only traverse again and again (a tenth of the
-    time); what the file leaves is freed as it goes out of use, and the collector resumes after it."""
-    file_id, path, session_id = job
+_Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+def _rows(group: list[tuple[int, str, Any]], shared: frozenset[str] = frozenset()) -> list[_Rows]:
+    """The rows of each job of a group (files that hold the compactions ``shared``, each worked out once), with the
+    cyclic garbage collector paused (as the ``pikit`` command runs): a loaded file is acyclic parsed JSON, which
+    the collector would only traverse again and again (a tenth of the time); what the file leaves is freed as it
+    goes out of use, and the collector resumes after the group."""
+    memo = SpanMemo(shared) if shared else None
     paused = gc.isenabled()
     gc.disable()
     try:
-        return evaluation_rows(path, file_id, session_id)
+        return [evaluation_rows(path, file_id, session_id, memo) for file_id, path, session_id in group]
     finally:
         if paused:
             gc.enable()
@@ -72,30 +78,47 @@ def _size(path: str) -> int:
         return 0
 
 
-def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1,
+                   groups: Iterable[tuple[Iterable[int], frozenset[str]]] = ()
+                   ) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
     """``(table, rows)`` for each ``(file id, path, session id)`` job, in the jobs' order, by ``workers``
     processes (forkserver, as the scan's) or in this one.
 
-    The workers run at this process's priority: it writes nothing until every file is evaluated (a scan's
-    workers yield to its writer, these have none to yield to). The largest files are given out first, so
-    that no worker is left with a large one while the other has finished.
+    ``groups`` (indexes into ``jobs`` and the compaction ids those files share; a job in none is a group of its
+    own) puts a session and its forks in one process, where a shared compaction whose span and context are the
+    same is worked out once. The workers run at this process's priority: it writes nothing until every file is
+    evaluated (a scan's workers yield to its writer, these have none to yield to). The largest groups are given
+    out first, so that no worker is left with a large one while the other has finished.
     """
-    if workers <= 1 or len(jobs) < 4:
-        results: Iterable[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = map(_rows, jobs)
-    else:
+    grouped: list[tuple[list[int], frozenset[str]]] = []
+    placed: set[int] = set()
+    for group, shared in groups:
+        members = [i for i in dict.fromkeys(group) if 0 <= i < len(jobs) and i not in placed]
+        placed.update(members)
+        if members:
+            grouped.append((members, shared))
+    grouped.extend(([i], frozenset()) for i in range(len(jobs)) if i not in placed)
+    done: dict[int, _Rows] = {}
+    if workers > 1 and len(jobs) >= 4:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][1]))
-        done: dict[int, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
+        grouped.sort(key=lambda group: -sum(_size(jobs[i][1]) for i in group[0]))
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-                for i, rows in zip(order, pool.map(_rows, [jobs[i] for i in order]), strict=False):
-                    done[i] = rows
+                work = pool.map(_rows, [[jobs[i] for i in members] for members, _ in grouped],
+                                [shared for _, shared in grouped])
+                for (members, _), rows in zip(grouped, work, strict=False):
+                    done.update(zip(members, rows, strict=True))
         except BrokenProcessPool:  # (a worker could not start, as in a script without a main guard, or died)
             pass  # what is left is evaluated here
-        results = (done[i] if i in done else _rows(jobs[i]) for i in range(len(jobs)))
-    for evaluations, facts in results:
+    home = {i: group for group in grouped for i in group[0]}
+    for i in range(len(jobs)):
+        if i not in done:
+            members, shared = home[i]
+            left = [m for m in members if m not in done]
+            done.update(zip(left, _rows([jobs[m] for m in left], shared), strict=True))
+        evaluations, facts = done.pop(i)
         yield "evaluations", evaluations
         yield "evaluation_facts", facts

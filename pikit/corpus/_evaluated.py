@@ -6,12 +6,43 @@ writes what they give into the ``evaluations`` and ``evaluation_facts`` tables.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._evaluate import evaluate_files
 from ._filescan import Columns, pack, stored_columns
 from ._index import Index, _workers_can_start
 from ._indexfile import transaction
 
 __all__ = ["evaluate"]
+
+
+def _sharing(index: Index, todo: list[tuple[Any, ...]]) -> list[tuple[list[int], frozenset[str]]]:
+    """The jobs of ``todo`` (by index) in groups of files that hold a compaction entry id in common (a session
+    and its forks, which copy the branch they start from), each with the ids its files share."""
+    number = {row[0]: i for i, row in enumerate(todo)}
+    shared = index.con.execute("""SELECT entry_id, list(DISTINCT file_id) FROM compactions
+                                  WHERE file_id IN (SELECT unnest($ids))
+                                  GROUP BY entry_id HAVING count(DISTINCT file_id) > 1""",
+                               {"ids": list(number)}).fetchall()
+    parent = list(range(len(todo)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for _, files in shared:
+        first = root(number[files[0]])
+        for other in files[1:]:
+            parent[root(number[other])] = first
+    groups: dict[int, list[int]] = {}
+    for i in range(len(todo)):
+        groups.setdefault(root(i), []).append(i)
+    ids: dict[int, set[str]] = {}
+    for entry_id, files in shared:
+        ids.setdefault(root(number[files[0]]), set()).add(entry_id)
+    return [(members, frozenset(ids[top])) for top, members in groups.items() if len(members) > 1]
 
 
 def evaluate(index: Index, workers: int = 1) -> int:
@@ -24,7 +55,7 @@ def evaluate(index: Index, workers: int = 1) -> int:
     if not todo:
         return 0
     parts: dict[str, list[Columns]] = {"evaluations": [], "evaluation_facts": []}
-    for table, rows in evaluate_files(todo, workers if _workers_can_start() else 1):
+    for table, rows in evaluate_files(todo, workers if _workers_can_start() else 1, _sharing(index, todo)):
         if rows:
             columns = stored_columns(table)
             parts[table].append(Columns([c for c, _ in columns], [d for _, d in columns],

@@ -269,3 +269,38 @@ def test_every_compaction_evaluated_along_its_branch_equals_its_own_evaluation()
     branch = pikit.evaluate(session, leaf="k2")
     assert isinstance(branch, list)
     assert [_figures(e) for e in branch] == [_figures(e) for e in own[:2]]  # type: ignore[arg-type]
+
+
+def test_a_compaction_a_fork_copies_is_evaluated_once() -> None:
+    """Sessions that hold a compaction with the same span and context (a session and its fork, which may leave
+    out a label) share its facts and verdicts through a :class:`SpanMemo`; a span one byte apart, or a session
+    in another folder, is evaluated on its own; every evaluation equals the one made without the memo."""
+    from pikit.compaction._evaluation import SpanMemo, recorded_evaluations
+
+    def branch(word: str, label: bool = False) -> list[dict[str, Any]]:
+        marked = [{"type": "label", "id": "l1", "parentId": "u1", "timestamp": "2026-01-01T00:00:01.500Z",
+                   "targetId": "u1", "label": "start"}] if label else []
+        return [user("u1", None, 1, f"Rename `{word}`."), *marked, user("u2", "l1" if label else "u1", 2, "Go on."),
+                compaction("k1", "u2", 3, "u2", summary="Renamed it."), user("u3", "k1", 4, "Then `other_name`."),
+                compaction("k2", "u3", 5, "u3", summary="Renamed `other_name`.")]
+
+    memo = SpanMemo(frozenset({"k1", "k2"}))
+    sessions = [session_of(HEADER, branch("first_name", label=True)),
+                session_of({**HEADER, "id": "fork", "parentSession": "/s/one.jsonl"}, branch("first_name")),
+                session_of(HEADER, branch("first_nome")),
+                session_of({**HEADER, "cwd": "/elsewhere"}, branch("first_name"))]
+    results = [recorded_evaluations(s, [e for e in s.entries if e.type == "compaction"], memo) for s in sessions]
+    original, fork, changed, moved = results
+    assert [a.facts[0] is b.facts[0] for a, b in zip(original, fork, strict=True)] == [True, True]
+    # (the changed word is in k1's span only: k2's span and context are the original's)
+    assert [a.facts[0] is b.facts[0] for a, b in zip(original, changed, strict=True)] == [False, True]
+    assert [a.facts[0] is b.facts[0] for a, b in zip(original, moved, strict=True)] == [False, False]
+    assert len(memo.found) == 5
+    for session, result in zip(sessions, results, strict=True):
+        alone = recorded_evaluations(session, [e for e in session.entries if e.type == "compaction"])
+        assert [_figures(e) for e in result] == [_figures(e) for e in alone]
+    assert "first_nome" in {f.text for f in changed[0].facts} - {f.text for f in original[0].facts}
+    lone = session_of(HEADER, branch("first_\ud800"))  # (no key: JSON cannot hold it; evaluated on its own)
+    assert SpanMemo.key([("u1", {"content": "\ud800"})], [], None) is None
+    assert [_figures(e) for e in recorded_evaluations(lone, [lone.by_id["k1"]], memo)] == \
+        [_figures(e) for e in recorded_evaluations(lone, [lone.by_id["k1"]])]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pikit
 from pikit import charts
@@ -68,14 +69,17 @@ def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
 
 def test_workers_give_the_rows_in_the_jobs_order(sample_corpus: Path, sample_sessions: Path,
                                                  shared_sessions: Path) -> None:
-    """The workers take the largest files first; the rows still come in the jobs' order, as this process
-    computes them."""
+    """The workers take the largest files (or groups of files) first; the rows still come in the jobs' order, as
+    this process computes them."""
     paths = [*sorted(sample_corpus.rglob("*.jsonl"), key=lambda p: p.stat().st_size),
              *sorted(sample_sessions.glob("*.jsonl")), *sorted(shared_sessions.glob("*.jsonl"))]
     jobs = [(number, str(path), f"s{number}") for number, path in enumerate(paths, 1)]
     here = list(evaluate_files(jobs, workers=1))
     assert sum(len(rows) for table, rows in here if table == "evaluations") > 10
     assert list(evaluate_files(jobs, workers=2)) == here
+    grouped = [([5, 0, 3], frozenset({"any"})), ([len(jobs) - 1, 1], frozenset())]  # (out of order, as forks come)
+    assert list(evaluate_files(jobs, workers=2, groups=grouped)) == here
+    assert list(evaluate_files(jobs, workers=1, groups=grouped)) == here
 
 
 NO_MAIN_GUARD = """
@@ -104,3 +108,30 @@ def test_workers_that_cannot_start_leave_the_work_to_this_process(sample_corpus:
     here = json.loads(json.dumps(list(evaluate_files(jobs, workers=1))))
     assert sum(len(rows) for table, rows in here if table == "evaluations") > 3
     assert json.loads(done.stdout) == here
+
+
+def test_a_session_and_its_fork_share_the_evaluation_of_what_the_fork_copied(tmp_path: Path,
+                                                                             monkeypatch: Any) -> None:
+    """The fork copies the branch with its two compactions and adds one of its own: five rows, three spans
+    worked out; the fork's copies have the original's facts."""
+    from pikit.compaction import _evaluation
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": ts(0), "cwd": "/w"}
+    branch = [user("u1", None, 1, "The name is `alpha_beta`."), user("u2", "u1", 2, "more"),
+              compaction("c1", "u2", 3, "u2", summary="nothing"), user("u3", "c1", 4, "Now `gamma_delta`."),
+              compaction("c2", "u3", 5, "u3", summary="kept gamma_delta")]
+    fork = [{**header, "id": "f", "parentSession": str(folder / "a.jsonl")}, *branch,
+            user("u4", "c2", 6, "And `epsilon`."), compaction("c3", "u4", 7, "u4", summary="none")]
+    (folder / "a.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *branch]), encoding="utf-8")
+    (folder / "b.jsonl").write_text("".join(json.dumps(x) + "\n" for x in fork), encoding="utf-8")
+    evaluated: list[str] = []  # (the source of the last replaced message of each span worked out)
+    work = _evaluation._facts_kept
+    monkeypatch.setattr(_evaluation, "_facts_kept", lambda p, c, w: evaluated.append(p[-1][0]) or work(p, c, w))
+    with Corpus.open(folder, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:
+        assert corpus.evaluate() == 2
+        facts = corpus.rows("SELECT path, entry_id, kind, text, kept FROM evaluation_facts ORDER BY ALL")
+    assert sorted(evaluated) == ["u1", "u2", "u3"]  # (c1, c2 and c3: each replaces up to its firstKept)
+    by_file = {name: [row[1:] for row in facts if row[0].endswith(name)] for name in ("a.jsonl", "b.jsonl")}
+    assert by_file["a.jsonl"] and by_file["a.jsonl"] == [row for row in by_file["b.jsonl"] if row[0] != "c3"]
