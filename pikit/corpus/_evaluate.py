@@ -78,6 +78,24 @@ def _size(path: str) -> int:
         return 0
 
 
+def _split(grouped: list[tuple[list[int], frozenset[str]]], sizes: list[int], most: int
+           ) -> list[tuple[list[int], frozenset[str]]]:
+    """``grouped`` with each group larger than ``most`` bytes (a worker's share: a session forked many times) cut
+    into parts of at most that size, or one file, so that the workers still share the work."""
+    out: list[tuple[list[int], frozenset[str]]] = []
+    for members, shared in grouped:
+        part: list[int] = []
+        total = 0
+        for i in members:
+            if part and total + sizes[i] > most:
+                out.append((part, shared))
+                part, total = [], 0
+            part.append(i)
+            total += sizes[i]
+        out.append((part, shared))
+    return out
+
+
 def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1,
                    groups: Iterable[tuple[Iterable[int], frozenset[str]]] = ()
                    ) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
@@ -88,7 +106,8 @@ def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1,
     own) puts a session and its forks in one process, where a shared compaction whose span and context are the
     same is worked out once. The workers run at this process's priority: it writes nothing until every file is
     evaluated (a scan's workers yield to its writer, these have none to yield to). The largest groups are given
-    out first, so that no worker is left with a large one while the other has finished.
+    out first, so that no worker is left with a large one while the other has finished, and a group larger than
+    a worker's share is given out in parts.
     """
     grouped: list[tuple[list[int], frozenset[str]]] = []
     placed: set[int] = set()
@@ -104,7 +123,9 @@ def evaluate_files(jobs: list[tuple[int, str, Any]], workers: int = 1,
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        grouped.sort(key=lambda group: -sum(_size(jobs[i][1]) for i in group[0]))
+        sizes = [_size(path) for _, path, _ in jobs]
+        grouped = _split(grouped, sizes, sum(sizes) // workers)
+        grouped.sort(key=lambda group: -sum(sizes[i] for i in group[0]))
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
                 work = pool.map(_rows, [[jobs[i] for i in members] for members, _ in grouped],

@@ -135,3 +135,13 @@ def test_a_session_and_its_fork_share_the_evaluation_of_what_the_fork_copied(tmp
     assert sorted(evaluated) == ["u1", "u2", "u3"]  # (c1, c2 and c3: each replaces up to its firstKept)
     by_file = {name: [row[1:] for row in facts if row[0].endswith(name)] for name in ("a.jsonl", "b.jsonl")}
     assert by_file["a.jsonl"] and by_file["a.jsonl"] == [row for row in by_file["b.jsonl"] if row[0] != "c3"]
+
+
+def test_a_group_larger_than_a_workers_share_is_given_out_in_parts() -> None:
+    """A session forked many times would hold one worker while the others wait: its group is cut into parts of
+    at most a worker's share (a larger file alone), each part keeping the shared ids."""
+    from pikit.corpus._evaluate import _split
+
+    shared = frozenset({"k"})
+    assert _split([([0, 1, 2, 3, 4], shared), ([5], frozenset())], [3, 3, 9, 3, 3, 1], 7) == [
+        ([0, 1], shared), ([2], shared), ([3, 4], shared), ([5], frozenset())]
