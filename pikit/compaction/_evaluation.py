@@ -164,7 +164,15 @@ def evaluate_span(replaced: Iterable[tuple[Any, Mapping[str, Any]]], context: It
     """
     pairs = [(source, message) for source, message in replaced]
     context = list(context)
-    facts, kept = _facts_kept(pairs, context, cwd)
+    return _span(pairs, _facts_kept(pairs, context, cwd), tokens_before=tokens_before, tokens_after=tokens_after,
+                 strategy=strategy, compaction_id=compaction_id, model=model, estimated_before=estimated_before)
+
+
+def _span(pairs: list[tuple[Any, Mapping[str, Any]]], found: tuple[list[Fact], list[bool]], *,
+          tokens_before: int | None, tokens_after: int | None, strategy: str, compaction_id: Any, model: str | None,
+          estimated_before: int | None) -> Evaluation:
+    """The evaluation of a span whose facts and verdicts are ``found``, with its figures."""
+    facts, kept = found
     return Evaluation(compaction_id, strategy, tokens_before, tokens_after, facts, kept, model,
                       list(dict.fromkeys(source for source, _ in pairs)), estimated_before=estimated_before)
 
@@ -200,6 +208,18 @@ class SpanMemo:
             return None
         return hashlib.blake2b(text, digest_size=20).digest()
 
+    def facts_kept(self, pairs: list[tuple[Any, Mapping[str, Any]]], context: Sequence[Mapping[str, Any]],
+                   cwd: str | None) -> tuple[list[Fact], list[bool]]:
+        """The facts of the span and their verdicts, worked out the first time this span and context are seen
+        (each call gets lists of its own)."""
+        key = self.key(pairs, context, cwd)
+        found = self.found.get(key) if key is not None else None
+        if found is None:
+            found = _facts_kept(pairs, context, cwd)
+            if key is not None:
+                self.found[key] = found
+        return list(found[0]), list(found[1])
+
 
 def _model_name(model: Any) -> str | None:
     if not isinstance(model, dict) or model.get("modelId") is None:
@@ -215,22 +235,11 @@ def _replaced(before: Projection, after: Projection) -> list[tuple[Any, Mapping[
 
 def _between(before: Projection, after: Projection, *, compaction_id: Any, tokens_before: int | None,
              strategy: str, cwd: Any, memo: SpanMemo | None = None) -> Evaluation:
-    if memo is None or compaction_id not in memo.ids:
-        return evaluate_span(_replaced(before, after), after.messages, tokens_before=tokens_before,
-                             tokens_after=after.tokens, strategy=strategy, compaction_id=compaction_id,
-                             model=_model_name(before.model), cwd=cwd if isinstance(cwd, str) else None,
-                             estimated_before=sum(before.estimates))
     pairs, context, folder = _replaced(before, after), list(after.messages), cwd if isinstance(cwd, str) else None
-    key = memo.key(pairs, context, folder)
-    found = memo.found.get(key) if key is not None else None
-    if found is None:
-        found = _facts_kept(pairs, context, folder)
-        if key is not None:
-            memo.found[key] = found
-    facts, kept = found
-    return Evaluation(compaction_id, strategy, tokens_before, after.tokens, list(facts), list(kept),
-                      _model_name(before.model), list(dict.fromkeys(source for source, _ in pairs)),
-                      estimated_before=sum(before.estimates))
+    found = memo.facts_kept(pairs, context, folder) if memo is not None and compaction_id in memo.ids \
+        else _facts_kept(pairs, context, folder)
+    return _span(pairs, found, tokens_before=tokens_before, tokens_after=after.tokens, strategy=strategy,
+                 compaction_id=compaction_id, model=_model_name(before.model), estimated_before=sum(before.estimates))
 
 
 def _before(session: SessionTree, entry: Entry) -> Projection:
