@@ -21,14 +21,16 @@ from .._session import load
 from ..compaction._evaluation import Evaluation, SpanMemo, compaction_entry, recorded_evaluations
 from ..compaction._factkinds import FACT_KINDS
 from ..errors import PikitError
+from ..jsjson import without_lone_surrogates
 
 __all__ = ["evaluate_files", "evaluation_rows"]
 
 
-def _row(file_id: int, session_id: Any, path: str, item: Evaluation) -> tuple[Any, ...]:
+def _row(file_id: int, session_id: Any, path: str, compaction_id: str, item: Evaluation) -> tuple[Any, ...]:
     recall = item.recall
     key = [kept for fact, kept in zip(item.facts, item.kept, strict=True) if fact.importance == "key"]
-    return (file_id, session_id, path, item.compaction_id, item.strategy, item.model, item.tokens_before,
+    model = without_lone_surrogates(item.model) if item.model is not None else None
+    return (file_id, session_id, path, compaction_id, item.strategy, model, item.tokens_before,
             item.tokens_after, item.tokens_saved, item.compression, len(item.facts), sum(item.kept), len(key),
             sum(key), item.key_recall, recall["overall"], *(recall.get(kind) for kind in FACT_KINDS))
 
@@ -36,7 +38,8 @@ def _row(file_id: int, session_id: Any, path: str, item: Evaluation) -> tuple[An
 def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | None = None
                     ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file;
-    ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`)."""
+    ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`). The session's
+    strings are stored with their lone surrogates as U+FFFD, as the scan stores them."""
     try:
         session = load(path)
     except (PikitError, OSError, ValueError):
@@ -46,9 +49,10 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
     compactions = [e for e in session.entries if e.type == "compaction" and isinstance(e.id, str)]
     items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions], memo)
     for entry, item in zip(compactions, items, strict=True):
-        evaluations.append(_row(file_id, session_id, path, item))
-        facts.extend((file_id, session_id, path, entry.id, f.kind, f.importance, f.text,
-                      f.source if isinstance(f.source, str) else None, kept)
+        compaction_id = without_lone_surrogates(entry.id)
+        evaluations.append(_row(file_id, session_id, path, compaction_id, item))
+        facts.extend((file_id, session_id, path, compaction_id, f.kind, f.importance, without_lone_surrogates(f.text),
+                      without_lone_surrogates(f.source) if isinstance(f.source, str) else None, kept)
                      for f, kept in zip(item.facts, item.kept, strict=True))
     return evaluations, facts
 

@@ -145,3 +145,24 @@ def test_a_group_larger_than_a_workers_share_is_given_out_in_parts() -> None:
     shared = frozenset({"k"})
     assert _split([([0, 1, 2, 3, 4], shared), ([5], frozenset())], [3, 3, 9, 3, 3, 1], 7) == [
         ([0, 1], shared), ([2], shared), ([3, 4], shared), ([5], frozenset())]
+
+
+def test_lone_surrogates_in_a_session_are_stored_as_the_scan_stores_them(tmp_path: Path) -> None:
+    """A lone surrogate (a valid JSON escape, not valid UTF-8) in a fact, a compaction id and a model name reaches
+    the index as U+FFFD, as the scan writes the compaction's id, instead of failing the whole evaluation; the
+    rows join the compactions table."""
+    from tests.entries import asst, text
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": ts(0), "cwd": "/w"}
+    lines = [header, user("u1", None, 1, "Rename `alpha_\ud800beta` \x1b[31mnow\x07."),
+             asst("a1", "u1", 2, text("Renamed it."), model="m\udc00"), user("u2", "a1", 3, "more"),
+             compaction("c\ud800", "u2", 4, "u2", summary="nothing")]
+    (folder / "a.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with Corpus.open(folder, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:
+        assert corpus.evaluate() == 1
+        assert corpus.rows("SELECT e.entry_id, e.model FROM evaluations e JOIN compactions c USING (path, entry_id)"
+                           ) == [("c\ufffd", "anthropic/m\ufffd")]
+        texts = [row[0] for row in corpus.rows("SELECT text FROM evaluation_facts")]
+    assert any("alpha_\ufffdbeta" in t for t in texts) and not any("\ud800" in t for t in texts)
