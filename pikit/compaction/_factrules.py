@@ -104,10 +104,13 @@ _PROGRESS = re.compile(r"^(?:(?:all )?done\b|completed?\b|finished\b|✅|success
                        r"\b|(?:still )?(?:remaining|todo|not yet)\b|next (?:step|up)s?\b|(?:everything|it) "
                        r"(?:now )?works\b|(?:i|we) (?:\w+ed|left|wrote|made|kept|put|built|ran|set)\b|the tests? "
                        r"(?:now )?cover\b)", re.IGNORECASE)
-_TEST_SUMMARY = re.compile(r"^\s*(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s+\d+.*|Test (?:Files|Suites):?\s+\d+.*|"
-                           r"Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|test result: .*|Found \d+ errors?\b.*|"
+#: The summary lines of a test run in a text after a newline (``"\n" + text``; see :data:`_ERROR_LINES` in
+#: ``_facts``: a pattern that starts with a newline is looked for a character at a time).
+_TEST_SUMMARY = re.compile(r"\n\s*(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s+\d+.*|"
+                           r"Test (?:Files|Suites):?\s+\d+.*|Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|"
+                           r"test result: .*|Found \d+ errors?\b.*|"
                            r"\d+ (?:tests?|specs?|examples?) (?:passed|failed|completed)\b.*|"
-                           r"(?:# )?(?:pass|fail) \d+)\s*$", re.IGNORECASE | re.MULTILINE)
+                           r"(?:# )?(?:pass|fail) \d+)\s*(?=\n|\Z)", re.IGNORECASE)
 _EXPLORATORY = frozenset([
     "grep", "rg", "ag", "ack", "tail", "head", "wc", "mkdir", "ls", "cat", "find", "echo", "pwd", "which", "tree",
     "file", "stat", "less", "more", "sort", "uniq", "cut", "du", "df", "date", "true", "sleep", "printf", "env",
@@ -229,8 +232,16 @@ def progress_sentence(sentence: str) -> bool:
 def test_summary(text: str) -> list[str]:
     """The summary lines of a test or check run in a tool's output (``5 passed, 1 failed``, ``Tests: 3 failed``,
     ``Ran 12 tests``, ``FAILED (errors=1)``, ``test result: ok``, ``Found 2 errors``)."""
-    return [line.strip() for line in _TEST_SUMMARY.findall(text) if line.strip()] if any(
-        c.isdigit() for c in text) or "OK" in text or "FAIL" in text else []
+    return [line.strip() for line in _TEST_SUMMARY.findall("\n" + text) if line.strip()] if _has_digit(text) \
+        or "OK" in text or "FAIL" in text else []
+
+
+def _has_digit(text: str) -> bool:
+    """Whether ``text`` holds a digit (``str.isdigit``: in an ASCII text, one of ``0``–``9``, each looked for with
+    ``in``, much faster than a character at a time)."""
+    if text.isascii():
+        return any(map(text.__contains__, "0123456789"))
+    return any(c.isdigit() for c in text)
 
 
 def commit_message(command: str) -> str | None:

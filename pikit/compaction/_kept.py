@@ -131,7 +131,7 @@ _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNOR
 _MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
                    re.IGNORECASE)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_ACCESSOR = re.compile(r"\b[gs]et(\w+)")
+_ACCESSOR = re.compile(r"[gs]et(\w+)")  # (kept at a word's start: a pattern starting with \b is tried everywhere)
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
@@ -146,6 +146,7 @@ _BACKTICKED = re.compile(r"`([^`\s]{3,})`")
 _CODE_WORD = re.compile(r"\b[A-Za-z_][\w\-]*(?:[_.]\w+|[a-z][A-Z]\w*|\d\w*)\b")
 
 
+@lru_cache(maxsize=1 << 14)  # (a fact's text is at most 200 characters; a span repeats what earlier ones said)
 def normalize(text: str, kind: str | None = None) -> str:
     """A fact's text (of ``kind``) normalized for matching, by the rules of this module."""
     plain = _plain(text)
@@ -233,6 +234,8 @@ def _items(text: str) -> set[tuple[str, int]]:
     4``, ``phases 1-2`` (a label of one to three capitals glued to its number, or a step, phase, stage, part or
     milestone)."""
     out: set[tuple[str, int]] = set()
+    if text.isascii() and not any(map(text.__contains__, "0123456789")):
+        return out  # (no number, no item: ``in`` finds that faster than the patterns, which start with ``\b``)
     for pattern in (_ITEM, _STEP):
         for match in pattern.finditer(text):
             first = int(match[2])
@@ -432,12 +435,13 @@ class Haystack:
         extracted: ``done: Copy `a.ts` to `b.ts` ``), the context names each code name of it, and a sentence of the
         context that says something is done or changed names one of them."""
         items = _items(text) or next((named for heading in outline if (named := _items(heading))), set())
-        done, done_text = self.done
         if items:
-            return items <= done
+            return items <= self.done[0]
+        if _MADE.match(text.strip()) is None:
+            return False
         names = _code_names(text)
-        return _MADE.match(text.strip()) is not None and any(self._named(name, done_text) for name in names) \
-            and all(self._named(name, self.text) for name in names)
+        return any(self._named(name, self.done[1]) for name in names) and all(self._named(name, self.text)
+                                                                               for name in names)
 
     def _names_together(self, text: str) -> bool:
         """Whether one sentence of the context names every code name of ``text``, two or more (a choice between
@@ -497,7 +501,9 @@ class Haystack:
     def accessed(self) -> set[str]:
         """The names the context's getters and setters name (``getsessionstats`` → ``sessionstats``), found once."""
         if self._accessed is None:
-            self._accessed = set(_ACCESSOR.findall(self.text))
+            text = self.text
+            self._accessed = {match[1] for match in _ACCESSOR.finditer(text)
+                              if not (match.start() and _is_word_char(text[match.start() - 1]))}
         return self._accessed
 
     def _identifier(self, needle: str, text: str) -> bool:

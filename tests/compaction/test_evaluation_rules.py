@@ -3,12 +3,23 @@ out, and what counts as kept."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from pikit.compaction import Fact, evaluate_span, extract_facts
-from pikit.compaction._factrules import command_weight, sentences, summary_sections, task_sentence, text_cache
+from pikit.compaction._factrules import (
+    _TEST_SUMMARY,
+    _has_digit,
+    command_weight,
+    sentences,
+    summary_sections,
+    task_sentence,
+    text_cache,
+)
+from pikit.compaction._facts import _ERROR_LINES, _ERROR_START
 from pikit.compaction._kept import Haystack
 
 
@@ -261,3 +272,23 @@ def test_a_text_cache_keeps_short_texts_only() -> None:
     assert reads == ["abc", "abcdefgh", "abcdefgh"]
     length("x", 0), length("y", 0), length("abc", 1)  # (two answers kept: "abc" was the least recently used)
     assert reads[-1] == "abc"
+
+
+_OUTPUT_PIECES = ["\n", "\n\n", " ", "\t", "\r", "\x0b", "\x85", "\u2028", "5 passed", "3 failed", "Tests:", " 4", "OK",
+                  "FAILED", " (errors=1)", "Ran 2 tests", "test result: ok", "Found 3 errors", "12 specs completed",
+                  "# pass 3", "=== ", "x", "Error", "error", "fatal:", "TypeError:", "panic:", "traceback", "\u017f",
+                  "\u0663", "\u00b2", ":"]
+
+
+@given(st.lists(st.sampled_from(_OUTPUT_PIECES), max_size=14).map("".join))
+def test_output_lines_are_found_after_each_newline_as_at_each_line_start(text: str) -> None:
+    """The test summary and error line patterns start with a newline (found quickly) and are given the output after
+    one: they find what the same patterns anchored at each line's start and end (``^``, ``$``) find."""
+    summary = re.compile("^" + _TEST_SUMMARY.pattern.removeprefix("\\n").replace("(?=\\n|\\Z)", "$"),
+                         re.IGNORECASE | re.MULTILINE)
+    assert summary.pattern != _TEST_SUMMARY.pattern
+    found = [line.strip() for line in _TEST_SUMMARY.findall("\n" + text)]
+    assert found == [line.strip() for line in summary.findall(text)]
+    errors = re.compile(f"^{_ERROR_START}.*$", re.IGNORECASE | re.MULTILINE)
+    assert [match[1] for match in _ERROR_LINES.finditer("\n" + text)] == errors.findall(text)
+    assert _has_digit(text) == any(c.isdigit() for c in text)
