@@ -35,7 +35,7 @@ from .._tree.sessiontree import SessionTree
 from ._context_text import context_text
 from ._evaluation import Evaluation
 from ._facts import Fact, extract_facts
-from ._kept import Haystack
+from ._kept import Haystack, literals
 from ._simulate import SimulationResult
 
 __all__ = ["GroundPoint", "common_ground", "ground_recall", "pool_recall"]
@@ -138,7 +138,8 @@ def _held(facts: list[Fact], context: list[dict[str, Any]], verbatim: frozenset[
             kept.append(True)
             continue
         if haystack is None:
-            haystack = Haystack(context_text(context), cwd)
+            haystack = Haystack(context_text(context), cwd,
+                                literals=literals(f for f in facts if f.source not in verbatim))
         kept.append(haystack.holds(fact))
     return kept
 

@@ -51,7 +51,7 @@ from ._builtin_strategies import codex_cut
 from ._context_text import context_text, prose_text
 from ._entries import CompactionResult
 from ._facts import FACT_KINDS, Fact, extract_facts
-from ._kept import Haystack, vocabulary
+from ._kept import Haystack, literals, vocabulary
 from ._simulate import SimulationEvent, SimulationResult
 
 __all__ = [
@@ -183,7 +183,7 @@ def _facts_kept(pairs: list[tuple[Any, Mapping[str, Any]]], context: Sequence[Ma
     facts = extract_facts(pairs)
     names = Counter(f.text.rsplit("/", 1)[-1] for f in facts if f.kind in ("read_file", "modified_file"))
     haystack = Haystack(context_text(context), cwd, [name for name, count in names.items() if count > 1],
-                        vocabulary(facts), prose_text(context))
+                        vocabulary(facts), prose_text(context), literals(facts))
     return facts, [haystack.holds(f) for f in facts]
 
 

@@ -89,13 +89,14 @@ from collections.abc import Iterable, Iterator, Set as AbstractSet
 from functools import lru_cache
 from itertools import chain
 
+import ahocorasick
 from rapidfuzz.distance import Indel
 
 from ._context_text import _CHANGE, ContextLines, _plain
 from ._factrules import command_core, content_words, sentences
 from ._facts import Fact
 
-__all__ = ["SHARE", "Haystack", "normalize", "vocabulary"]
+__all__ = ["SHARE", "Haystack", "literals", "normalize", "vocabulary"]
 
 SHARE = 0.8
 """The share of a sentence's content words one sentence of the context must hold to say the same (rounded
@@ -292,6 +293,26 @@ def vocabulary(facts: Iterable[Fact]) -> set[str]:
     return out
 
 
+def literals(facts: Iterable[Fact]) -> set[str]:
+    """The normalized texts of ``facts`` that matching looks for word for word in the whole context (those of
+    sentences and commands)."""
+    return {needle for fact in facts if fact.kind in _PROSE_KINDS or fact.kind == "command"
+            if (needle := normalize(fact.text, fact.kind))}
+
+
+def _occurring(text: str, needles: Iterable[str]) -> set[str]:
+    """Which of ``needles`` (not empty) occur in ``text``, found in one pass over it by an Aho-Corasick automaton
+    (pyahocorasick, in C): a context of some hundred thousand characters is read once for the few hundred sentences
+    of a span, not once for each."""
+    automaton = ahocorasick.Automaton()
+    for needle in needles:
+        automaton.add_word(needle, needle)
+    if len(automaton) == 0:
+        return set()
+    automaton.make_automaton()
+    return {needle for _, needle in automaton.iter(text)}
+
+
 class Haystack:
     """The normalized text of a context, and the matching of facts against it.
 
@@ -299,10 +320,13 @@ class Haystack:
     does not keep a file. ``vocabulary``, when given, holds every content word the facts to match
     have (:func:`vocabulary`): the context's sentences are indexed by those words only. ``prose``
     (:func:`prose_text`), when given, is the part of the context a reworded sentence is looked for in.
+    ``literals`` (:func:`literals`), when given, are the texts looked for word for word, all in one pass over the
+    text when the first is.
     """
 
     def __init__(self, text: str, cwd: str | None = None, ambiguous: Iterable[str] = (),
-                 vocabulary: set[str] | None = None, prose: str | None = None) -> None:
+                 vocabulary: set[str] | None = None, prose: str | None = None,
+                 literals: AbstractSet[str] = frozenset()) -> None:
         self.raw = text
         self.text = _plain(text)
         self._changes: str | None = None
@@ -314,6 +338,8 @@ class Haystack:
         self._lines: ContextLines | None = None
         self._modified_lists: list[str] | None = None
         self._done: tuple[set[tuple[str, int]], str] | None = None
+        self._literals = literals
+        self._occurring: set[str] | None = None
         self.ambiguous = {_plain(name) for name in ambiguous}
         self.vocabulary = vocabulary
         self.prose = prose if prose is not None else text
@@ -449,6 +475,14 @@ class Haystack:
         required = set(_terms(text)[1])
         return len(required) >= 2 and bool(self._candidates(required, required))
 
+    def _holds_text(self, needle: str) -> bool:
+        """Whether the normalized text holds ``needle`` (normalized) word for word."""
+        if needle in self._literals:
+            if self._occurring is None:
+                self._occurring = _occurring(self.text, self._literals)
+            return needle in self._occurring
+        return needle in self.text
+
     def _word(self, needle: str) -> bool:
         return any(_whole(self.text, spelling) for spelling in _spellings(needle))
 
@@ -518,7 +552,7 @@ class Haystack:
             or (not plain and name in self.accessed)
 
     def _command(self, needle: str) -> bool:
-        if needle in self.text:
+        if self._holds_text(needle):
             return True
         program = needle.split(" ", 1)[0].rsplit("/", 1)[-1]
         return _whole(self.text, program) and self.says(needle)
@@ -542,7 +576,7 @@ class Haystack:
         if kind == "command":
             return self._command(needle)
         if kind in _PROSE_KINDS:
-            if needle in self.text or (kind == "progress" and self._done_item(fact.text, fact.outline)) \
+            if self._holds_text(needle) or (kind == "progress" and self._done_item(fact.text, fact.outline)) \
                     or (kind == "decision" and self._names_together(fact.text)):
                 return True
             return self.says(fact.text)
