@@ -104,13 +104,13 @@ _PROGRESS = re.compile(r"^(?:(?:all )?done\b|completed?\b|finished\b|✅|success
                        r"\b|(?:still )?(?:remaining|todo|not yet)\b|next (?:step|up)s?\b|(?:everything|it) "
                        r"(?:now )?works\b|(?:i|we) (?:\w+ed|left|wrote|made|kept|put|built|ran|set)\b|the tests? "
                        r"(?:now )?cover\b)", re.IGNORECASE)
+_SUMMARY_LINE = (r"(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s+\d+.*|Test (?:Files|Suites):?\s+\d+.*|"
+                 r"Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|test result: .*|Found \d+ errors?\b.*|"
+                 r"\d+ (?:tests?|specs?|examples?) (?:passed|failed|completed)\b.*|(?:# )?(?:pass|fail) \d+)")
 #: The summary lines of a test run in a text after a newline (``"\n" + text``; see :data:`_ERROR_LINES` in
-#: ``_facts``: a pattern that starts with a newline is looked for a character at a time).
-_TEST_SUMMARY = re.compile(r"\n\s*(?:(?:=+ )?\d+ (?:passed|failed)\b.*|Tests?:?\s+\d+.*|"
-                           r"Test (?:Files|Suites):?\s+\d+.*|Ran \d+ tests?\b.*|(?:OK|FAILED)(?: \(.*\))?|"
-                           r"test result: .*|Found \d+ errors?\b.*|"
-                           r"\d+ (?:tests?|specs?|examples?) (?:passed|failed|completed)\b.*|"
-                           r"(?:# )?(?:pass|fail) \d+)\s*(?=\n|\Z)", re.IGNORECASE)
+#: ``_facts``: a pattern that starts with a newline is looked for a character at a time), a line's first
+#: character checked before the kinds of summary are tried one by one.
+_TEST_SUMMARY = re.compile(rf"\n\s*(?=[\d=#tTrRoOfFpP]){_SUMMARY_LINE}\s*(?=\n|\Z)", re.IGNORECASE)
 _EXPLORATORY = frozenset([
     "grep", "rg", "ag", "ack", "tail", "head", "wc", "mkdir", "ls", "cat", "find", "echo", "pwd", "which", "tree",
     "file", "stat", "less", "more", "sort", "uniq", "cut", "du", "df", "date", "true", "sleep", "printf", "env",
