@@ -93,7 +93,7 @@ import ahocorasick
 from rapidfuzz.distance import Indel
 
 from ._context_text import _CHANGE, ContextLines, _plain
-from ._factrules import command_core, content_words, sentences
+from ._factrules import command_core, content_words, sentences, text_cache
 from ._facts import Fact
 
 __all__ = ["SHARE", "Haystack", "literals", "normalize", "vocabulary"]
@@ -268,6 +268,19 @@ def _as_code(text: str, name: str) -> bool:
     return False
 
 
+@text_cache(maxsize=1 << 14, chars=1_000)  # (a context's sentence said again, in this context or another)
+def _sentence_words(sentence: str) -> frozenset[str]:
+    """The content words a sentence of a context is indexed by: its own, ranges spelled out (:func:`_ranged`),
+    and those of its camel-case names split into words (``setModel(model)`` holds *set*)."""
+    words = _words(sentence)
+    if "-" in sentence or "\u2013" in sentence:
+        words = _ranged(words)
+    if _CAMEL.search(sentence):
+        words |= _words(_CAMEL.sub(" ", sentence))
+    return frozenset(words)
+
+
+@text_cache(maxsize=1 << 14, chars=1_000)
 def _sequence(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
     """The words of a sentence (case folded), in order, and its numbers: what two sentences are compared by."""
     return tuple(_TOKEN.findall(text.casefold())), frozenset(_NUMBER_WORD.findall(text))
@@ -363,18 +376,14 @@ class Haystack:
             for number, (sentence, heading) in enumerate(_sentences(self.prose)):
                 self._sentences.append(sentence)
                 self._headings.append(heading)
-                words = _words(sentence)
-                if "-" in sentence or "\u2013" in sentence:
-                    words = _ranged(words)
-                if _CAMEL.search(sentence):
-                    words |= _words(_CAMEL.sub(" ", sentence))
+                words: AbstractSet[str] = _sentence_words(sentence)
                 if heading.strip():
                     under = headings.get(heading)
                     if under is None:
                         under = headings[heading] = _ranged(_words(heading))
-                    words |= under
+                    words = words | under
                 if self.vocabulary is not None:
-                    words &= self.vocabulary
+                    words = words & self.vocabulary
                 for word in words:
                     index.setdefault(word, []).append(number)
             self._index = index
