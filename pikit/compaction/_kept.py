@@ -313,17 +313,29 @@ def literals(facts: Iterable[Fact]) -> set[str]:
             if (needle := normalize(fact.text, fact.kind))}
 
 
-def _occurring(text: str, needles: Iterable[str]) -> set[str]:
+#: How many occurrences the one pass reports before the needles it has not found are searched for one by one.
+_MOST_OCCURRENCES = 100_000
+
+
+def _occurring(text: str, needles: AbstractSet[str], most: int = _MOST_OCCURRENCES) -> set[str]:
     """Which of ``needles`` (not empty) occur in ``text``, found in one pass over it by an Aho-Corasick automaton
     (pyahocorasick, in C): a context of some hundred thousand characters is read once for the few hundred sentences
-    of a span, not once for each."""
+    of a span, not once for each. The pass reports every occurrence, so a text that says some of them over and
+    over is read up to ``most`` of them, and the needles not found by then are searched for one by one."""
     automaton = ahocorasick.Automaton()
     for needle in needles:
         automaton.add_word(needle, needle)
+    found: set[str] = set()
     if len(automaton) == 0:
-        return set()
+        return found
     automaton.make_automaton()
-    return {needle for _, needle in automaton.iter(text)}
+    for count, (_, needle) in enumerate(automaton.iter(text), 1):
+        found.add(needle)
+        if len(found) == len(needles):
+            break
+        if count == most:
+            return found | {needle for needle in needles if needle not in found and needle in text}
+    return found
 
 
 class Haystack:
