@@ -89,12 +89,12 @@ from collections.abc import Iterable, Iterator, Set as AbstractSet
 from functools import lru_cache
 from itertools import chain
 
-import ahocorasick
 from rapidfuzz.distance import Indel
 
 from ._context_text import _CHANGE, ContextLines, _plain
 from ._factrules import command_core, content_words, sentences, text_cache
 from ._facts import Fact
+from ._multisearch import occurring
 
 __all__ = ["SHARE", "Haystack", "literals", "normalize", "vocabulary"]
 
@@ -313,31 +313,6 @@ def literals(facts: Iterable[Fact]) -> set[str]:
             if (needle := normalize(fact.text, fact.kind))}
 
 
-#: How many occurrences the one pass reports before the needles it has not found are searched for one by one.
-_MOST_OCCURRENCES = 100_000
-
-
-def _occurring(text: str, needles: AbstractSet[str], most: int = _MOST_OCCURRENCES) -> set[str]:
-    """Which of ``needles`` (not empty) occur in ``text``, found in one pass over it by an Aho-Corasick automaton
-    (pyahocorasick, in C): a context of some hundred thousand characters is read once for the few hundred sentences
-    of a span, not once for each. The pass reports every occurrence, so a text that says some of them over and
-    over is read up to ``most`` of them, and the needles not found by then are searched for one by one."""
-    automaton = ahocorasick.Automaton()
-    for needle in needles:
-        automaton.add_word(needle, needle)
-    found: set[str] = set()
-    if len(automaton) == 0:
-        return found
-    automaton.make_automaton()
-    for count, (_, needle) in enumerate(automaton.iter(text), 1):
-        found.add(needle)
-        if len(found) == len(needles):
-            break
-        if count == most:
-            return found | {needle for needle in needles if needle not in found and needle in text}
-    return found
-
-
 class Haystack:
     """The normalized text of a context, and the matching of facts against it.
 
@@ -500,7 +475,7 @@ class Haystack:
         """Whether the normalized text holds ``needle`` (normalized) word for word."""
         if needle in self._literals:
             if self._occurring is None:
-                self._occurring = _occurring(self.text, self._literals)
+                self._occurring = occurring(self.text, self._literals)
             return needle in self._occurring
         return needle in self.text
 
