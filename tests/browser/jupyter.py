@@ -500,10 +500,21 @@ def open_notebook(page: Page, server: JupyterServer, name: str, timeout: float =
     if not (server.root_dir / name).is_file():
         raise HarnessError(f"{name!r} does not exist under the server's root_dir {server.root_dir}")
     page.goto(server.lab_url(name), wait_until="domcontentloaded", timeout=timeout * 1000)
+    _wait_for_panel(page, timeout)
+    server.kernel_id_for(name, timeout=timeout)
+    try:
+        wait_for_kernel_idle(page, timeout=timeout)
+    except HarnessError:
+        # A page on a loaded machine can miss its kernel's connection for good (the status bar reads
+        # "| Unknown"); loading the page again connects it again, once.
+        page.reload(wait_until="domcontentloaded", timeout=timeout * 1000)
+        _wait_for_panel(page, timeout)
+        wait_for_kernel_idle(page, timeout=timeout)
+
+
+def _wait_for_panel(page: Page, timeout: float) -> None:
     page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell)", timeout=timeout * 1000)
     page.locator(".jp-NotebookPanel").first.wait_for(state="visible", timeout=timeout * 1000)
-    server.kernel_id_for(name, timeout=timeout)
-    wait_for_kernel_idle(page, timeout=timeout)
 
 
 _RUN_ALL_JS = """
