@@ -21,6 +21,7 @@ __all__ = [
     "content_words",
     "decision_sentence",
     "finding_sentence",
+    "has_digit",
     "progress_sentence",
     "sentences",
     "strip_code",
@@ -232,11 +233,11 @@ def progress_sentence(sentence: str) -> bool:
 def test_summary(text: str) -> list[str]:
     """The summary lines of a test or check run in a tool's output (``5 passed, 1 failed``, ``Tests: 3 failed``,
     ``Ran 12 tests``, ``FAILED (errors=1)``, ``test result: ok``, ``Found 2 errors``)."""
-    return [line.strip() for line in _TEST_SUMMARY.findall("\n" + text) if line.strip()] if _has_digit(text) \
+    return [line.strip() for line in _TEST_SUMMARY.findall("\n" + text) if line.strip()] if has_digit(text) \
         or "OK" in text or "FAIL" in text else []
 
 
-def _has_digit(text: str) -> bool:
+def has_digit(text: str) -> bool:
     """Whether ``text`` holds a digit (``str.isdigit``: in an ASCII text, one of ``0``–``9``, each looked for with
     ``in``, much faster than a character at a time)."""
     if text.isascii():

@@ -13,8 +13,8 @@ from pikit.compaction import Fact, evaluate_span, extract_facts
 from pikit.compaction._factrules import (
     _SUMMARY_LINE,
     _TEST_SUMMARY,
-    _has_digit,
     command_weight,
+    has_digit,
     sentences,
     summary_sections,
     task_sentence,
@@ -296,4 +296,4 @@ def test_output_lines_are_found_after_each_newline_as_at_each_line_start(text: s
     assert found == [line.strip() for line in summary.findall(text)]
     errors = re.compile(f"^{_ERROR_START}.*$", re.IGNORECASE | re.MULTILINE)
     assert [match[1] for match in _ERROR_LINES.finditer("\n" + text)] == errors.findall(text)
-    assert _has_digit(text) == any(c.isdigit() for c in text)
+    assert has_digit(text) == any(c.isdigit() for c in text)
