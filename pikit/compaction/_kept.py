@@ -44,7 +44,7 @@ Then, per kind:
   sentence, with the headings it is under (its Markdown section's, and the line ending in ``:``
   that opens its list), holds:
 
-  - at least :data:`SHARE` of its content words (three letters or more, not a stop word, plural and
+  - at least :data:`SHARE` (``_prose_index``) of its content words (three letters or more, not a stop word, plural and
     verb endings dropped and a final *e* with them, so *write* and *writing* agree, a path by its base
     name, a range of numbered items as each of them: ``WP1-WP3`` holds ``WP2``; in the context, a
     camel-case name by its words as well: ``setModel(model)`` holds *set*), and at least two of
@@ -84,54 +84,33 @@ Then, per kind:
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Iterator, Set as AbstractSet
+from collections.abc import Iterable, Set as AbstractSet
 from functools import lru_cache
-from itertools import chain
 
 from rapidfuzz.distance import Indel
 
 from ._context_text import _CHANGE, ContextLines, _plain
-from ._factrules import command_core, content_words, has_digit, sentences, text_cache
+from ._factrules import command_core, has_digit, sentences
 from ._facts import Fact
 from ._multisearch import occurring
+from ._prose_index import _RANGE_SPAN, ProseIndex, _ranged, _sequence, _words
 
-__all__ = ["SHARE", "Haystack", "literals", "normalize", "vocabulary"]
-
-SHARE = 0.8
-"""The share of a sentence's content words one sentence of the context must hold to say the same (rounded
-down: one of five words may be missing, none of four)."""
-
-def _words(text: str) -> set[str]:
-    """The content words of ``text`` (:func:`content_words`), a final ``e`` of a word of five letters or more
-    dropped, so that a word and its ``-ing`` or ``-ed`` form agree (``write``, ``writing``: ``writ``)."""
-    return set(map(_root, content_words(text)))
-
-
-@lru_cache(maxsize=1 << 16)
-def _root(word: str) -> str:
-    return word[:-1] if len(word) > 4 and word[-1] == "e" and word.isalpha() else word
-
+__all__ = ["Haystack", "literals", "normalize", "vocabulary"]
 
 _SAME = 0.95
 _VARIANT = 0.6
 _CANDIDATES = 4
-_TOKEN = re.compile(r"\w[\w.\-/]*")
 _GENERIC = frozenset(_words("done add added create created method function file files update updated "
                                    "implement implemented new class interface getter setter"))
 _FILLER = frozenset(("etc", "yet", "don", "doesn", "didn", "isn", "aren", "wasn", "won", "shouldn", "wouldn",
                      "couldn", "haven", "hasn", "around", "along", "across", "within", "toward", "upon", "via", "onto",
                      "among", "beside", "beyond"))
-_NUMBER_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
-_RANGE_WORD = re.compile(r"([a-z]+)(\d{1,3})[-\u2013]([a-z]*)(\d{1,3})")
-_RANGE_SPAN = 100
 _ITEM = re.compile(r"\b([A-Z]{1,3})(\d{1,3})(?:\s*[-\u2013]\s*\1?(\d{1,3}))?\b")
 _STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[-\u2013]|and|to)\s*(\d{1,3}))?\b",
                    re.IGNORECASE)
 _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
 _MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
                    re.IGNORECASE)
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _ACCESSOR = re.compile(r"[gs]et(\w+)")  # (kept at a word's start: a pattern starting with \b is tried everywhere)
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
@@ -191,43 +170,10 @@ def _whole(text: str, needle: str) -> bool:
     return False
 
 
-def _sentences(text: str) -> Iterator[tuple[str, str]]:
-    """The sentences of a (not yet normalized) text, line by line, each with the heading it is under (a Markdown
-    heading, or a line that ends with ``:``; a blank line ends a heading's list)."""
-    section = heading = ""
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if not stripped:
-            heading = ""
-            continue
-        under = f"{section} {heading}"
-        if ". " in line or "? " in line or "! " in line:
-            for sentence in sentences(line):
-                yield sentence, under
-        else:
-            yield line, under
-        if stripped.startswith("#"):
-            section, heading = stripped, ""
-        elif stripped.endswith(":") or stripped.endswith(":**"):
-            heading = stripped
-
-
 def _path_tails(path: str) -> list[str]:
     """The tails of a path of two parts or more, longest first (``a/b/c.py`` → ``b/c.py``)."""
     parts = [p for p in path.split("/") if p]
     return ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
-
-
-def _ranged(words: set[str]) -> set[str]:
-    """``words``, each range of numbered items spelled out item by item (``wp1-wp3`` adds ``wp1``, ``wp2``, ``wp3``)."""
-    out = set(words)
-    for word in words:
-        if "-" not in word and "\u2013" not in word:
-            continue
-        match = _RANGE_WORD.fullmatch(word)
-        if match and match[3] in ("", match[1]) and int(match[2]) < int(match[4]) <= int(match[2]) + _RANGE_SPAN:
-            out.update(f"{match[1]}{n}" for n in range(int(match[2]), int(match[4]) + 1))
-    return out
 
 
 def _items(text: str) -> set[tuple[str, int]]:
@@ -266,24 +212,6 @@ def _as_code(text: str, name: str) -> bool:
             return True
         start = text.find(name, start + 1)
     return False
-
-
-@text_cache(maxsize=1 << 14, chars=1_000)  # (a context's sentence said again, in this context or another)
-def _sentence_words(sentence: str) -> frozenset[str]:
-    """The content words a sentence of a context is indexed by: its own, ranges spelled out (:func:`_ranged`),
-    and those of its camel-case names split into words (``setModel(model)`` holds *set*)."""
-    words = _words(sentence)
-    if "-" in sentence or "\u2013" in sentence:
-        words = _ranged(words)
-    if _CAMEL.search(sentence):
-        words |= _words(_CAMEL.sub(" ", sentence))
-    return frozenset(words)
-
-
-@text_cache(maxsize=1 << 14, chars=1_000)
-def _sequence(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
-    """The words of a sentence (case folded), in order, and its numbers: what two sentences are compared by."""
-    return tuple(_TOKEN.findall(text.casefold())), frozenset(_NUMBER_WORD.findall(text))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -330,10 +258,7 @@ class Haystack:
         self.raw = text
         self.text = _plain(text)
         self._changes: str | None = None
-        self._index: dict[str, list[int]] | None = None
-        self._sentences: list[str] = []
-        self._headings: list[str] = []
-        self._split: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._prose_index: ProseIndex | None = None
         self._accessed: set[str] | None = None
         self._lines: ContextLines | None = None
         self._modified_lists: list[str] | None = None
@@ -354,49 +279,11 @@ class Haystack:
         return self._changes
 
     @property
-    def index(self) -> dict[str, list[int]]:
-        """Content word → the sentences of the context holding it (by number)."""
-        if self._index is None:
-            index: dict[str, list[int]] = {}
-            self._sentences, self._headings = [], []
-            headings: dict[str, set[str]] = {}
-            for number, (sentence, heading) in enumerate(_sentences(self.prose)):
-                self._sentences.append(sentence)
-                self._headings.append(heading)
-                words: AbstractSet[str] = _sentence_words(sentence)
-                if heading.strip():
-                    under = headings.get(heading)
-                    if under is None:
-                        under = headings[heading] = _ranged(_words(heading))
-                    words = words | under
-                if self.vocabulary is not None:
-                    words = words & self.vocabulary
-                for word in words:
-                    index.setdefault(word, []).append(number)
-            self._index = index
-        return self._index
-
-    def _candidates(self, words: AbstractSet[str], required: AbstractSet[str]) -> list[tuple[int, int]]:
-        """``(share of words held × 1000, sentence number)`` of the sentences holding every ``required`` word and
-        :data:`SHARE` of ``words``, best first."""
-        index = self.index
-        holding: set[int] | None = None
-        for word in sorted(required, key=lambda w: len(index.get(w, ()))):  # (the rarest first)
-            numbers = index.get(word, ())
-            holding = set(numbers) if holding is None else holding.intersection(numbers)
-            if not holding:
-                return []
-        counts = Counter(chain.from_iterable(index.get(word, ()) for word in words))
-        least = len(words) - int((1 - SHARE) * len(words) + 1e-9)
-        return sorted(((1000 * c // len(words), n) for n, c in counts.items()
-                       if c >= least and (holding is None or n in holding)), reverse=True)
-
-    def _tokens(self, number: int) -> tuple[tuple[str, ...], frozenset[str]]:
-        """The :func:`_sequence` of sentence ``number``, split once."""
-        found = self._split.get(number)
-        if found is None:
-            found = self._split[number] = _sequence(self._sentences[number])
-        return found
+    def prose_index(self) -> ProseIndex:
+        """The sentences of what the context says in words, indexed by the content words matching looks up."""
+        if self._prose_index is None:
+            self._prose_index = ProseIndex(self.prose, self.vocabulary)
+        return self._prose_index
 
     def says(self, text: str) -> bool:
         """Whether one sentence of the context says what ``text`` says (see the module docstring)."""
@@ -406,8 +293,9 @@ class Haystack:
             words -= _GENERIC
         if len(words) < 2 and not (words and words <= required):
             return False
-        for _, number in self._candidates(words, required)[:_CANDIDATES]:
-            tokens, held = self._tokens(number)
+        index = self.prose_index
+        for _, number in index.candidates(words, required)[:_CANDIDATES]:
+            tokens, held = index.tokens(number)
             if len(tokens) > 3 * len(sequence) + 10 or not numbers <= held:
                 continue
             total = len(sequence) + len(tokens)
@@ -426,8 +314,8 @@ class Haystack:
             items: set[tuple[str, int]] = set()
             texts = []
             marks: dict[str, tuple[bool, bool]] = {}  # heading → (says done, says changed), read once
-            self.index  # noqa: B018 (the sentences and their headings, split once)
-            for sentence, heading in zip(self._sentences, self._headings, strict=True):
+            index = self.prose_index
+            for sentence, heading in zip(index.sentences, index.headings, strict=True):
                 if _UNDONE.search(sentence):
                     continue
                 mark = marks.get(heading)
@@ -469,7 +357,7 @@ class Haystack:
         """Whether one sentence of the context names every code name of ``text``, two or more (a choice between
         named things is carried by the names: ``Use `B` instead of `A` `` by "rename `A` → `B`")."""
         required = set(_terms(text)[1])
-        return len(required) >= 2 and bool(self._candidates(required, required))
+        return len(required) >= 2 and bool(self.prose_index.candidates(required, required))
 
     def _holds_text(self, needle: str) -> bool:
         """Whether the normalized text holds ``needle`` (normalized) word for word."""
