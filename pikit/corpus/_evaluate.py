@@ -17,7 +17,8 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._session import load
+from .._format.loading import read_session_through
+from .._session import Session
 from ..compaction._evaluation import Evaluation, SpanMemo, compaction_entry, recorded_evaluations
 from ..compaction._factkinds import FACT_KINDS
 from ..errors import PikitError
@@ -39,9 +40,11 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
                     ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file;
     ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`). The session's
-    strings are stored with their lone surrogates as U+FFFD, as the scan stores them."""
+    strings are stored with their lone surrogates as U+FFFD, as the scan stores them. The file is read as far as
+    its last compaction (:func:`~pikit._format.loading.read_session_through`): what follows changes no
+    evaluation."""
     try:
-        session = load(path)
+        session = Session.from_parts(read_session_through(path, "compaction"), path=path)
     except (PikitError, OSError, ValueError):
         return [], []
     evaluations: list[tuple[Any, ...]] = []
