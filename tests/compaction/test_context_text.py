@@ -1,10 +1,11 @@
-"""The lines of a context's text, where the evaluation looks for a file said to have changed."""
+"""The text of a context as the evaluation reads it: its normalization, and its lines, where the evaluation looks for
+a file said to have changed."""
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
-from pikit.compaction._context_text import ContextLines
+from pikit.compaction._context_text import ContextLines, _plain, _plain_part
 
 TEXT = """## Files updated
 - src/a.py
@@ -53,3 +54,15 @@ def test_holding_finds_the_lines_a_search_line_by_line_finds(parts: list[str], w
     text = "\n".join(parts)
     assert list(ContextLines(text).holding(word)) == [n for n, line in enumerate(text.casefold().split("\n"))
                                                       if word in line]
+
+
+_PIECES = ["\n\n", "\n", " ", "a", "B", "\u00c9", "e\u0301", "\u0301", "\ufb01", "\u00df", "\u03a3", "\u201c", "`",
+           "\\", "\u00a0", "\u2028", "\x1c", "\uff21", "x\u200b", "\U0001f600", "\ud800"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+@example("caf\u00e9\n\n\u0301A \u201cB\u201d\n\n\n\n  \n\nC\\d")  # (a combining mark after the blank line)
+def test_a_text_normalized_paragraph_by_paragraph_is_normalized_as_a_whole(text: str) -> None:
+    """Splitting a text outside ASCII at its blank lines changes nothing: nothing composes, folds or joins across
+    one, and the whitespace it leaves is one space either way."""
+    assert _plain(text) == _plain_part(text)
