@@ -68,7 +68,10 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | r
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|Mr|Ms|Dr|No|viz)\.$", re.IGNORECASE)
 _LONGEST_ABBREVIATION = len("approx.") + 1  # (with the character before it, for the word boundary)
 _LIST_NUMBER = re.compile(r"\d{1,3}\.|[a-z]\.")
-_BOUNDARY = re.compile(r"[.!?]([)\]\"'”’]*\s+)|\n+")
+#: Where a sentence ends: a full stop, ``!`` or ``?`` with the closing brackets and quotes and the space after it
+#: (group 1), or a run of newlines. (It starts with one set of characters, which the regular expression engine
+#: looks for quickly; two alternatives, each with its own first character, would be tried at every position.)
+_BOUNDARY = re.compile(r"[.!?\n](?:(?<=[.!?])([)\]\"'”’]*\s+)|(?<=\n)\n*)")
 _WORD = re.compile(r"[A-Za-z][\w.\-/]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|alright|all right|so|now|then|and|also|btw|great|cool|good|nice|perfect|yes|"
