@@ -111,7 +111,9 @@ _STEP = re.compile(r"\b(step|phase|stage|part|milestone)s?\s+(\d{1,3})(?:\s*(?:[
 _DONE = re.compile(r"\b(?:done|complete[ds]?|finished)\b|\u2705|\[x\]", re.IGNORECASE)
 _MADE = re.compile(r"^(?:done:\s*)?(?:create|add|write|wrote|copy|copied|rename|move|extract)(?:s|d|ed)?\b",
                    re.IGNORECASE)
-_ACCESSOR = re.compile(r"[gs]et(\w+)")  # (kept at a word's start: a pattern starting with \b is tried everywhere)
+#: A getter's or setter's name at a word's start (not after a word character). (It starts with one set of
+#: characters, which the engine finds quickly; a pattern starting with ``\b`` is tried at every character.)
+_ACCESSOR = re.compile(r"[gs](?<!\w[gs])et(\w+)")
 _UNDONE = re.compile(r"\b(?:not|no|yet|todo|remaining|next)\b|\[ \]", re.IGNORECASE)
 
 _PROSE_KINDS = frozenset(("task", "decision", "finding", "progress", "constraint", "error"))
@@ -419,9 +421,7 @@ class Haystack:
     def accessed(self) -> set[str]:
         """The names the context's getters and setters name (``getsessionstats`` → ``sessionstats``), found once."""
         if self._accessed is None:
-            text = self.text
-            self._accessed = {match[1] for match in _ACCESSOR.finditer(text)
-                              if not (match.start() and _is_word_char(text[match.start() - 1]))}
+            self._accessed = set(_ACCESSOR.findall(self.text))
         return self._accessed
 
     def _identifier(self, needle: str, text: str) -> bool:

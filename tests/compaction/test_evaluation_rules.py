@@ -22,7 +22,7 @@ from pikit.compaction._factrules import (
     text_cache,
 )
 from pikit.compaction._facts import _ERROR_LINES, _ERROR_START
-from pikit.compaction._kept import Haystack
+from pikit.compaction._kept import Haystack, _is_word_char
 
 
 def _facts(*messages: dict[str, Any]) -> list[Fact]:
@@ -309,3 +309,15 @@ def test_sentence_ends_are_found_as_by_the_two_alternatives(text: str) -> None:
     alternatives written plainly do."""
     plainly = re.compile(r"[.!?]([)\]\"'\u201d\u2019]*\s+)|\n+")
     assert [(m.span(), m[1]) for m in _BOUNDARY.finditer(text)] == [(m.span(), m[1]) for m in plainly.finditer(text)]
+
+
+@given(st.lists(st.sampled_from(["g", "s", "e", "t", "get", "set", "x", "_", " ", ".", "\u00e9", "1", "getX", "(",
+                                 "\u0663"]), max_size=20).map("".join))
+@example("getFoo forget setBar x_setBaz \u00e9getQux")
+def test_getters_and_setters_are_found_at_a_words_start(text: str) -> None:
+    """The accessor pattern finds the names a search for ``get``/``set`` finds where no word character is before
+    it."""
+    haystack = Haystack(text)
+    plain = haystack.text
+    assert haystack.accessed == {m[1] for m in re.finditer(r"[gs]et(\w+)", plain)
+                                 if not (m.start() and _is_word_char(plain[m.start() - 1]))}
