@@ -15,14 +15,14 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._format.loading import read_session_through
-from .._session import Session
-from ..compaction._evaluation import Evaluation, SpanMemo, compaction_entry, recorded_evaluations
 from ..compaction._factkinds import FACT_KINDS
 from ..errors import PikitError
 from ..jsjson import without_lone_surrogates
+
+if TYPE_CHECKING:
+    from ..compaction._evaluation import Evaluation, SpanMemo
 
 __all__ = ["evaluate_files", "evaluation_rows"]
 
@@ -43,6 +43,10 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
     strings are stored with their lone surrogates as U+FFFD, as the scan stores them. The file is read as far as
     its last compaction (:func:`~pikit._format.loading.read_session_through`): what follows changes no
     evaluation."""
+    from .._format.loading import read_session_through
+    from .._session import Session
+    from ..compaction._evaluation import compaction_entry, recorded_evaluations
+
     try:
         session = Session.from_parts(read_session_through(path, "compaction"), path=path)
     except (PikitError, OSError, ValueError):
@@ -68,6 +72,8 @@ def _rows(group: list[tuple[int, str, Any]], shared: frozenset[str] = frozenset(
     cyclic garbage collector paused (as the ``pikit`` command runs): a loaded file is acyclic parsed JSON, which
     the collector would only traverse again and again (a tenth of the time); what the file leaves is freed as it
     goes out of use, and the collector resumes after the group."""
+    from ..compaction._evaluation import SpanMemo  # (here: the process that only gathers rows never needs it)
+
     memo = SpanMemo(shared) if shared else None
     paused = gc.isenabled()
     gc.disable()
