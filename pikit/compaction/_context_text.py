@@ -41,6 +41,14 @@ def _plain_part(text: str) -> str:
     return " ".join(text.split())
 
 
+def _casefold(text: str) -> str:
+    """``text.casefold()``, paragraph by paragraph for a text outside ASCII (case folding reads one character at a
+    time, and a paragraph in ASCII folds fast)."""
+    if text.isascii() or "\n\n" not in text:
+        return text.casefold()
+    return "\n\n".join(part.casefold() for part in text.split("\n\n"))
+
+
 def _message_texts(message: Mapping[str, Any]) -> Iterator[str]:
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
@@ -93,7 +101,7 @@ class ContextLines:
     the file list a line is in, and whether a heading above a line says something changed."""
 
     def __init__(self, text: str) -> None:
-        folded = text.casefold()
+        folded = _casefold(text)
         self._lines = folded.split("\n")
         self._folded = folded
         #: Where each line starts in the folded text, and one past its end.

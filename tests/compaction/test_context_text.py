@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import example, given, strategies as st
 
-from pikit.compaction._context_text import ContextLines, _plain, _plain_part
+from pikit.compaction._context_text import ContextLines, _casefold, _plain, _plain_part
 
 TEXT = """## Files updated
 - src/a.py
@@ -64,5 +64,6 @@ _PIECES = ["\n\n", "\n", " ", "a", "B", "\u00c9", "e\u0301", "\u0301", "\ufb01",
 @example("caf\u00e9\n\n\u0301A \u201cB\u201d\n\n\n\n  \n\nC\\d")  # (a combining mark after the blank line)
 def test_a_text_normalized_paragraph_by_paragraph_is_normalized_as_a_whole(text: str) -> None:
     """Splitting a text outside ASCII at its blank lines changes nothing: nothing composes, folds or joins across
-    one, and the whitespace it leaves is one space either way."""
+    one, and the whitespace it leaves is one space either way (the lines are case folded the same way too)."""
     assert _plain(text) == _plain_part(text)
+    assert _casefold(text) == text.casefold()
