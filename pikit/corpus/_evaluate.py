@@ -2,10 +2,10 @@
 ``evaluation_facts``.
 
 They are computed when first asked for (:meth:`pikit.corpus.Corpus.evaluate`, which the two
-tables' properties call), not by the scan: evaluating loads a file whole, which costs more
-than the scan's lean pass over it, and only files that record a compaction are loaded. Each
-compaction, on any branch, is evaluated by :func:`pikit.evaluate` (the rules of
-``pikit evaluate``). A file the scan reads again loses its evaluation with its other rows and
+tables' properties call), not by the scan: evaluating parses every entry of a file up to its last
+compaction, which costs more than the scan's lean pass over it, and only files that record a
+compaction are loaded. Each compaction, on any branch, is evaluated by :func:`pikit.evaluate`
+(the rules of ``pikit evaluate``). A file the scan reads again loses its evaluation with its other rows and
 is evaluated again when next asked. A file that cannot be loaded gets no evaluation rows
 (its other rows say why).
 """
