@@ -130,9 +130,9 @@ def _load_from(handle: Any, source: str, strict: bool, progress: Progress,
     return Parts(*builder.finish())
 
 
-#: An ``"id"`` member (at any depth) with a string value, written as JSON writers write it (no space, no escape).
 _ID_OF = operator.attrgetter("id")
 _PARENT_OF = operator.attrgetter("parent_id")
+#: An ``"id"`` member (at any depth) with a string value, written as JSON writers write it (no space, no escape).
 _COMPACT_ID = re.compile(rb'"id":"([^"\\]*)"')
 #: The value of an ``"id"`` member (at any depth) after its name, read to see whether it names an entry read
 #: already.
@@ -147,9 +147,11 @@ def read_session_through(path: str | os.PathLike[str], entry_type: str) -> Parts
     The lines after the last one naming ``entry_type`` are read as well when they could change what comes
     before: where one may be an entry of that type or name its id in a way only parsing shows (an escaped
     letter), where one names the id of an entry read already (the later entry of an id wins) or of a parent
-    such an entry names (a file written out of order), and where the header is of an older version (migrating
-    reads every entry). A file of :data:`~pikit._format.reading.KEEP_ALL_BELOW` bytes or more is read whole,
-    as :func:`read_session` reads it. The report covers the lines read.
+    such an entry names (a file written out of order), where one writes an id only parsing compares exactly (a
+    number, bytes outside ASCII), and where the header is of an older version (migrating reads every entry). A
+    file of :data:`~pikit._format.reading.KEEP_ALL_BELOW` bytes or more is read whole, as :func:`read_session`
+    reads it. The report covers the lines read and marks no place to read on from: a session made of these
+    parts is read, not followed.
     """
     source = os.fspath(path)
     handle = open_session_file(source)
@@ -157,7 +159,7 @@ def read_session_through(path: str | os.PathLike[str], entry_type: str) -> Parts
         size = os.fstat(handle.fileno()).st_size
     except OSError:
         size = reading.KEEP_ALL_BELOW
-    if size >= reading.KEEP_ALL_BELOW:
+    if size >= min(reading.KEEP_ALL_BELOW, reading.MAX_LINE_BYTES):  # (below both, no line is too long)
         return _load_from(handle, source, False, False, False)
     with handle:
         pieces = []
@@ -221,17 +223,20 @@ def _may_change(builder: EntryBuilder, data: bytes, start: int) -> bool:
         named = {value for entry in builder.entries for value in (entry.id, entry.parent_id)
                  if isinstance(value, str | int | float)}
     compact = _COMPACT_ID.findall(data, start)
-    if len(compact) == data.count(b'"id"', start):  # (every id written compactly: their bytes are compared at once)
-        return not named.isdisjoint(value.decode("utf-8", "surrogatepass") for value in compact)
+    if len(compact) == data.count(b'"id"', start) and b"".join(compact).isascii():
+        # (every id written compactly and in ASCII, which every reading decodes alike: compared at once)
+        return not named.isdisjoint(value.decode("ascii") for value in compact)
     at = data.find(b'"id"', start)
     while at >= 0:
         match = _ID_VALUE.match(data, at + 4)
         if match is not None:
+            if not match[1].startswith(b'"') or not match[1].isascii():
+                return True  # (a number, or bytes the loader may read otherwise: parsing the line tells)
             try:
                 value = orjson.loads(match[1])
             except orjson.JSONDecodeError:
-                return True  # (a value only JavaScript's rules read: parsing the line tells)
-            if isinstance(value, str | int | float) and value in named:
+                return True  # (an escape only JavaScript's rules read, such as a lone surrogate)
+            if value in named:
                 return True
         at = data.find(b'"id"', at + 4)
     return False

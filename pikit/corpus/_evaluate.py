@@ -22,6 +22,7 @@ from ..errors import PikitError
 from ..jsjson import without_lone_surrogates
 
 if TYPE_CHECKING:
+    from .._format.entry import Entry
     from ..compaction._evaluation import Evaluation, SpanMemo
 
 __all__ = ["evaluate_files", "evaluation_rows"]
@@ -41,8 +42,9 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
     """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file;
     ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`). The session's
     strings are stored with their lone surrogates as U+FFFD, as the scan stores them. The file is read as far as
-    its last compaction (:func:`~pikit._format.loading.read_session_through`): what follows changes no
-    evaluation."""
+    its last compaction (:func:`~pikit._format.loading.read_session_through`), and on where what follows could
+    change it. A compaction whose id a later entry that is no compaction took is not evaluated (its id names that
+    entry)."""
     from .._format.loading import read_session_through
     from .._session import Session
     from ..compaction._evaluation import compaction_entry, recorded_evaluations
@@ -53,9 +55,15 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
         return [], []
     evaluations: list[tuple[Any, ...]] = []
     facts: list[tuple[Any, ...]] = []
-    compactions = [e for e in session.entries if e.type == "compaction" and isinstance(e.id, str)]
-    items = recorded_evaluations(session, [compaction_entry(session, e.id) for e in compactions], memo)
-    for entry, item in zip(compactions, items, strict=True):
+    compactions: list[tuple[Entry, Entry]] = []  # (each compaction entry, the entry its id names)
+    for entry in session.entries:
+        if entry.type == "compaction" and isinstance(entry.id, str):
+            try:
+                compactions.append((entry, compaction_entry(session, entry.id)))
+            except PikitError:  # (a later entry that is no compaction took its id: nothing is evaluated by it)
+                continue
+    items = recorded_evaluations(session, [named for _, named in compactions], memo)
+    for (entry, _), item in zip(compactions, items, strict=True):
         compaction_id = without_lone_surrogates(entry.id)
         evaluations.append(_row(file_id, session_id, path, compaction_id, item))
         facts.extend((file_id, session_id, path, compaction_id, f.kind, f.importance, without_lone_surrogates(f.text),

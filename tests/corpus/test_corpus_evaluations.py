@@ -67,6 +67,21 @@ def test_a_changed_file_is_evaluated_again(tmp_path: Path) -> None:
         assert kept == [(True,)]
 
 
+def test_a_compaction_whose_id_a_later_entry_took_is_left_out(tmp_path: Path) -> None:
+    """Its id names the later entry, which is no compaction: the other compactions are evaluated, nothing fails."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": ts(0), "cwd": "/w"}
+    lines = [header, user("u1", None, 1, "The name is `alpha_beta`."), user("u2", "u1", 2, "more"),
+             compaction("c1", "u2", 3, "u2", summary="nothing"), user("u3", "c1", 4, "Now `gamma_delta`."),
+             user("u4", "u3", 5, "ok"), compaction("c2", "u4", 6, "u4", summary="kept gamma_delta"),
+             user("c1", "c2", 7, "this message took the first compaction's id")]
+    (folder / "a.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with Corpus.open(folder, index=str(tmp_path / "i.duckdb"), workers=1) as corpus:
+        assert corpus.evaluate() == 1
+        assert corpus.evaluations["entry_id"].tolist() == ["c2"]
+
+
 def test_workers_give_the_rows_in_the_jobs_order(sample_corpus: Path, sample_sessions: Path,
                                                  shared_sessions: Path) -> None:
     """The workers take the largest files (or groups of files) first; the rows still come in the jobs' order, as
