@@ -149,7 +149,7 @@ def read_session_through(path: str | os.PathLike[str], entry_type: str) -> Parts
     letter), where one names the id of an entry read already (the later entry of an id wins) or of a parent
     such an entry names (a file written out of order), where one writes an id only parsing compares exactly (a
     number, bytes outside ASCII), and where the header is of an older version (migrating reads every entry). A
-    file of :data:`~pikit._format.reading.KEEP_ALL_BELOW` bytes or more is read whole, as :func:`read_session`
+    file of ``KEEP_ALL_BELOW`` bytes or more is read whole, as :func:`read_session`
     reads it. The report covers the lines read and marks no place to read on from: a session made of these
     parts is read, not followed.
     """

@@ -42,7 +42,7 @@ def evaluation_rows(path: str, file_id: int, session_id: Any, memo: SpanMemo | N
     """The ``evaluations`` rows (one per compaction) and ``evaluation_facts`` rows (one per fact) of one file;
     ``memo`` carries the verdicts of compactions it shares with other files (:class:`SpanMemo`). The session's
     strings are stored with their lone surrogates as U+FFFD, as the scan stores them. The file is read as far as
-    its last compaction (:func:`~pikit._format.loading.read_session_through`), and on where what follows could
+    its last compaction (``read_session_through``), and on where what follows could
     change it. A compaction whose id a later entry that is no compaction took is not evaluated (its id names that
     entry)."""
     from .._format.loading import read_session_through
