@@ -251,8 +251,11 @@ class Index:
         self.con.register("_rows", batch)
         try:
             self.con.execute(f'INSERT INTO "{stored_name(table)}" ({names}) SELECT {", ".join(select)} FROM _rows')
-        finally:
-            self.con.unregister("_rows")
+        except BaseException:
+            with contextlib.suppress(Exception):  # (an aborted transaction refuses this too: the error counts)
+                self.con.unregister("_rows")
+            raise
+        self.con.unregister("_rows")
 
     def recount(self, keys_of: list[int] | None, *, fresh: bool = False) -> None:
         """Set ``counted`` for every message sharing a usage key with these files' messages (None: all).

@@ -612,3 +612,22 @@ def test_settling_only_the_copies_equals_counting_everything_again(sample_corpus
         corpus._index.recount(None)
         assert corpus.sql(query).equals(first)
         assert first.counted.sum() > 500
+
+
+def test_a_failed_insert_raises_its_own_error_and_the_index_goes_on() -> None:
+    import duckdb
+
+    from pikit.corpus._filescan import Columns
+    from pikit.corpus._index import _STATE_COLUMNS, Index
+    from pikit.corpus._indexfile import transaction
+
+    def states(file_id: object) -> list[Columns]:
+        return [Columns(*_STATE_COLUMNS, [[file_id], [1], [2], [3], [b"mark"], [b"state"]])]
+
+    index = Index(":memory:")
+    with pytest.raises(duckdb.ConversionException), transaction(index.con):
+        index._insert("states", states("not a file id"))  # (the transaction aborts: unregistering fails too)
+    with transaction(index.con):
+        index._insert("states", states(7))
+    assert index.con.execute("SELECT file_id, size FROM states").fetchall() == [(7, 1)]
+    index.close()
