@@ -38,9 +38,7 @@ def run(args: Namespace) -> int:
     summarizer = summarizer_from(args)
     degenerate = {(w, r) for w in args.context_window for r in reserves if r >= w} if effective.enabled else set()
     for window, reserve in sorted(degenerate):
-        print(f"pikit: warning: reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the "
-              "threshold is not positive, so Pi's compaction trigger fires after every assistant message",
-              file=sys.stderr)
+        print(f"pikit: warning: {degenerate_note(window, reserve)}", file=sys.stderr)
     settings = [CompactionSettings(effective.enabled, reserve, keep, args.model)
                 for reserve, keep in itertools.product(reserves, keeps)]
     with terminal_progress(args) as progress:
@@ -83,20 +81,32 @@ def _fired(r: SimulationResult, after: int = -1) -> list[tuple[int, Any, int, in
     return [t for t in r.trace if t[0] > after and r.settings.should_compact(t[2], r.context_window)]
 
 
+def degenerate_note(window: int, reserve: int) -> str:
+    """What a reserve at or above the window does to Pi's trigger (one line)."""
+    return (f"reserveTokens {fmt_int(reserve)} ≥ the context window {fmt_int(window)}: the threshold is not "
+            "positive, so Pi's compaction trigger fires after every assistant message (--reserve-tokens sets it)")
+
+
+def runaway_outcome(r: SimulationResult) -> str:
+    """What the attempts that made a replay a runaway found: compactions that did not pay, nothing to compact."""
+    assert r.runaway is not None
+    tried = sorted([(e.branch_index, True) for e in r.events] + [(i, False) for i, _, _ in r.skipped])
+    streak = {compacted for _, compacted in [t for t in tried if t[0] <= r.runaway[0]][-RUNAWAY_AFTER:]}
+    outcome = " or ".join(text for compacted, text in (
+        (True, f"compacting did not bring the context under the threshold {fmt_int(r.threshold)}"),
+        (False, "there was nothing to compact")) if compacted in streak)
+    if r.strategy in (None, "pi", "pi-percent") and r.settings.keep_recent_tokens >= r.threshold:  # (Pi's cut)
+        outcome += (f" (keepRecentTokens {fmt_int(r.settings.keep_recent_tokens)} ≥ the threshold "
+                    f"{fmt_int(r.threshold)}: the kept part alone can be over it)")
+    return outcome
+
+
 def runaway_note(r: SimulationResult) -> str:
     """Why a replay stopped compacting at every check (one line)."""
     assert r.runaway is not None
     index, entry_id = r.runaway
     s = r.settings
-    # The attempts in a row that made it a runaway: compactions that did not pay, or nothing to compact.
-    tried = sorted([(e.branch_index, True) for e in r.events] + [(i, False) for i, _, _ in r.skipped])
-    streak = {compacted for _, compacted in [t for t in tried if t[0] <= index][-RUNAWAY_AFTER:]}
-    outcome = " or ".join(text for compacted, text in (
-        (True, f"compacting did not bring the context under the threshold {fmt_int(r.threshold)}"),
-        (False, "there was nothing to compact")) if compacted in streak)
-    if s.keep_recent_tokens >= r.threshold:
-        outcome += (f" (keepRecentTokens {fmt_int(s.keep_recent_tokens)} ≥ the threshold {fmt_int(r.threshold)}: "
-                    "the kept part alone can be over it)")
+    outcome = runaway_outcome(r)
     checks_after = sum(1 for t in r.trace if t[0] > index)
     fired = len(_fired(r, index))
     compacted = sum(1 for e in r.events if e.branch_index > index)

@@ -14,6 +14,7 @@ from ..compaction._simulate import SimulationResult
 from ..errors import PikitError
 from ._common import open_session, print_json, session_settings, terminal_progress
 from ._json import compaction as compaction_json
+from ._simulate import degenerate_note, runaway_outcome
 
 
 def run(args: Namespace) -> int:
@@ -55,6 +56,8 @@ def replays(args: Namespace, session: Any, leaf: Any, context_window: int, prici
                         keep_turns=args.keep_turns, auto_compact_limit=args.auto_compact_limit,
                         keep_observations=args.keep_observations, pricing=pricing)
     assert isinstance(runs, list)
+    if settings.enabled and settings.reserve_tokens >= context_window:
+        print(f"pikit: warning: {degenerate_note(context_window, settings.reserve_tokens)}", file=sys.stderr)
     for r in runs:
         if r.never_fits:
             print(f"pikit: warning: {never_fits_note(r)}", file=sys.stderr)
@@ -85,9 +88,8 @@ def never_fits_note(r: SimulationResult) -> str:
     assert r.runaway is not None
     index, entry_id = r.runaway
     return (f"{r.strategy} never keeps the context under its threshold {fmt_int(r.threshold)} (window "
-            f"{fmt_int(r.context_window)}): from entry {entry_id} (branch index {index}) its compactions stopped "
-            f"paying, so the replay compacted only now and then after it; {plural(r.request_overflows, 'request')} "
-            "over the window")
+            f"{fmt_int(r.context_window)}): up to entry {entry_id} (branch index {index}) {runaway_outcome(r)}, so "
+            f"after it the replay tried only now and then; {plural(r.request_overflows, 'request')} over the window")
 
 
 _ROWS: tuple[tuple[str, str], ...] = (

@@ -133,7 +133,28 @@ def test_cli_nothing_to_compact_and_never_fits(capsys: pytest.CaptureFixture[str
     assert code == 0
     (line,) = err.strip().splitlines()
     assert line.startswith("pikit: warning: mask-at-threshold never keeps the context under its threshold 8,000")
+    assert "up to entry a3 (branch index 5) there was nothing to compact, so after it" in line
+    assert "keepRecentTokens" not in line  # (it keeps turns, not Pi's recent tokens)
     assert "never fits" in out
+
+
+def test_cli_warns_of_a_reserve_as_large_as_the_window_and_says_why_each_run_never_fits(
+        capsys: pytest.CaptureFixture[str], sample_sessions: Path) -> None:
+    code, _, err = run(capsys, "simulate", sample_sessions / "refactor-auth.jsonl", "--context-window", "16384",
+                       "--reserve-tokens", "16384", "--keep-recent-tokens", "20000",
+                       "--strategy", "pi,none,truncate")
+    assert code == 0
+    warning, pi, truncate = err.strip().splitlines()
+    assert warning == ("pikit: warning: reserveTokens 16,384 ≥ the context window 16,384: the threshold is not "
+                       "positive, so Pi's compaction trigger fires after every assistant message (--reserve-tokens "
+                       "sets it)")
+    assert pi.startswith("pikit: warning: pi never keeps the context under its threshold 0 (window 16,384): up to "
+                         "entry ")
+    assert "there was nothing to compact (keepRecentTokens 20,000 ≥ the threshold 0: the kept part alone can be " \
+           "over it), so after it the replay tried only now and then; 14 requests over the window" in pi
+    assert truncate.startswith("pikit: warning: truncate never keeps the context under its threshold 0")
+    assert truncate.endswith("compacting did not bring the context under the threshold 0, so after it the replay "
+                             "tried only now and then; 0 requests over the window")
 
 
 @pytest.mark.parametrize("sizes", ["usage", "estimate"])
