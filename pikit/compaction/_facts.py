@@ -34,9 +34,10 @@ Kinds and their rules (key unless marked minor):
   AgentSession``); an earlier summary's *Constraints & Preferences* items.
 - ``error``: for a tool result marked ``isError`` and a ``bashExecution`` whose ``exitCode`` is
   neither 0 nor missing, the line that says what failed: the first line that starts with an error
-  word (``Error``, ``error:``, ``FAILED``, ``fatal:``, ``Traceback``, ``panic:``, ``*Error:``), else
-  the first that holds one (*error*, *failed*, *cannot*, *not found*, *no such*, *denied*,
-  *ERR!*), else the last non-empty line (never an echo of the script run, ``> pkg@1.0.0 check``);
+  word (``Error``, ``error:``, ``FAILED``, ``fatal:``, ``Traceback``, ``panic:``, ``*Error:``) or a
+  diagnostic's mark (``× expected a semicolon``), else the first that holds one (*error*, *failed*,
+  *cannot*, *not found*, *no such*, *denied*, *ERR!*), else the last non-empty line (never an echo of
+  the script run, ``> pkg@1.0.0 check``, nor a source line a code frame quotes, ``216 │ …``);
   and up to three error-word lines of any other tool output but a file's text. Minor when the
   failing tool is ``edit``, ``write`` or ``read`` (the tool's own retry).
 - ``modified_file``: the ``path`` of a ``write`` or ``edit`` tool call; a ``<modified-files>`` list in
@@ -135,8 +136,8 @@ _ERROR_LINE = re.compile(_ERROR_START, re.IGNORECASE)  # (matched at the start o
 #: The error lines of a text after a newline (``"\n" + text``): a pattern that starts with a newline is looked
 #: for a character at a time, where one that starts with ``^`` is tried at every character.
 _ERROR_LINES = re.compile(rf"\n({_ERROR_START}[^\n]*)", re.IGNORECASE)
-_ERROR_MARK = re.compile(r"(?:^|[\s:(\[])(?:error|fatal)(?:\s+[A-Z]+\d+)?:|\b[A-Z]\w*(?:Error|Exception):|ERR!|"
-                         r"\bFAIL(?:ED)?\b")
+_ERROR_MARK = re.compile(r"^\s*[×✖✘]\s|(?:^|[\s:(\[])(?:error|fatal)(?:\s+[A-Z]+\d+)?:|\b[A-Z]\w*(?:Error|Exception):|"
+                         r"ERR!|\bFAIL(?:ED)?\b")
 _ERROR_WORD = re.compile(r"\b(?:error|failed|failure|fatal|cannot|can't|could not|couldn't|not found|no such|"
                          r"denied|invalid|missing|unexpected|refused|timed out|ERR!)", re.IGNORECASE)
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n</\1>", re.DOTALL)
@@ -147,6 +148,8 @@ _ASCII_DIGITS = "0123456789"
 _OUTPUT_FILTER = re.compile(r"(?:\s*2>&1)?(?:\s*\|\s*(?:head|tail|grep|less|cat)\b[^|]*)*\s*(?:2>&1)?\s*$")
 _TOOL_ERRORS_MINOR = frozenset(("edit", "write", "read"))
 _SCRIPT_ECHO = re.compile(r"^\s*>\s+\S+@\S+\s")
+#: A source line a code frame quotes under its number (``  216 │ …``, ``> 12 | …``): the code, not what failed.
+_CODE_FRAME = re.compile(r"\s*>?\s*\d+\s*[│|]")
 
 
 def _may_hold_number(text: str) -> bool:
@@ -214,7 +217,8 @@ def _code_name(span: str) -> bool:
 
 def _failure_line(text: str) -> str | None:
     """The line of a failed tool's output that says what failed (see the module docstring)."""
-    lines = [line for line in text.split("\n", 400)[:400] if line.strip() and not _SCRIPT_ECHO.match(line)]
+    lines = [line for line in text.split("\n", 400)[:400]
+             if line.strip() and not _SCRIPT_ECHO.match(line) and not _CODE_FRAME.match(line)]
     for rule in (_ERROR_LINE.match, _ERROR_MARK.search, _ERROR_WORD.search):
         found = next((line for line in lines if rule(line)), None)
         if found is not None:

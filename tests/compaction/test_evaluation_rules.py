@@ -190,6 +190,17 @@ def test_the_error_is_the_line_that_says_what_failed() -> None:
         "stopped here"]
 
 
+def test_the_error_is_the_diagnostic_not_the_code_its_frame_quotes() -> None:
+    frame = ("src/a.ts:218:8 parse ━━━━━━━━━━\n\n  × expected a semicolon, but found none\n\n"
+             "    216 │ \t * @throws Error if no model is selected\n  > 218 │ \tasync prompt() {\n"
+             "        │ \t      ^^^^^^\n")
+    assert _texts(_facts(_bash("npm run check", frame, code=1)), "error") == ["× expected a semicolon, but found none"]
+    quoted = "  12 | raise Error('invalid input')\n> 13 | return x\ncheck failed\n"
+    assert _texts(_facts(_bash("make", quoted, code=1)), "error") == ["check failed"]
+    only_code = "    12 │ throw new Error('x')\n  > 13 │ }\n"
+    assert _texts(_facts(_bash("make", only_code, code=1)), "error") == []
+
+
 def test_line_numbers_and_short_numbers_are_not_facts() -> None:
     facts = _facts(_user("main.ts (~1100 lines), see line 2048 and :4096, runs 946-1116, port 8080, 100%, v1.2.3"))
     assert _texts(facts, "number") == ["8080", "v1.2.3"]
