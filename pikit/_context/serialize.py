@@ -72,7 +72,7 @@ def to_model_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str
             out.append(_user(BRANCH_SUMMARY_PREFIX + str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX, m))
         elif role == "compactionSummary":
             out.append(_user(COMPACTION_SUMMARY_PREFIX + str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX, m))
-        elif role in MODEL_ROLES:
+        elif isinstance(role, str) and role in MODEL_ROLES:  # (an array or object as a role: no role, left out)
             out.append(m)
     return out
 

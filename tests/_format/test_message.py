@@ -12,7 +12,7 @@ import pikit
 from pikit import tool_calls
 from pikit._context.counting import message_text
 from pikit._context.describe import message_preview
-from pikit._context.serialize import serialize_conversation
+from pikit._context.serialize import serialize_conversation, to_model_messages
 from pikit._format.message import Bash, ImageBlock, Section, TextBlock, ThinkingBlock, Tool, ToolCall, view
 
 
@@ -67,6 +67,7 @@ def test_bash_and_summary_fields() -> None:
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
                     max_leaves=12)
+_SENT = frozenset({"user", "assistant", "toolResult", "custom", "system", "branchSummary", "compactionSummary"})
 ROLES = st.sampled_from(["user", "assistant", "toolResult", "custom", "system", "bashExecution",
                          "branchSummary", "compactionSummary", "weird"]) | JSON
 BLOCK = st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking", "toolCall", "image", "x"])},
@@ -86,6 +87,11 @@ def test_any_json_message_is_read_and_described(role: Any, content: Any, extra: 
     text, images = message_text(message)
     assert isinstance(text, str) and images >= 0
     assert isinstance(serialize_conversation([message]), str)
+    sent = len(to_model_messages([message]))  # (no role Pi knows, or an array or object as a role: left out)
+    if role == "bashExecution":
+        assert sent <= 1  # (none when excluded from the context)
+    else:
+        assert sent == (isinstance(role, str) and role in _SENT)
     assert isinstance(tool_calls(message), list)
 
 
