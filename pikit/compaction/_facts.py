@@ -431,7 +431,7 @@ class _Collector:
                 self.checklists.read(message.get("toolCallId"), message.get("content"))
             for text in _texts(message.get("content")):
                 if failed or tool != "read":
-                    self.output(text, source, failed, tool in _TOOL_ERRORS_MINOR)
+                    self.output(text, source, failed, isinstance(tool, str) and tool in _TOOL_ERRORS_MINOR)
                 else:
                     self.urls(text, source)
         elif role == "bashExecution":

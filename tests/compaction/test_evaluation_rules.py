@@ -23,6 +23,7 @@ from pikit.compaction._factrules import (
 )
 from pikit.compaction._facts import _ERROR_LINES, _ERROR_START
 from pikit.compaction._kept import Haystack, _is_word_char
+from tests._format.test_message import BLOCK, JSON, ROLES
 
 
 def _facts(*messages: dict[str, Any]) -> list[Fact]:
@@ -332,3 +333,21 @@ def test_getters_and_setters_are_found_at_a_words_start(text: str) -> None:
     plain = haystack.text
     assert haystack.accessed == {m[1] for m in re.finditer(r"[gs]et(\w+)", plain)
                                  if not (m.start() and _is_word_char(plain[m.start() - 1]))}
+
+
+_FIELDS = st.dictionaries(st.sampled_from(["toolName", "isError", "toolCallId", "nestedCalls", "summary", "command",
+                                           "output", "exitCode", "excludeFromContext", "customType"]), JSON, max_size=5)
+
+
+@given(st.lists(st.builds(lambda role, content, extra: {"role": role, "content": content, **extra},
+                          ROLES, JSON | st.lists(BLOCK | JSON, max_size=4), _FIELDS), max_size=4))
+@example([{"role": "toolResult", "toolName": ["bash"], "isError": True, "content": [{"type": "text", "text": "no"}]},
+          {"role": {"user": 1}, "content": "x"}])
+def test_any_json_messages_give_facts_and_verdicts(messages: list[dict[str, Any]]) -> None:
+    """Whatever a message's fields hold (an array as a tool's name, an object as a role), the span's facts are
+    read and each gets a verdict."""
+    pairs = [(f"e{i}", m) for i, m in enumerate(messages)]
+    facts = extract_facts(pairs)
+    evaluation = evaluate_span(pairs, messages[-1:], tokens_before=None, tokens_after=None, strategy="pi")
+    assert [(f.kind, f.text) for f in evaluation.facts] == [(f.kind, f.text) for f in facts]
+    assert len(evaluation.kept) == len(facts)
