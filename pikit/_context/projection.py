@@ -102,7 +102,7 @@ def apply_edit(messages: list[dict[str, Any]], edit: Entry | None) -> list[dict[
     out = []
     for message in messages:
         role = message.get("role")
-        if role not in _EDITABLE_ROLES:
+        if not isinstance(role, str) or role not in _EDITABLE_ROLES:  # (an array or object as a role: no role)
             out.append(message)
             continue
         new = dict(message)

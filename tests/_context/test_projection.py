@@ -470,6 +470,8 @@ def test_apply_edit_unit() -> None:
     assert apply_edit(messages, Entry({"type": "context_edit", "id": "e", "replacement": None})) == []
     assert apply_edit(messages, None) is messages
     assert messages[0]["content"] == []  # not modified in place
+    odd = [{"role": ["user"], "content": "a"}, {"role": {"r": 1}, "content": "b"}]
+    assert apply_edit(odd, edit) == odd  # (an array or object as a role is no role an edit changes)
 
 
 # ---------------------------------------------------------------- per-entry messages

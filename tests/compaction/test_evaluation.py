@@ -173,6 +173,13 @@ def test_repr_and_card_escape_session_text() -> None:
     assert html.escape("<b>here</b>.", quote=True) in card
 
 
+def test_a_compaction_whose_parent_is_an_object_is_evaluated_as_a_first_entry() -> None:
+    """A parent id no entry can have (an object) links to nothing: the compaction has no context before it."""
+    entries = [user("u1", None, 1, "Please update the loader."), compaction("c9", {"id": "u1"}, 2, "u1")]
+    evaluation = pikit.evaluate(session_of(HEADER, entries), "c9")
+    assert isinstance(evaluation, Evaluation) and evaluation.facts == []
+
+
 @pytest.mark.parametrize("name", ["before-compaction", "compaction-chain", "retain-none", "system-replay"])
 def test_shared_sessions_evaluate(shared_sessions: Path, name: str) -> None:
     session = pikit.load(shared_sessions / f"{name}.jsonl")
