@@ -248,9 +248,14 @@ def _finish(path: str, file_id: int, state: FileState, mark: FileMark, pending: 
                       usage_only=state.usage_only)
 
 
-def _encode_state(state: FileState) -> bytes:
-    """The stored form of a state: msgpack, deflated, without its messages (the index has them: ``messages_raw``)."""
-    return zlib.compress(_state_encoder.encode(msgspec.structs.replace(state, messages=[])), 1)
+def _encode_state(state: FileState) -> bytes | None:
+    """The stored form of a state: msgpack, deflated, without its messages (the index has them: ``messages_raw``).
+    None where msgpack cannot hold it (an id that is an integer wider than 64 bits): with no state stored, the
+    next scan reads the file whole again."""
+    try:
+        return zlib.compress(_state_encoder.encode(msgspec.structs.replace(state, messages=[])), 1)
+    except OverflowError:
+        return None
 
 
 def _decode_state(blob: bytes, messages: Sequence[tuple[Any, ...]]) -> FileState | None:

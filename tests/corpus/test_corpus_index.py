@@ -631,3 +631,20 @@ def test_a_failed_insert_raises_its_own_error_and_the_index_goes_on() -> None:
         index._insert("states", states(7))
     assert index.con.execute("SELECT file_id, size FROM states").fetchall() == [(7, 1)]
     index.close()
+
+
+def test_a_file_whose_id_is_wider_than_64_bits_is_scanned_and_read_again_next_time(tmp_path: Path) -> None:
+    """Its scan state cannot be stored (msgpack holds 64-bit integers): its rows are, and the next scan reads it
+    whole again rather than failing."""
+    root = tmp_path / "sessions"
+    wide = 2 ** 70
+    write(root / "wide.jsonl", header("w1"), user("u1", None, f"{DAY}09:00:00.000Z", "hi"),
+          {**assistant("a1", "u1", f"{DAY}09:00:01.000Z", 1000, 0.5), "parentId": wide})
+    write(root / "plain.jsonl", header("p1"), user("u1", None, f"{DAY}10:00:00.000Z", "hi"),
+          assistant("a1", "u1", f"{DAY}10:00:01.000Z", 2000, 0.25))
+    for _ in range(2):
+        with _corpus(root, tmp_path) as corpus:
+            assert corpus.last_scan is not None and corpus.last_scan.problems == 0
+            assert corpus.sql("SELECT sum(cost) AS c FROM sessions").c[0] == pytest.approx(0.75)
+            assert corpus.sql("SELECT count(*) AS n FROM messages").n[0] == 4
+    assert corpus.last_scan.read_whole == 1 and corpus.last_scan.unchanged == 1  # (the wide one read again)
