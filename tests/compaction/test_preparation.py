@@ -309,6 +309,19 @@ def test_previous_compaction_summary_and_files() -> None:
     assert prep.summarized_entry_ids == ["r1", "u2", "a2", "r2", "a3"]
 
 
+@pytest.mark.parametrize(("summary", "previous"), [
+    ("text", "text"), ("", ""), (None, None), (0, None), (False, None), (1.5, "1.5"), (True, "true"),
+    (2 ** 70, "1.1805916207174113e+21"), ([], ""), ([[], []], ","), ([1, [2, [3]]], "1,2,3"), ([1, None, 2], "1,,2"),
+    ({"a": 1}, "[object Object]"), ([{"a": 1}, "x"], "[object Object],x"),
+])
+def test_a_previous_summary_that_is_no_string_is_read_as_javascript_writes_it(summary: Any, previous: Any) -> None:
+    """Pi writes the previous summary into its prompt as ``${previousSummary}`` where it is true for JavaScript
+    (the expected texts are what Node.js prints)."""
+    entries = [e if e["id"] != "c1" else {**e, "summary": summary} for e in PREP["previous"]]
+    prep = prepare_compaction(build(entries).branch("a4"), 50)
+    assert prep is not None and prep.previous_summary == previous
+
+
 def test_hook_compaction_details_are_not_carried_over() -> None:
     prep = prepare_compaction(build(PREP["previous"]).branch("a5"), 100)
     assert prep is not None

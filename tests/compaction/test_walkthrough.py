@@ -236,3 +236,13 @@ def test_reprs_are_short(refactor: pikit.Session) -> None:
     assert repr(walk) == "<Walkthrough at '0ce8fc25' keepRecentTokens=4,000: 7 steps, not summarized yet>"
     assert repr(walk.step(2)) == "<Step 2: Where the sum reaches keepRecentTokens (1 entry highlighted)>"
     assert "everything fits" in repr(walkthrough(_trace(refactor, 10**7)))
+
+
+def test_a_previous_summary_that_is_a_number_is_walked_through() -> None:
+    entries = [user("u1", None, 1, "old stuff " * 20), asst("a1", "u1", 2, text("ok " * 20), usage(50, 5)),
+               compaction("c1", "a1", 3, "a1", 1.5, 60), user("u2", "c1", 4, "new stuff " * 20),
+               asst("a2", "u2", 5, text("fine " * 20), usage(90, 9)), user("u3", "a2", 6, "more " * 20),
+               asst("a3", "u3", 7, text("done " * 20), usage(120, 12))]
+    session = build(entries)
+    walk = walkthrough(_trace(session, 50))
+    assert "updating the previous summary (3 characters)" in walk.step(5).sentence
