@@ -14,7 +14,7 @@ from ..compaction._simulate import SimulationResult
 from ..errors import PikitError
 from ._common import open_session, print_json, session_settings, terminal_progress
 from ._json import compaction as compaction_json
-from ._simulate import degenerate_note, runaway_outcome
+from ._simulate_notes import degenerate_note, runaway_outcome
 
 
 def run(args: Namespace) -> int:
