@@ -33,6 +33,7 @@ __all__ = [
     "iter_stringify_bytes",
     "js_items",
     "js_number",
+    "js_string",
     "js_truthy",
     "loads",
     "stringify",
@@ -217,7 +218,7 @@ def is_array_index(key: str) -> bool:
 def js_items(obj: Mapping[Any, Any]) -> Iterable[tuple[str, Any]]:
     """An object's entries in JavaScript's property order (keys are strings in JavaScript)."""
     if not all(isinstance(k, str) for k in obj):
-        obj = {_js_string(k): v for k, v in obj.items()}
+        obj = {js_string(k): v for k, v in obj.items()}
     keys = list(obj)
     index_keys = [k for k in keys if is_array_index(k)]
     if not index_keys:
@@ -227,15 +228,44 @@ def js_items(obj: Mapping[Any, Any]) -> Iterable[tuple[str, Any]]:
     return [(k, obj[k]) for k in index_keys + rest]
 
 
-def _js_string(key: Any) -> str:
-    """JavaScript's ``String(key)`` for the scalar keys a Python dict may hold."""
-    if isinstance(key, str):
-        return key
-    if key is None:
+def js_string(value: Any) -> str:
+    """JavaScript's ``String(value)`` of a JSON value: a string as it is, a number as JavaScript writes it,
+    ``null``, ``true``, an array's items joined by commas at any depth (``null`` in it as nothing; iterative),
+    ``[object Object]`` for an object."""
+    if not isinstance(value, list):
+        return _scalar_string(value)
+    out: list[str] = []
+    items, first = [iter(value)], [True]
+    while items:
+        item = next(items[-1], _END)
+        if item is _END:
+            items.pop()
+            first.pop()
+            continue
+        if not first[-1]:
+            out.append(",")
+        first[-1] = False
+        if isinstance(item, list):
+            items.append(iter(item))
+            first.append(True)
+        elif item is not None:
+            out.append(_scalar_string(item))
+    return "".join(out)
+
+
+_END = object()
+
+
+def _scalar_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
         return "null"
-    if isinstance(key, bool | int | float):
-        return js_number(key)
-    return str(key)
+    if isinstance(value, bool | int | float):
+        return js_number(value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
 
 
 def js_number(value: int | float) -> str:

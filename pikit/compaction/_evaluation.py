@@ -43,7 +43,7 @@ import orjson
 
 from .._context.projected import ProjectedEntry, Projection
 from .._context.projection import entry_messages, project, project_path, project_prefixes
-from .._format.entry import Entry, is_key
+from .._format.entry import Entry
 from .._tree.sessiontree import CURRENT, SessionTree
 from .._tree.tree import path_to
 from ..errors import EntryError, Wording
@@ -244,7 +244,7 @@ def _between(before: Projection, after: Projection, *, compaction_id: Any, token
 
 def _before(session: SessionTree, entry: Entry) -> Projection:
     parent = entry.parent_id
-    return project(session, parent) if is_key(parent) and parent in session.by_id else project_path([])
+    return project(session, parent) if parent in session else project_path([])  # (an id no entry can have: none)
 
 
 def _recorded(session: SessionTree, entry: Entry, projections: tuple[Projection, Projection] | None = None,

@@ -15,7 +15,7 @@ from .._context.fileops import FileOps, format_file_lists
 from .._context.projection import ProjectedEntry, Projection, entry_messages, project_path
 from .._context.serialize import serialize_conversation, to_model_messages
 from .._format.entry import Entry
-from ..jsjson import js_number, js_truthy
+from ..jsjson import js_string, js_truthy
 
 __all__ = ["CompactionTrace", "CutPoint", "CutTrace", "Preparation", "find_cut_point", "prepare_compaction",
            "trace_compaction"]
@@ -413,45 +413,7 @@ def _summary_of(data: Mapping[str, Any]) -> str | None:
     summary = data.get("summary")
     if summary is None or isinstance(summary, str):
         return summary
-    return _js_text(summary) if js_truthy(summary) else None
-
-
-_END = object()
-
-
-def _js_text(value: Any) -> str:
-    """JavaScript's ``String(value)`` of a JSON value: an array's items joined by commas, at any depth (iterative)."""
-    if not isinstance(value, list):
-        return _js_scalar_text(value)
-    out: list[str] = []
-    items, first = [iter(value)], [True]
-    while items:
-        item = next(items[-1], _END)
-        if item is _END:
-            items.pop()
-            first.pop()
-            continue
-        if not first[-1]:
-            out.append(",")
-        first[-1] = False
-        if isinstance(item, list):
-            items.append(iter(item))
-            first.append(True)
-        elif item is not None:  # (null in an array is written as nothing)
-            out.append(_js_scalar_text(item))
-    return "".join(out)
-
-
-def _js_scalar_text(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return js_number(value)
-    return str(value)
+    return js_string(summary) if js_truthy(summary) else None
 
 
 def _preparation_repr(preparation: Preparation) -> str:

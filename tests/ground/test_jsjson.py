@@ -20,6 +20,7 @@ from pikit.jsjson import (
     is_array_index,
     js_items,
     js_number,
+    js_string,
     stringify,
     stringify_bytes,
     stringify_len,
@@ -161,6 +162,23 @@ def test_non_string_keys_convert_like_javascript_string() -> None:
     assert stringify({None: 1}) == '{"null":1}'
     assert stringify({True: 1}) == '{"true":1}'
     assert stringify({2.0: 1}) == '{"2":1}'
+
+
+# (a JSON value, what `${value}` gives in Node.js)
+@pytest.mark.parametrize(("value", "expected"), [
+    ("text", "text"), (None, "null"), (1.5, "1.5"), (True, "true"), (2 ** 70, "1.1805916207174113e+21"),
+    (1e21, "1e+21"), ([], ""), ([[], []], ","), ([1, [2, [3]]], "1,2,3"), ([1, None, 2], "1,,2"),
+    ({"a": 1}, "[object Object]"), ([{"a": 1}, "x"], "[object Object],x"),
+])
+def test_js_string_is_what_javascript_writes(value: object, expected: str) -> None:
+    assert js_string(value) == expected
+
+
+def test_js_string_of_a_deep_array_is_iterative() -> None:
+    value: list[object] = [1]
+    for _ in range(10_000):
+        value = [value, 2]
+    assert js_string(value) == "1" + ",2" * 10_000
 
 
 def test_stringify_rejects_unknown_types() -> None:
