@@ -61,6 +61,25 @@ def weird_sessions(folder: Path) -> dict[str, Path]:
                                          ("system", {"sections": 3})]):
         entries.append(_msg(f"r{i}", entries[-1]["id"], role, content, 10 + i))
     cases["odd-roles"] = b"\n".join(_lines(entries)) + b"\n"
+    # What the compaction lab reads, odd: a failed tool result whose tool name is an array, an edit of a message
+    # whose role is an array, a compaction whose summary is a number (the previous summary at the leaf), one
+    # whose parent is an object, and an id wider than 64 bits.
+    entries = _chain(["u1", "a1"], "text " * 20)
+    entries += [_msg("t1", "a1", "toolResult", [{"type": "text", "text": "boom"}], 3, toolName=["bash"],
+                     isError=True),
+                _msg("r1", "t1", ["user"], "odd role", 4),
+                {"type": "context_edit", "id": "e1", "parentId": "r1", "timestamp": T.format(5), "targetId": "r1",
+                 "replacement": {"content": "edited"}},
+                {"type": "compaction", "id": "c1", "parentId": "e1", "timestamp": T.format(6), "summary": "earlier",
+                 "firstKeptEntryId": "e1", "tokensBefore": 10},
+                _msg(2 ** 70, "c1", "user", "wide " * 20, 7), _assistant("a2", 2 ** 70, "more " * 20, 8),
+                _msg("u3", "a2", "user", "again " * 20, 9), _assistant("a3", "u3", "done " * 20, 10),
+                {"type": "compaction", "id": "c2", "parentId": "a3", "timestamp": T.format(11), "summary": 1.5,
+                 "firstKeptEntryId": "u3", "tokensBefore": 90},
+                {"type": "compaction", "id": "c0", "parentId": {"id": "e1"}, "timestamp": T.format(12),
+                 "summary": "orphan", "firstKeptEntryId": "e1", "tokensBefore": 5},
+                _msg("u4", "c2", "user", "last " * 20, 13), _assistant("a4", "u4", "end " * 20, 14)]
+    cases["odd-lab"] = b"\n".join(_lines(entries)) + b"\n"
     # Lone surrogates (escaped in JSON, as JavaScript writes them) and NUL bytes in text, ids and labels.
     entries = _chain(["s1", "s\ud800", "s3\x00", "s4"], "lone \udfff and \x00 nul")
     entries.append({"type": "label", "id": "l\ud83d", "parentId": "s4", "timestamp": T.format(9), "targetId": "s1",

@@ -25,6 +25,8 @@ COMMANDS = [
     ["compact", "--dry-run", "--keep-recent-tokens", "1,10,100"], ["compact", "--dry-run", "--json"],
     ["simulate", "--context-window", "40"], ["simulate", "--context-window", "40,60", "--keep-recent-tokens", "5,50"],
     ["simulate", "--context-window", "40", "--json"],
+    ["simulate", "--context-window", "40", "--strategy", "pi,none,mask-observations,codex-inline,truncate"],
+    ["evaluate", "--all"], ["evaluate", "--all", "--json"],
 ]
 
 
@@ -39,8 +41,8 @@ def weird(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", ["odd-ids", "odd-roles", "surrogates-and-nul", "bom-first", "bom-later",
-                                  "mixed-endings", "everything"])
+@pytest.mark.parametrize("name", ["odd-ids", "odd-roles", "odd-lab", "surrogates-and-nul", "bom-first",
+                                  "bom-later", "mixed-endings", "everything"])
 @pytest.mark.slow
 def test_no_command_answers_with_a_traceback(weird: dict[str, Path], name: str, tmp_path: Path) -> None:
     path = weird[name]
